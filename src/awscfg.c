@@ -1,0 +1,2 @@
+/* awscfg: not written yet. */
+typedef int lockfs_placeholder_awscfg;

@@ -1,0 +1,2 @@
+/* awsini: not written yet. */
+typedef int lockfs_placeholder_awsini;

@@ -1,0 +1,2 @@
+/* awsreq: not written yet. */
+typedef int lockfs_placeholder_awsreq;

@@ -1,0 +1,2 @@
+/* awsxml: not written yet. */
+typedef int lockfs_placeholder_awsxml;

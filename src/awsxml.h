@@ -1,0 +1,15 @@
+/* awsxml: the minimum of XML that lockfs reads: the text of the first element
+ * with a given local name in an STS answer (AssumeRoleWithWebIdentity result
+ * or ErrorResponse). Not a general parser: no DTDs, entities limited to the
+ * five predefined ones and numeric references. Bounded, no allocation except
+ * the returned copy. */
+#ifndef LOCKFS_AWSXML_H
+#define LOCKFS_AWSXML_H
+
+#include <stddef.h>
+
+/* Finds <name>text</name> (any namespace prefix) and returns a malloc'd,
+ * unescaped copy of text in *out. 0, -ENOENT, -EPROTO (malformed), -ENOMEM. */
+int awsxml_text(const char *xml, size_t len, const char *name, char **out);
+
+#endif

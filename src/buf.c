@@ -1,0 +1,146 @@
+/* buf: growable, capped byte buffers. No shared state. */
+#include "buf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUF_DEFAULT_MAX ((size_t)64 << 20)
+
+void buf_init(struct buf *b, size_t max)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	b->max = max;
+}
+
+void buf_fini(struct buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
+
+void buf_wipe(void *p, size_t n)
+{
+	volatile unsigned char *v = p;
+
+	while (n--)
+		*v++ = 0;
+}
+
+void buf_free_secret(char *s)
+{
+	if (!s)
+		return;
+	buf_wipe(s, strlen(s));
+	free(s);
+}
+
+void buf_fini_wipe(struct buf *b)
+{
+	if (b->data)
+		buf_wipe(b->data, b->cap);
+	buf_fini(b);
+}
+
+void buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+static int buf_reserve(struct buf *b, size_t extra)
+{
+	size_t max = b->max ? b->max : BUF_DEFAULT_MAX;
+	size_t need, cap;
+	char *p;
+
+	if (extra > max || b->len > max - extra)
+		return -EFBIG;
+	need = b->len + extra + 1;
+	if (need <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(b->data, cap);
+	if (!p)
+		return -ENOMEM;
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+int buf_append(struct buf *b, const void *data, size_t len)
+{
+	int rc = buf_reserve(b, len);
+
+	if (rc)
+		return rc;
+	if (len)
+		memcpy(b->data + b->len, data, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int buf_puts(struct buf *b, const char *s)
+{
+	return buf_append(b, s, strlen(s));
+}
+
+int buf_putc(struct buf *b, char c)
+{
+	return buf_append(b, &c, 1);
+}
+
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	int n, rc;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return -EINVAL;
+	rc = buf_reserve(b, (size_t)n);
+	if (rc)
+		return rc;
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+char *buf_steal(struct buf *b)
+{
+	char *p = b->data;
+
+	if (!p)
+		p = strdup("");
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	return p;
+}
+
+const char *buf_str(const struct buf *b)
+{
+	return b->data ? b->data : "";
+}

@@ -1,0 +1,42 @@
+/* buf: a growable byte buffer with a hard size cap, always NUL-terminated so
+ * text can be used as a C string. Owner: whoever holds the struct. */
+#ifndef LOCKFS_BUF_H
+#define LOCKFS_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct buf {
+	char *data;  /* NULL until the first append; NUL-terminated after */
+	size_t len;
+	size_t cap;
+	size_t max;  /* appends past this many bytes fail with -EFBIG; 0: 64 MiB */
+};
+
+#define BUF_INIT { NULL, 0, 0, 0 }
+
+void buf_init(struct buf *b, size_t max);
+/* Frees the storage; the buffer can be reused. */
+void buf_fini(struct buf *b);
+/* Frees after overwriting the bytes with zeros (for secrets). */
+void buf_fini_wipe(struct buf *b);
+void buf_reset(struct buf *b);
+int buf_append(struct buf *b, const void *data, size_t len);
+int buf_puts(struct buf *b, const char *s);
+int buf_putc(struct buf *b, char c);
+int buf_printf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+/* Hands the storage to the caller (who frees it) and empties the buffer.
+ * Returns an empty malloc'd string for an empty buffer; NULL on ENOMEM. */
+char *buf_steal(struct buf *b);
+/* A C string view; "" for an empty buffer. */
+const char *buf_str(const struct buf *b);
+
+/* Overwrites n bytes with zeros in a way the compiler keeps. */
+void buf_wipe(void *p, size_t n);
+/* Wipes and frees a NUL-terminated secret; accepts NULL. */
+void buf_free_secret(char *s);
+
+#endif

@@ -1,0 +1,49 @@
+/* clk: the two clocks lockfs uses, behind an injectable interface so the lock
+ * engine can be tested with a fake clock. Every variable holding a time names
+ * its clock and unit: *_mono_ms (CLOCK_MONOTONIC), *_real_ms (epoch). */
+#ifndef LOCKFS_CLK_H
+#define LOCKFS_CLK_H
+
+#include <stdint.h>
+
+struct clk {
+	int64_t (*mono_ms)(const struct clk *c);
+	int64_t (*real_ms)(const struct clk *c);
+	void *ctx;
+};
+
+/* The system clocks. */
+extern const struct clk clk_system;
+
+int64_t clk_sys_mono_ms(void);
+int64_t clk_sys_real_ms(void);
+int64_t clk_sys_mono_us(void);
+
+static inline int64_t clk_mono_ms(const struct clk *c)
+{
+	return c->mono_ms(c);
+}
+
+static inline int64_t clk_real_ms(const struct clk *c)
+{
+	return c->real_ms(c);
+}
+
+/* A manual clock for tests: both clocks advance only through clk_fake_advance. */
+struct clk_fake {
+	struct clk clk;
+	int64_t mono_ms;
+	int64_t real_ms;
+};
+void clk_fake_init(struct clk_fake *f, int64_t real_ms);
+void clk_fake_advance(struct clk_fake *f, int64_t ms);
+
+/* Formats epoch milliseconds as RFC 3339 UTC with milliseconds
+ * ("2026-11-22T10:00:00.123Z"); out must hold 25 bytes. */
+void clk_format_rfc3339_ms(int64_t real_ms, char out[25]);
+
+/* Fills a timespec for pthread_cond_timedwait on CLOCK_MONOTONIC. */
+struct timespec;
+void clk_mono_timespec(int64_t mono_ms, struct timespec *ts);
+
+#endif

@@ -1,0 +1,2 @@
+/* creds: not written yet. */
+typedef int lockfs_placeholder_creds;

@@ -1,0 +1,2 @@
+/* creds_webid: not written yet. */
+typedef int lockfs_placeholder_creds_webid;

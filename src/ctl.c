@@ -1,0 +1,2 @@
+/* ctl: not written yet. */
+typedef int lockfs_placeholder_ctl;

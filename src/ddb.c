@@ -1,0 +1,2 @@
+/* ddb: not written yet. */
+typedef int lockfs_placeholder_ddb;

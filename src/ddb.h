@@ -1,0 +1,202 @@
+/* ddb: the DynamoDB JSON 1.0 operations lockfs uses, and AttributeValue
+ * helpers so that no caller touches cJSON. Items are opaque maps from an
+ * attribute name to a typed value (S, N, B, BOOL, NULL; other types are kept
+ * and reported as DDB_T_OTHER). Thread-safe (state is in the awsreq). */
+#ifndef LOCKFS_DDB_H
+#define LOCKFS_DDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "awserr.h"
+#include "awsreq.h"
+
+/* ---- items ---------------------------------------------------------- */
+
+struct ddb_item;
+
+enum ddb_type {
+	DDB_T_ABSENT = 0,
+	DDB_T_S,
+	DDB_T_N,
+	DDB_T_B,
+	DDB_T_BOOL,
+	DDB_T_NULL,
+	DDB_T_OTHER,
+};
+
+struct ddb_item *ddb_item_new(void);
+void ddb_item_free(struct ddb_item *it);              /* accepts NULL */
+struct ddb_item *ddb_item_dup(const struct ddb_item *it);
+size_t ddb_item_count(const struct ddb_item *it);
+enum ddb_type ddb_item_type(const struct ddb_item *it, const char *name);
+
+/* Setters replace an existing attribute of the same name. 0 or -ENOMEM,
+ * -EINVAL (S not valid UTF-8, N not a DynamoDB number). */
+int ddb_item_set_s(struct ddb_item *it, const char *name, const char *value);
+int ddb_item_set_s_len(struct ddb_item *it, const char *name, const char *value,
+		       size_t len);
+int ddb_item_set_n(struct ddb_item *it, const char *name, int64_t value);
+int ddb_item_set_n_text(struct ddb_item *it, const char *name,
+			const char *decimal);
+int ddb_item_set_b(struct ddb_item *it, const char *name, const void *data,
+		   size_t len);
+int ddb_item_set_bool(struct ddb_item *it, const char *name, bool value);
+void ddb_item_remove(struct ddb_item *it, const char *name);
+
+/* Getters: 0, -ENOENT (absent) or -EINVAL (another type, or for get_n a
+ * value that is not an integer in int64 range). Strings returned by
+ * get_s/get_n_text are borrowed: valid until the item changes or is freed. */
+int ddb_item_get_s(const struct ddb_item *it, const char *name,
+		   const char **out);
+int ddb_item_get_n(const struct ddb_item *it, const char *name, int64_t *out);
+int ddb_item_get_n_text(const struct ddb_item *it, const char *name,
+			const char **out);
+/* *data is a malloc'd copy (plus a NUL after len bytes). */
+int ddb_item_get_b(const struct ddb_item *it, const char *name, void **data,
+		   size_t *len);
+int ddb_item_get_bool(const struct ddb_item *it, const char *name, bool *out);
+
+/* The item as DynamoDB JSON ({"a":{"S":"x"},...}), malloc'd; for tests and
+ * debug logs. And the reverse, for tests and fuzzing: 0, -EPROTO, -ENOMEM. */
+char *ddb_item_to_json(const struct ddb_item *it);
+int ddb_item_from_json(const char *json, size_t len, struct ddb_item **out);
+
+/* ---- calls ---------------------------------------------------------- */
+
+struct ddb;
+
+struct ddb *ddb_new(struct awsreq *req);   /* does not own req */
+void ddb_free(struct ddb *d);
+
+/* Per-call in/out. */
+struct ddb_call {
+	int64_t deadline_mono_ms; /* in: 0 = the awsreq default */
+	struct aws_error err;     /* out: detail of the failure */
+	int attempts;             /* out: HTTP exchanges made */
+};
+
+/* An expression with its placeholders. names is a NULL-terminated list of
+ * pairs {"#k", "lock_key", "#d", "data", NULL}; values maps ":v" names. */
+struct ddb_expr {
+	const char *condition;          /* ConditionExpression, or NULL */
+	const char *update;             /* UpdateExpression (UpdateItem only) */
+	const char *const *names;
+	const struct ddb_item *values;
+};
+
+enum ddb_return {
+	DDB_RETURN_NONE,
+	DDB_RETURN_ALL_OLD,
+	DDB_RETURN_ALL_NEW,
+	DDB_RETURN_UPDATED_NEW,
+	DDB_RETURN_UPDATED_OLD,
+};
+
+/* All operations return 0 or -errno (see awserr.h). A failed condition is
+ * -ECANCELED; the conditional writes always send
+ * ReturnValuesOnConditionCheckFailure=ALL_OLD, and then set *old_out to the
+ * item as it is now (NULL when there is none). Output pointers may be NULL
+ * when the caller does not want them; outputs the caller gets are its own. */
+
+/* GetItem. -ENOENT when there is no item. */
+int ddb_get_item(struct ddb *d, const char *table, const struct ddb_item *key,
+		 bool consistent, struct ddb_item **item_out,
+		 struct ddb_call *call);
+/* PutItem, conditional when cond != NULL. */
+int ddb_put_item(struct ddb *d, const char *table, const struct ddb_item *item,
+		 const struct ddb_expr *cond, struct ddb_item **old_out,
+		 struct ddb_call *call);
+/* UpdateItem. On success *out gets the Attributes asked for with rv (NULL
+ * for DDB_RETURN_NONE); on -ECANCELED, the current item. */
+int ddb_update_item(struct ddb *d, const char *table,
+		    const struct ddb_item *key, const struct ddb_expr *expr,
+		    enum ddb_return rv, struct ddb_item **out,
+		    struct ddb_call *call);
+/* DeleteItem, conditional when cond != NULL. With rv DDB_RETURN_ALL_OLD, a
+ * successful delete sets *old_out to the deleted item (NULL if none was). */
+int ddb_delete_item(struct ddb *d, const char *table,
+		    const struct ddb_item *key, const struct ddb_expr *cond,
+		    enum ddb_return rv, struct ddb_item **old_out,
+		    struct ddb_call *call);
+
+/* Query and Scan: one page per call. */
+struct ddb_read {
+	const char *key_condition;  /* KeyConditionExpression (Query only) */
+	const char *filter;         /* FilterExpression, or NULL */
+	const char *projection;     /* ProjectionExpression, or NULL */
+	const char *const *names;
+	const struct ddb_item *values;
+	bool consistent;
+	int limit;                  /* 0: no Limit */
+};
+
+struct ddb_page {
+	struct ddb_item **items;
+	size_t n;
+	struct ddb_item *last_key;  /* NULL on the last page, else the start of
+				     * the next one */
+	long scanned;               /* ScannedCount */
+};
+
+int ddb_query(struct ddb *d, const char *table, const struct ddb_read *rd,
+	      const struct ddb_item *start_key, struct ddb_page *page,
+	      struct ddb_call *call);
+int ddb_scan(struct ddb *d, const char *table, const struct ddb_read *rd,
+	     const struct ddb_item *start_key, struct ddb_page *page,
+	     struct ddb_call *call);
+void ddb_page_fini(struct ddb_page *page);
+
+/* TransactWriteItems on one table. ops[i].item is the whole item (PUT) or
+ * the key (UPDATE, DELETE, CHECK). On a failed condition returns -ECANCELED
+ * with *failed_index the first op whose condition failed and *old_out its
+ * current item (NULL if none). */
+enum ddb_tx_kind {
+	DDB_TX_PUT,
+	DDB_TX_UPDATE,
+	DDB_TX_DELETE,
+	DDB_TX_CHECK,
+};
+
+struct ddb_tx_op {
+	enum ddb_tx_kind kind;
+	const struct ddb_item *item;
+	struct ddb_expr expr;
+};
+
+int ddb_transact_write(struct ddb *d, const char *table,
+		       const struct ddb_tx_op *ops, size_t n, int *failed_index,
+		       struct ddb_item **old_out, struct ddb_call *call);
+
+/* ---- tables --------------------------------------------------------- */
+
+struct ddb_table_info {
+	char status[32];       /* CREATING, ACTIVE, ... */
+	char hash_name[256];
+	char hash_type[4];     /* "S", "N", "B" */
+	char range_name[256];  /* "" when the table has no sort key */
+	char range_type[4];
+	long long item_count;
+};
+
+/* CreateTable with PAY_PER_REQUEST, HASH hash_name (S), RANGE range_name (S).
+ * -EEXIST when the table exists. Does not wait. */
+int ddb_create_table(struct ddb *d, const char *table, const char *hash_name,
+		     const char *range_name, struct ddb_call *call);
+/* DescribeTable. -ENXIO when the table does not exist. */
+int ddb_describe_table(struct ddb *d, const char *table,
+		       struct ddb_table_info *out, struct ddb_call *call);
+/* Polls DescribeTable (bounded sleeps) until ACTIVE or the deadline
+ * (-ETIMEDOUT). */
+int ddb_wait_table_active(struct ddb *d, const char *table,
+			  int64_t deadline_mono_ms, struct ddb_call *call);
+/* UpdateTimeToLive. An already-enabled TTL on the same attribute is 0. */
+int ddb_update_ttl(struct ddb *d, const char *table, const char *attr,
+		   bool enabled, struct ddb_call *call);
+/* DescribeTimeToLive: status ("ENABLED", "DISABLED", ...) and attribute. */
+int ddb_describe_ttl(struct ddb *d, const char *table, char *status,
+		     size_t status_len, char *attr, size_t attr_len,
+		     struct ddb_call *call);
+
+#endif

@@ -1,0 +1,2 @@
+/* fs: not written yet. */
+typedef int lockfs_placeholder_fs;

@@ -1,0 +1,2 @@
+/* fsops: not written yet. */
+typedef int lockfs_placeholder_fsops;

@@ -1,0 +1,252 @@
+/* http: libcurl easy handles, one per struct http_client, each used by one
+ * thread at a time. Keeps connections alive between requests; verifies TLS;
+ * caps the response size; maps curl failures to -errno. */
+#include "http.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HTTP_DEFAULT_CONNECT_MS 2000L
+#define HTTP_DEFAULT_TIMEOUT_MS 10000L
+#define HTTP_DEFAULT_MAX_BYTES  ((size_t)4 << 20)
+
+struct http_client {
+	CURL *curl;
+	struct http_opts opts;
+	char *ca_file;
+	int overflow;   /* set by the write callback when the cap is hit */
+	struct buf *sink;
+};
+
+int http_global_init(void)
+{
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -EIO;
+}
+
+void http_global_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+struct http_client *http_client_new(const struct http_opts *opts)
+{
+	struct http_client *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	if (opts)
+		c->opts = *opts;
+	if (!c->opts.connect_timeout_ms)
+		c->opts.connect_timeout_ms = HTTP_DEFAULT_CONNECT_MS;
+	if (!c->opts.max_response_bytes)
+		c->opts.max_response_bytes = HTTP_DEFAULT_MAX_BYTES;
+	if (c->opts.ca_file) {
+		c->ca_file = strdup(c->opts.ca_file);
+		if (!c->ca_file)
+			goto fail;
+		c->opts.ca_file = c->ca_file;
+	}
+	c->curl = curl_easy_init();
+	if (!c->curl)
+		goto fail;
+	return c;
+fail:
+	free(c->ca_file);
+	free(c);
+	return NULL;
+}
+
+void http_client_free(struct http_client *c)
+{
+	if (!c)
+		return;
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	free(c->ca_file);
+	free(c);
+}
+
+void http_response_init(struct http_response *resp)
+{
+	resp->status = 0;
+	buf_init(&resp->body, 0);
+}
+
+void http_response_fini(struct http_response *resp)
+{
+	buf_fini(&resp->body);
+	resp->status = 0;
+}
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct http_client *c = userdata;
+	size_t n = size * nmemb;
+
+	if (buf_append(c->sink, ptr, n)) {
+		c->overflow = 1;
+		return 0;  /* makes curl fail with CURLE_WRITE_ERROR */
+	}
+	return n;
+}
+
+static int map_curl_error(CURLcode cc, long os_errno)
+{
+	switch (cc) {
+	case CURLE_COULDNT_CONNECT:
+		if (os_errno == ENETUNREACH || os_errno == EHOSTUNREACH)
+			return -EHOSTUNREACH;
+		if (os_errno == ETIMEDOUT)
+			return -ETIMEDOUT;
+		return -ECONNREFUSED;
+	case CURLE_OPERATION_TIMEDOUT:
+		return -ETIMEDOUT;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+		return -EHOSTUNREACH;
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+		return -ECONNRESET;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_WEIRD_SERVER_REPLY:
+	case CURLE_HTTP2:
+	case CURLE_BAD_CONTENT_ENCODING:
+		return -EPROTO;
+	case CURLE_URL_MALFORMAT:
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		return -EINVAL;
+	case CURLE_OUT_OF_MEMORY:
+		return -ENOMEM;
+	default:
+		return -EIO;
+	}
+}
+
+int http_perform(struct http_client *c, const struct http_request *req,
+		 struct http_response *resp)
+{
+	struct curl_slist *hdrs = NULL, *tmp;
+	char line[8192];
+	long os_errno = 0;
+	CURLcode cc;
+	size_t i;
+	int rc = 0;
+
+	buf_reset(&resp->body);
+	resp->body.max = c->opts.max_response_bytes;
+	resp->status = 0;
+
+	for (i = 0; i < req->n_headers; i++) {
+		int n = snprintf(line, sizeof(line), "%s: %s",
+				 req->headers[i].name, req->headers[i].value);
+
+		if (n < 0 || (size_t)n >= sizeof(line)) {
+			rc = -EINVAL;
+			goto out;
+		}
+		tmp = curl_slist_append(hdrs, line);
+		if (!tmp) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		hdrs = tmp;
+	}
+	/* Never wait for "100 Continue"; curl adds Expect for large bodies. */
+	tmp = curl_slist_append(hdrs, "Expect:");
+	if (!tmp) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	hdrs = tmp;
+
+	CURL *h = c->curl;
+
+	curl_easy_reset(h);
+	curl_easy_setopt(h, CURLOPT_URL, req->url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->opts.ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->opts.ca_file);
+	if (c->opts.no_proxy)
+		curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+			 c->opts.connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+			 req->timeout_ms ? req->timeout_ms :
+					   HTTP_DEFAULT_TIMEOUT_MS);
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE,
+			 (curl_off_t)c->opts.max_response_bytes);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(h, CURLOPT_VERBOSE, c->opts.verbose ? 1L : 0L);
+	if (!strcmp(req->method, "GET")) {
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	} else {
+		curl_easy_setopt(h, CURLOPT_POST, 1L);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS,
+				 req->body ? (const char *)req->body : "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)req->body_len);
+		if (strcmp(req->method, "POST"))
+			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
+	}
+	c->overflow = 0;
+	c->sink = &resp->body;
+
+	cc = curl_easy_perform(h);
+	c->sink = NULL;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+	if (cc == CURLE_OK) {
+		rc = 0;
+	} else if (c->overflow || cc == CURLE_FILESIZE_EXCEEDED) {
+		rc = -EMSGSIZE;
+	} else {
+		curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
+		rc = map_curl_error(cc, os_errno);
+	}
+	if (rc)
+		resp->status = 0;
+out:
+	curl_slist_free_all(hdrs);
+	return rc;
+}
+
+int http_url_host_path(const char *url, char *host, size_t hostlen,
+		       char *path, size_t pathlen)
+{
+	const char *p = strstr(url, "://"), *slash;
+	size_t n;
+
+	if (!p)
+		return -EINVAL;
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+		return -EINVAL;
+	p += 3;
+	slash = strchr(p, '/');
+	n = slash ? (size_t)(slash - p) : strlen(p);
+	if (!n || n >= hostlen || memchr(p, '@', n))
+		return -EINVAL;
+	memcpy(host, p, n);
+	host[n] = '\0';
+	if (!slash)
+		slash = "/";
+	if (strlen(slash) >= pathlen)
+		return -EINVAL;
+	strcpy(path, slash);
+	return 0;
+}

@@ -1,0 +1,62 @@
+/* http: one HTTP/1.1 exchange over libcurl. A struct http_client wraps one
+ * curl easy handle and its keep-alive connections; it is used by one thread
+ * at a time (callers keep one per thread). The only file that includes curl. */
+#ifndef LOCKFS_HTTP_H
+#define LOCKFS_HTTP_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+struct http_opts {
+	long connect_timeout_ms;   /* 0: 2000 */
+	size_t max_response_bytes; /* 0: 4 MiB; larger answers fail -EMSGSIZE */
+	const char *ca_file;       /* NULL: the system store; TLS is always verified */
+	int verbose;               /* curl's own trace to stderr (debugging) */
+	int no_proxy;              /* ignore http(s)_proxy (metadata services) */
+};
+
+struct http_header {
+	const char *name;
+	const char *value;
+};
+
+struct http_request {
+	const char *method;       /* "GET", "POST", "PUT" */
+	const char *url;
+	const struct http_header *headers;
+	size_t n_headers;
+	const void *body;         /* may be NULL with body_len 0 */
+	size_t body_len;
+	long timeout_ms;          /* whole exchange; 0: 10000 */
+};
+
+struct http_response {
+	long status;              /* HTTP status, 0 if none arrived */
+	struct buf body;          /* capped at max_response_bytes */
+};
+
+/* curl_global_init, once per process, before threads. 0 or -EIO. */
+int http_global_init(void);
+void http_global_cleanup(void);
+
+struct http_client *http_client_new(const struct http_opts *opts);
+void http_client_free(struct http_client *c);
+
+/* Performs the request. Returns 0 when an HTTP answer arrived (any status;
+ * see resp->status), else -errno: -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH
+ * (name or route), -ECONNRESET (connection dropped mid-exchange), -EPROTO (TLS
+ * or protocol), -EMSGSIZE (answer over the cap), -ENOMEM, -EINVAL (bad URL),
+ * -EIO (anything else). resp->body is reset first; call http_response_fini. */
+int http_perform(struct http_client *c, const struct http_request *req,
+		 struct http_response *resp);
+void http_response_init(struct http_response *resp);
+void http_response_fini(struct http_response *resp);
+
+/* Splits "scheme://host[:port]/path" into the Host header value curl will
+ * send (port kept when present), and the path ("/" when empty).
+ * Returns 0 or -EINVAL. */
+int http_url_host_path(const char *url, char *host, size_t hostlen,
+		       char *path, size_t pathlen);
+
+#endif

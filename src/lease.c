@@ -1,0 +1,2 @@
+/* lease: not written yet. */
+typedef int lockfs_placeholder_lease;

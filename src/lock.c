@@ -1,0 +1,2 @@
+/* lock: not written yet. */
+typedef int lockfs_placeholder_lock;

@@ -1,0 +1,7 @@
+/* main: not written yet. */
+#include <stdio.h>
+int main(void)
+{
+	fputs("lockfs: not built yet\n", stderr);
+	return 1;
+}

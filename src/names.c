@@ -1,0 +1,2 @@
+/* names: not written yet. */
+typedef int lockfs_placeholder_names;

@@ -1,0 +1,2 @@
+/* notify: not written yet. */
+typedef int lockfs_placeholder_notify;

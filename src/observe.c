@@ -1,0 +1,2 @@
+/* observe: not written yet. */
+typedef int lockfs_placeholder_observe;

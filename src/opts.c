@@ -1,0 +1,2 @@
+/* opts: not written yet. */
+typedef int lockfs_placeholder_opts;

@@ -1,0 +1,2 @@
+/* record: not written yet. */
+typedef int lockfs_placeholder_record;

@@ -1,0 +1,2 @@
+/* render: not written yet. */
+typedef int lockfs_placeholder_render;

@@ -17,32 +17,51 @@
 #include "retry.h"
 
 struct awsreq_config {
-	const char *endpoint;     /* "https://dynamodb.eu-west-1.amazonaws.com" */
+	const char *endpoint; /* "https://dynamodb.eu-west-1.amazonaws.com" */
 	const char *region;
-	const char *service;      /* "dynamodb" */
+	const char *service; /* "dynamodb" */
 	struct creds_chain *creds;
 	struct http_opts http;
-	long attempt_timeout_ms;  /* one HTTP exchange; 0: 5000 */
-	int64_t default_deadline_ms; /* whole call when the caller gives none; 0: 15000 */
+	long attempt_timeout_ms;     /* one HTTP exchange; 0: 5000 */
+	int64_t default_deadline_ms; /* whole call when the caller gives none;
+					0: 15000 */
 	struct retry_policy retry;
-	struct metrics *metrics;  /* may be NULL */
-	const struct clk *clock;  /* NULL: the system clocks */
+	struct metrics *metrics; /* may be NULL */
+	const struct clk *clock; /* NULL: the system clocks */
 };
 
 struct awsreq;
 
+/* Copies cfg (strings included; creds and metrics are borrowed and must
+ * outlive the awsreq). NULL on ENOMEM or an endpoint that is not an http(s)
+ * URL. */
 struct awsreq *awsreq_new(const struct awsreq_config *cfg);
+/* Frees every thread's HTTP client too. Call it once no thread uses r any
+ * more (threads that used it may still be alive, but none may be exiting
+ * concurrently: their cleanup would race with this one). */
 void awsreq_free(struct awsreq *r);
 
-/* Sends POST / with Content-Type application/x-amz-json-1.0 and
- * X-Amz-Target: target. Retries retryable failures (throttling, 5xx,
- * transport errors) with full-jitter backoff while attempts remain and the
- * deadline allows (deadline_mono_ms 0: now + default_deadline_ms); never
- * retries anything else, conditional failures included. On 2xx returns 0 with
- * the body in resp. Otherwise -errno (awserr_to_errno) with err filled.
- * *attempts (may be NULL) gets the number of HTTP exchanges made. */
+/* Sends POST <endpoint path> with Content-Type application/x-amz-json-1.0
+ * and X-Amz-Target: target, signed with the chain's current credentials.
+ * Retries retryable failures (throttling, 5xx, transport errors) with
+ * full-jitter backoff while attempts remain and the deadline allows
+ * (deadline_mono_ms 0: now + default_deadline_ms); each attempt's timeout
+ * ends at the deadline at the latest; never retries anything else,
+ * conditional failures included. Returns 0 on a 2xx answer whose body is a
+ * JSON object (err then holds only the status), else -errno
+ * (awserr_to_errno) with err filled: -EPROTO for a 2xx answer that is not
+ * JSON, -ETIMEDOUT when the deadline passed before an attempt, the chain's
+ * error when there are no credentials. Whatever the outcome, resp holds the
+ * body of the last answer (empty when none arrived), so that callers can
+ * read e.g. the Item of a ConditionalCheckFailedException; it is capped at
+ * http.max_response_bytes (-EMSGSIZE beyond). *attempts (may be NULL) gets
+ * the number of HTTP exchanges made; more than 1 means an earlier attempt
+ * may have been applied by the server. */
 int awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
 		const char *body, size_t len, int64_t deadline_mono_ms,
 		struct buf *resp, struct aws_error *err, int *attempts);
+
+/* The clock the awsreq measures deadlines with. */
+const struct clk *awsreq_clock(const struct awsreq *r);
 
 #endif

@@ -27,7 +27,7 @@ enum ddb_type {
 };
 
 struct ddb_item *ddb_item_new(void);
-void ddb_item_free(struct ddb_item *it);              /* accepts NULL */
+void ddb_item_free(struct ddb_item *it); /* accepts NULL */
 struct ddb_item *ddb_item_dup(const struct ddb_item *it);
 size_t ddb_item_count(const struct ddb_item *it);
 enum ddb_type ddb_item_type(const struct ddb_item *it, const char *name);
@@ -67,21 +67,21 @@ int ddb_item_from_json(const char *json, size_t len, struct ddb_item **out);
 
 struct ddb;
 
-struct ddb *ddb_new(struct awsreq *req);   /* does not own req */
+struct ddb *ddb_new(struct awsreq *req); /* does not own req */
 void ddb_free(struct ddb *d);
 
 /* Per-call in/out. */
 struct ddb_call {
 	int64_t deadline_mono_ms; /* in: 0 = the awsreq default */
-	struct aws_error err;     /* out: detail of the failure */
-	int attempts;             /* out: HTTP exchanges made */
+	struct aws_error err;	  /* out: detail of the failure */
+	int attempts;		  /* out: HTTP exchanges made */
 };
 
 /* An expression with its placeholders. names is a NULL-terminated list of
  * pairs {"#k", "lock_key", "#d", "data", NULL}; values maps ":v" names. */
 struct ddb_expr {
-	const char *condition;          /* ConditionExpression, or NULL */
-	const char *update;             /* UpdateExpression (UpdateItem only) */
+	const char *condition; /* ConditionExpression, or NULL */
+	const char *update;    /* UpdateExpression (UpdateItem only) */
 	const char *const *names;
 	const struct ddb_item *values;
 };
@@ -97,8 +97,14 @@ enum ddb_return {
 /* All operations return 0 or -errno (see awserr.h). A failed condition is
  * -ECANCELED; the conditional writes always send
  * ReturnValuesOnConditionCheckFailure=ALL_OLD, and then set *old_out to the
- * item as it is now (NULL when there is none). Output pointers may be NULL
- * when the caller does not want them; outputs the caller gets are its own. */
+ * item as it is now (NULL when there is none). Because awsreq retries
+ * timeouts and 5xx, a write that reports -ECANCELED with call->attempts > 1
+ * may have been applied by an earlier attempt: compare *old_out with what
+ * was written. An answer that cannot be read (malformed JSON, a bad
+ * AttributeValue, a condition failure whose Item is unreadable) is -EPROTO,
+ * never a guess. Output pointers may be NULL when the caller does not want
+ * them; they are set to NULL first; outputs the caller gets are its own.
+ * call may be NULL. */
 
 /* GetItem. -ENOENT when there is no item. */
 int ddb_get_item(struct ddb *d, const char *table, const struct ddb_item *key,
@@ -121,23 +127,25 @@ int ddb_delete_item(struct ddb *d, const char *table,
 		    enum ddb_return rv, struct ddb_item **old_out,
 		    struct ddb_call *call);
 
-/* Query and Scan: one page per call. */
+/* Query and Scan: one page per call. page is overwritten (call
+ * ddb_page_fini on a previous page first); start_key is the previous page's
+ * last_key, or NULL for the first page. */
 struct ddb_read {
-	const char *key_condition;  /* KeyConditionExpression (Query only) */
-	const char *filter;         /* FilterExpression, or NULL */
-	const char *projection;     /* ProjectionExpression, or NULL */
+	const char *key_condition; /* KeyConditionExpression (Query only) */
+	const char *filter;	   /* FilterExpression, or NULL */
+	const char *projection;	   /* ProjectionExpression, or NULL */
 	const char *const *names;
 	const struct ddb_item *values;
 	bool consistent;
-	int limit;                  /* 0: no Limit */
+	int limit; /* 0: no Limit */
 };
 
 struct ddb_page {
 	struct ddb_item **items;
 	size_t n;
-	struct ddb_item *last_key;  /* NULL on the last page, else the start of
-				     * the next one */
-	long scanned;               /* ScannedCount */
+	struct ddb_item *last_key; /* NULL on the last page, else the start of
+				    * the next one */
+	long scanned;		   /* ScannedCount */
 };
 
 int ddb_query(struct ddb *d, const char *table, const struct ddb_read *rd,
@@ -148,10 +156,15 @@ int ddb_scan(struct ddb *d, const char *table, const struct ddb_read *rd,
 	     struct ddb_call *call);
 void ddb_page_fini(struct ddb_page *page);
 
-/* TransactWriteItems on one table. ops[i].item is the whole item (PUT) or
- * the key (UPDATE, DELETE, CHECK). On a failed condition returns -ECANCELED
- * with *failed_index the first op whose condition failed and *old_out its
- * current item (NULL if none). */
+/* TransactWriteItems on one table, 1..100 ops. ops[i].item is the whole
+ * item (PUT) or the key (UPDATE, DELETE, CHECK); UPDATE needs expr.update,
+ * CHECK needs expr.condition. A fresh ClientRequestToken per call makes
+ * retries of an applied transaction harmless. On a failed condition returns
+ * -ECANCELED with *failed_index the first op whose condition failed and
+ * *old_out its current item (NULL if none). A transaction cancelled for
+ * another reason: -EAGAIN (TransactionConflict, throttling), -EINVAL
+ * (ValidationError), -ENOSPC (item collection too large), -EIO (other);
+ * *failed_index stays -1. */
 enum ddb_tx_kind {
 	DDB_TX_PUT,
 	DDB_TX_UPDATE,
@@ -172,10 +185,10 @@ int ddb_transact_write(struct ddb *d, const char *table,
 /* ---- tables --------------------------------------------------------- */
 
 struct ddb_table_info {
-	char status[32];       /* CREATING, ACTIVE, ... */
+	char status[32]; /* CREATING, ACTIVE, ... */
 	char hash_name[256];
-	char hash_type[4];     /* "S", "N", "B" */
-	char range_name[256];  /* "" when the table has no sort key */
+	char hash_type[4];    /* "S", "N", "B" */
+	char range_name[256]; /* "" when the table has no sort key */
 	char range_type[4];
 	long long item_count;
 };
@@ -187,16 +200,50 @@ int ddb_create_table(struct ddb *d, const char *table, const char *hash_name,
 /* DescribeTable. -ENXIO when the table does not exist. */
 int ddb_describe_table(struct ddb *d, const char *table,
 		       struct ddb_table_info *out, struct ddb_call *call);
-/* Polls DescribeTable (bounded sleeps) until ACTIVE or the deadline
- * (-ETIMEDOUT). */
+/* Polls DescribeTable (sleeps from 50 ms growing to 1 s, at most 1000
+ * polls) until ACTIVE, or the deadline (0: 60 s from now; call's deadline
+ * too when set): -ETIMEDOUT, or -ENXIO if the table never appeared. */
 int ddb_wait_table_active(struct ddb *d, const char *table,
 			  int64_t deadline_mono_ms, struct ddb_call *call);
-/* UpdateTimeToLive. An already-enabled TTL on the same attribute is 0. */
+/* UpdateTimeToLive. An already-enabled TTL on the same attribute (and an
+ * already-disabled TTL when disabling) is 0: DynamoDB refuses those with a
+ * ValidationException, which is checked with DescribeTimeToLive. */
 int ddb_update_ttl(struct ddb *d, const char *table, const char *attr,
 		   bool enabled, struct ddb_call *call);
-/* DescribeTimeToLive: status ("ENABLED", "DISABLED", ...) and attribute. */
+/* DescribeTimeToLive: status ("ENABLED", "DISABLED", ...) and attribute
+ * ("" when none). Either buffer may be NULL. */
 int ddb_describe_ttl(struct ddb *d, const char *table, char *status,
 		     size_t status_len, char *attr, size_t attr_len,
 		     struct ddb_call *call);
+
+/* ---- answers -------------------------------------------------------- */
+
+/* The parsers of DynamoDB's answers, exposed for tests and fuzzing. Each
+ * reads exactly len bytes (no NUL needed) and returns 0, -EPROTO (not the
+ * expected shape) or -ENOMEM; output pointers may be NULL. */
+
+/* GetItem: -ENOENT when the answer has no Item. */
+int ddb_parse_get_item(const char *body, size_t len,
+		       struct ddb_item **item_out);
+/* PutItem/UpdateItem/DeleteItem: the "Attributes" (NULL when absent). */
+int ddb_parse_attributes(const char *body, size_t len, struct ddb_item **out);
+/* Query/Scan: Items, LastEvaluatedKey, ScannedCount. page is overwritten;
+ * on failure it is left empty. */
+int ddb_parse_page(const char *body, size_t len, struct ddb_page *page);
+/* DescribeTable ("Table") or CreateTable ("TableDescription"). */
+int ddb_parse_table(const char *body, size_t len, struct ddb_table_info *out);
+/* DescribeTimeToLive. */
+int ddb_parse_ttl(const char *body, size_t len, char *status, size_t status_len,
+		  char *attr, size_t attr_len);
+/* A ConditionalCheckFailedException answer: its "Item" (NULL when absent). */
+int ddb_parse_condition_failure(const char *body, size_t len,
+				struct ddb_item **old_out);
+/* A TransactionCanceledException answer: returns the errno of the
+ * cancellation as ddb_transact_write does (-ECANCELED with the index and
+ * Item of the first ConditionalCheckFailed reason), from CancellationReasons
+ * or, when absent, from the list in the message; -EPROTO when neither says
+ * why. */
+int ddb_parse_tx_cancel(const char *body, size_t len, int *failed_index,
+			struct ddb_item **old_out);
 
 #endif

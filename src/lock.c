@@ -1,2 +1,1100 @@
-/* lock: not written yet. */
-typedef int lockfs_placeholder_lock;
+/* lock: the lock engine's operations and state machine (see lock.h).
+ * Threads: FUSE workers and the lease thread. engine->mu guards the key
+ * table, the list of locks and every mutable field of a lock; it is dropped
+ * around every store request. Writes of one lock are serialised by its busy
+ * flag (waiters sleep on engine->cv), so a release always sees the outcome
+ * of a heartbeat that was in flight and uses the RVN it produced. */
+#include "lock_int.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lease.h"
+#include "log.h"
+#include "text.h"
+
+#define TAG "lock"
+
+static int64_t now_mono(const struct lock_engine *e)
+{
+	return clk_mono_ms(e->clk);
+}
+
+static int64_t now_real(const struct lock_engine *e)
+{
+	return clk_real_ms(e->clk);
+}
+
+static int64_t op_deadline(const struct lock_engine *e)
+{
+	return now_mono(e) + e->cfg.op_timeout_ms;
+}
+
+const char *lock_state_name(enum lock_state st)
+{
+	switch (st) {
+	case LOCK_HELD:
+		return "held";
+	case LOCK_RELEASING:
+		return "releasing";
+	case LOCK_LOST:
+		return "lost";
+	case LOCK_RELEASED:
+		return "released";
+	}
+	return "unknown";
+}
+
+const char *lock_lost_reason_name(enum lost_reason r)
+{
+	switch (r) {
+	case LOST_NONE:
+		return "";
+	case LOST_STOLEN:
+		return "taken by another owner";
+	case LOST_SAFE_PERIOD:
+		return "no heartbeat within the safe period";
+	}
+	return "";
+}
+
+struct lock_engine *lock_engine_new(const struct lock_config *cfg,
+				    struct store *store, struct observe *obs,
+				    const struct clk *clk, struct metrics *m,
+				    const struct lock_callbacks *cb)
+{
+	struct lock_engine *e = calloc(1, sizeof(*e));
+	pthread_condattr_t ca;
+
+	if (!e)
+		return NULL;
+	e->cfg = *cfg;
+	if (!e->cfg.lease_ms)
+		e->cfg.lease_ms = 30000;
+	if (!e->cfg.heartbeat_ms)
+		e->cfg.heartbeat_ms = 5000;
+	if (!e->cfg.safe_period_ms)
+		e->cfg.safe_period_ms = 20000;
+	if (!e->cfg.pgrp_poll_ms)
+		e->cfg.pgrp_poll_ms = 100;
+	if (!e->cfg.op_timeout_ms)
+		e->cfg.op_timeout_ms = 10000;
+	e->owner = strdup(cfg->owner ? cfg->owner : "lockfs");
+	e->host = strdup(cfg->host ? cfg->host : "localhost");
+	if (!e->owner || !e->host) {
+		free(e->owner);
+		free(e->host);
+		free(e);
+		return NULL;
+	}
+	e->cfg.owner = e->owner;
+	e->cfg.host = e->host;
+	e->store = store;
+	e->obs = obs;
+	e->clk = clk;
+	e->metrics = m;
+	if (cb)
+		e->cb = *cb;
+	e->rng = (uint64_t)now_real(e) * 2654435761u + 1;
+	pthread_mutex_init(&e->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	smap_init(&e->by_key);
+	smap_init(&e->recent);
+	return e;
+}
+
+const struct lock_config *lock_engine_config(const struct lock_engine *e)
+{
+	return &e->cfg;
+}
+
+static void free_lock(struct lock *lk)
+{
+	record_fini(&lk->rec);
+	free(lk->key);
+	free(lk);
+}
+
+static void free_recent(void *arg, const char *key, void *value)
+{
+	free(value);
+}
+
+void lock_engine_free(struct lock_engine *e)
+{
+	struct lock *lk, *next;
+
+	if (!e)
+		return;
+	for (lk = e->all; lk; lk = next) {
+		next = lk->next;
+		free_lock(lk);
+	}
+	smap_each(&e->recent, free_recent, NULL);
+	smap_fini(&e->recent);
+	smap_fini(&e->by_key);
+	pthread_cond_destroy(&e->cv);
+	pthread_mutex_destroy(&e->mu);
+	free(e->owner);
+	free(e->host);
+	free(e);
+}
+
+/* ---- reference counting and the lists (mu held) ---------------------- */
+
+static void list_add(struct lock_engine *e, struct lock *lk)
+{
+	lk->prev = NULL;
+	lk->next = e->all;
+	if (e->all)
+		e->all->prev = lk;
+	e->all = lk;
+}
+
+static void list_del(struct lock_engine *e, struct lock *lk)
+{
+	if (lk->prev)
+		lk->prev->next = lk->next;
+	else
+		e->all = lk->next;
+	if (lk->next)
+		lk->next->prev = lk->prev;
+	lk->prev = lk->next = NULL;
+}
+
+static void detach_key(struct lock_engine *e, struct lock *lk)
+{
+	if (!lk->in_table)
+		return;
+	smap_del(&e->by_key, lk->key);
+	lk->in_table = false;
+	e->n_held--;
+	metrics_set_held(e->metrics, e->n_held);
+}
+
+/* The engine keeps one reference while a lock is on its list. A lock leaves
+ * the list once released, or once lost, cleaned up and no longer open. */
+static void retire_locked(struct lock_engine *e, struct lock *lk)
+{
+	bool done = lk->state == LOCK_RELEASED ||
+		    (lk->state == LOCK_LOST && !lk->cleanup_wanted &&
+		     !lk->busy &&
+		     __atomic_load_n(&lk->refs, __ATOMIC_SEQ_CST) == 1);
+
+	if (!done || (!lk->prev && e->all != lk))
+		return;
+	list_del(e, lk);
+	if (__atomic_sub_fetch(&lk->refs, 1, __ATOMIC_SEQ_CST) == 0)
+		free_lock(lk);
+}
+
+void lock_ref(struct lock *lk)
+{
+	/* Callers hold a reference already, or the engine mutex. */
+	__atomic_add_fetch(&lk->refs, 1, __ATOMIC_SEQ_CST);
+}
+
+void lock_unref(struct lock_engine *e, struct lock *lk)
+{
+	if (!lk)
+		return;
+	pthread_mutex_lock(&e->mu);
+	if (__atomic_sub_fetch(&lk->refs, 1, __ATOMIC_SEQ_CST) == 0)
+		free_lock(lk);
+	else
+		retire_locked(e, lk);
+	pthread_mutex_unlock(&e->mu);
+}
+
+static void note_recent_release(struct lock_engine *e, const char *key)
+{
+	int64_t *t;
+
+	if (e->cfg.recent_release_ms <= 0)
+		return;
+	if (e->recent.count > 4096) {
+		smap_each(&e->recent, free_recent, NULL);
+		smap_fini(&e->recent);
+		smap_init(&e->recent);
+	}
+	t = smap_get(&e->recent, key);
+	if (!t) {
+		t = malloc(sizeof(*t));
+		if (!t || smap_put(&e->recent, key, t)) {
+			free(t);
+			return;
+		}
+	}
+	*t = now_mono(e);
+}
+
+static void forget_recent(struct lock_engine *e, const char *key)
+{
+	free(smap_del(&e->recent, key));
+}
+
+bool lock_recently_released(struct lock_engine *e, const char *key)
+{
+	bool yes = false;
+	int64_t *t;
+
+	pthread_mutex_lock(&e->mu);
+	t = smap_get(&e->recent, key);
+	if (t) {
+		yes = now_mono(e) - *t < e->cfg.recent_release_ms;
+		if (!yes)
+			forget_recent(e, key);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return yes;
+}
+
+/* ---- pending RVNs (mu held) ------------------------------------------- */
+
+static void pending_add(struct lock *lk, const char *rvn, int64_t sent)
+{
+	if (lk->n_pending == LOCK_PENDING_MAX) {
+		memmove(&lk->pending[0], &lk->pending[1],
+			sizeof(lk->pending[0]) * (LOCK_PENDING_MAX - 1));
+		lk->n_pending--;
+	}
+	text_copy(lk->pending[lk->n_pending].rvn, RECORD_RVN_MAX, rvn);
+	lk->pending[lk->n_pending++].sent_mono_ms = sent;
+}
+
+/* If rvn is one we tried to write, that write landed: it becomes our RVN,
+ * and our lease counts from when it was sent. */
+static bool pending_adopt(struct lock *lk, const char *rvn)
+{
+	int i;
+
+	for (i = 0; i < lk->n_pending; i++) {
+		if (strcmp(lk->pending[i].rvn, rvn))
+			continue;
+		memcpy(lk->rec.rvn, rvn, sizeof(lk->rec.rvn));
+		if (lk->pending[i].sent_mono_ms > lk->last_ok_mono_ms)
+			lk->last_ok_mono_ms = lk->pending[i].sent_mono_ms;
+		lk->n_pending = 0;
+		return true;
+	}
+	return false;
+}
+
+/* ---- acquire ----------------------------------------------------------- */
+
+static int build_record(struct lock_engine *e, const char *key,
+			const struct lock_holder *h, struct lock_record *rec)
+{
+	int64_t real_ms = now_real(e);
+	int rc;
+
+	record_init(rec);
+	rc = record_set_str(&rec->key, key);
+	if (!rc)
+		rc = record_set_str(&rec->owner, e->owner);
+	if (!rc)
+		rc = record_set_str(&rec->host, e->host);
+	if (!rc)
+		rc = record_set_str(&rec->cmd, h->cmd);
+	if (!rc)
+		rc = text_uuid4(rec->rvn);
+	if (rc) {
+		record_fini(rec);
+		return rc;
+	}
+	rec->lease_ms = e->cfg.lease_ms;
+	rec->expiry_real_s = real_ms / 1000 + RECORD_EXPIRY_PERIOD_S;
+	rec->has_lockfs = true;
+	rec->pid = h->pid;
+	rec->uid = h->uid;
+	rec->gid = h->gid;
+	rec->mode = h->mode;
+	rec->acquired_real_ms = real_ms;
+	rec->heartbeat_real_ms = real_ms;
+	return 0;
+}
+
+/* An acquire whose reply never came: read the row back. If it carries our
+ * RVN we hold the lock. If we cannot tell, remember the RVN so the lease
+ * thread removes the row should it exist, rather than leave it to lapse. */
+static int resolve_unknown_acquire(struct lock_engine *e,
+				   const struct lock_record *rec)
+{
+	struct lock_record row;
+	struct lock *orphan;
+	int rc;
+
+	record_init(&row);
+	rc = e->store->ops->get_lock(e->store, rec->key, op_deadline(e), &row);
+	if (!rc && !strcmp(row.rvn, rec->rvn)) {
+		record_fini(&row);
+		return 0;
+	}
+	record_fini(&row);
+	if (!rc || rc == -ENOENT)
+		return -EIO;  /* it did not land; nothing to clean up */
+	orphan = calloc(1, sizeof(*orphan));
+	if (!orphan || !(orphan->key = strdup(rec->key)) ||
+	    record_copy(&orphan->rec, rec)) {
+		if (orphan)
+			free_lock(orphan);
+		return -EIO;
+	}
+	orphan->state = LOCK_LOST;
+	orphan->lost_reason = LOST_SAFE_PERIOD;
+	orphan->lost_notified = true;
+	orphan->cleanup_wanted = true;
+	orphan->refs = 1;
+	orphan->next_hb_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+	pthread_mutex_lock(&e->mu);
+	list_add(e, orphan);
+	pthread_mutex_unlock(&e->mu);
+	lease_kick(e);
+	return -EIO;
+}
+
+int lock_acquire(struct lock_engine *e, const char *key,
+		 const struct lock_holder *h, struct lock **out,
+		 struct lock_record *cur, bool *has_cur)
+{
+	struct lock_record rec, now_row;
+	char expired_rvn[RECORD_RVN_MAX];
+	bool takeover, has = false;
+	struct lock *lk;
+	int64_t sent;
+	int rc;
+
+	if (has_cur)
+		*has_cur = false;
+	pthread_mutex_lock(&e->mu);
+	lk = smap_get(&e->by_key, key);
+	if (lk) {
+		rc = cur ? record_copy(cur, &lk->rec) : 0;
+		if (!rc && has_cur)
+			*has_cur = true;
+		pthread_mutex_unlock(&e->mu);
+		metrics_inc(e->metrics, MC_CONFLICTS);
+		return -EEXIST;
+	}
+	pthread_mutex_unlock(&e->mu);
+
+	takeover = observe_expired_rvn(e->obs, key, expired_rvn);
+	rc = build_record(e, key, h, &rec);
+	if (rc)
+		return rc;
+	record_init(&now_row);
+	sent = now_mono(e);
+	rc = e->store->ops->put_lock(e->store, &rec,
+				     takeover ? expired_rvn : NULL,
+				     op_deadline(e), &now_row, &has);
+	if (rc == -ECANCELED && has && !strcmp(now_row.rvn, rec.rvn))
+		rc = 0;  /* an earlier attempt of ours landed */
+	if (rc == -ECANCELED) {
+		if (has) {
+			struct observation ob;
+
+			observe_note(e->obs, key, now_row.rvn,
+				     now_row.lease_ms, &ob);
+			if (cur)
+				record_copy(cur, &now_row);
+			if (has_cur)
+				*has_cur = true;
+		}
+		metrics_inc(e->metrics, MC_CONFLICTS);
+		log_debug(TAG, "acquire key=%s: held by owner=%s", key,
+			  has && now_row.owner ? now_row.owner : "?");
+		rc = -EEXIST;
+		goto out;
+	}
+	if (rc && rc != -ENOMEM && rc != -EACCES && rc != -ENXIO &&
+	    rc != -EINVAL) {
+		/* The outcome is unknown: the write may have landed. */
+		rc = resolve_unknown_acquire(e, &rec);
+	}
+	if (rc) {
+		char msg[64];
+
+		log_warn(TAG, "acquire key=%s failed: %s", key,
+			 strerror_r(-rc, msg, sizeof(msg)));
+		goto out;
+	}
+
+	lk = calloc(1, sizeof(*lk));
+	if (!lk || !(lk->key = strdup(key))) {
+		/* We hold it in DynamoDB but cannot track it: give it back. */
+		free(lk);
+		e->store->ops->delete_lock(e->store, key, rec.rvn,
+					   op_deadline(e), NULL, NULL);
+		rc = -ENOMEM;
+		goto out;
+	}
+	lk->holder = *h;
+	lk->hold = e->cfg.hold;
+	lk->rec = rec;
+	record_init(&rec);
+	lk->state = LOCK_HELD;
+	lk->holder_open = true;
+	lk->last_ok_mono_ms = sent;
+	lk->next_hb_mono_ms = sent + e->cfg.heartbeat_ms;
+	lk->refs = 2;  /* the engine's and the caller's */
+
+	pthread_mutex_lock(&e->mu);
+	if (smap_put(&e->by_key, key, lk)) {
+		pthread_mutex_unlock(&e->mu);
+		e->store->ops->delete_lock(e->store, key, lk->rec.rvn,
+					   op_deadline(e), NULL, NULL);
+		free_lock(lk);
+		rc = -ENOMEM;
+		goto out;
+	}
+	lk->in_table = true;
+	list_add(e, lk);
+	e->n_held++;
+	metrics_set_held(e->metrics, e->n_held);
+	forget_recent(e, key);
+	pthread_mutex_unlock(&e->mu);
+
+	observe_forget(e->obs, key);
+	metrics_inc(e->metrics, MC_ACQUIRES);
+	if (takeover)
+		metrics_inc(e->metrics, MC_TAKEOVERS);
+	log_debug(TAG, "acquired key=%s rvn=%s%s", key, lk->rec.rvn,
+		  takeover ? " (takeover)" : "");
+	lease_kick(e);
+	*out = lk;
+out:
+	record_fini(&rec);
+	record_fini(&now_row);
+	return rc;
+}
+
+struct lock *lock_find(struct lock_engine *e, const char *key)
+{
+	struct lock *lk;
+
+	pthread_mutex_lock(&e->mu);
+	lk = smap_get(&e->by_key, key);
+	if (lk)
+		lock_ref(lk);
+	pthread_mutex_unlock(&e->mu);
+	return lk;
+}
+
+/* ---- serialised writes ------------------------------------------------- */
+
+/* mu held. Waits until no write of lk is in flight, then claims it.
+ * -EIO when the lock is not held any more. */
+static int begin_write(struct lock_engine *e, struct lock *lk)
+{
+	while (lk->busy)
+		pthread_cond_wait(&e->cv, &e->mu);
+	if (lk->state != LOCK_HELD)
+		return -EIO;
+	lk->busy = true;
+	return 0;
+}
+
+static void end_write(struct lock_engine *e, struct lock *lk)
+{
+	lk->busy = false;
+	pthread_cond_broadcast(&e->cv);
+}
+
+void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
+			       enum lost_reason why)
+{
+	if (lk->state == LOCK_LOST || lk->state == LOCK_RELEASED)
+		return;
+	lk->state = LOCK_LOST;
+	lk->lost_reason = why;
+	lk->cleanup_wanted = why == LOST_SAFE_PERIOD;
+	lk->lost_notified = false;
+	detach_key(e, lk);
+	metrics_inc(e->metrics, MC_LOST);
+	log_warn(TAG, "lost key=%s: %s", lk->key, lock_lost_reason_name(why));
+}
+
+/* Sends a renewal (busy claimed by the caller, mu not held). Returns 0 when
+ * the write is confirmed ours, -ESTALE when the row is someone else's (or
+ * gone), other -errno when the outcome is unknown. */
+static int write_renewal(struct lock_engine *e, struct lock *lk,
+			 struct lock_renewal *rn, int64_t deadline)
+{
+	char expect[RECORD_RVN_MAX], next_rvn[RECORD_RVN_MAX];
+	struct lock_record cur;
+	int64_t sent = 0;
+	bool has = false;
+	int attempt, rc = -EIO;
+
+	pthread_mutex_lock(&e->mu);
+	memcpy(expect, lk->rec.rvn, sizeof(expect));
+	pthread_mutex_unlock(&e->mu);
+	record_init(&cur);
+	for (attempt = 0; attempt < 2; attempt++) {
+		rc = text_uuid4(next_rvn);
+		if (rc)
+			break;
+		rn->new_rvn = next_rvn;
+		sent = now_mono(e);
+		record_fini(&cur);
+		has = false;
+		rc = e->store->ops->renew_lock(e->store, lk->key, expect, rn,
+					       deadline, &cur, &has);
+		if (rc == -ECANCELED && has && !strcmp(cur.rvn, next_rvn))
+			rc = 0;
+		if (rc != -ECANCELED)
+			break;
+		pthread_mutex_lock(&e->mu);
+		if (has && pending_adopt(lk, cur.rvn)) {
+			/* An earlier write of ours landed after all. */
+			memcpy(expect, cur.rvn, sizeof(expect));
+			pthread_mutex_unlock(&e->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&e->mu);
+		rc = -ESTALE;
+		break;
+	}
+	pthread_mutex_lock(&e->mu);
+	if (rc == 0) {
+		memcpy(lk->rec.rvn, next_rvn, sizeof(lk->rec.rvn));
+		lk->n_pending = 0;
+		lk->last_ok_mono_ms = sent;
+		lk->rec.expiry_real_s = rn->expiry_real_s;
+		lk->rec.heartbeat_real_ms = rn->heartbeat_real_ms;
+		if (rn->set_data)
+			record_set_data(&lk->rec, rn->data, rn->data_len);
+		if (rn->set_fence)
+			lk->rec.fence = rn->fence;
+	} else if (rc != -ESTALE && rc != -ENOMEM) {
+		pending_add(lk, next_rvn, sent);
+	}
+	pthread_mutex_unlock(&e->mu);
+	record_fini(&cur);
+	return rc;
+}
+
+static void fill_renewal(struct lock_engine *e, struct lock_renewal *rn)
+{
+	int64_t real_ms = now_real(e);
+
+	memset(rn, 0, sizeof(*rn));
+	rn->expiry_real_s = real_ms / 1000 + RECORD_EXPIRY_PERIOD_S;
+	rn->heartbeat_real_ms = real_ms;
+}
+
+/* mu held: the bookkeeping after a renewal of any kind. */
+static void after_renewal(struct lock_engine *e, struct lock *lk, int rc)
+{
+	if (rc == 0) {
+		if (lk->state == LOCK_HELD)
+			lk->next_hb_mono_ms =
+				lk->last_ok_mono_ms + e->cfg.heartbeat_ms;
+	} else if (rc == -ESTALE) {
+		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
+	}
+}
+
+int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_renewal rn;
+	int64_t deadline, now;
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	if (lk->busy || lk->state != LOCK_HELD) {
+		pthread_mutex_unlock(&e->mu);
+		return 0;
+	}
+	lk->busy = true;
+	now = now_mono(e);
+	deadline = now + e->cfg.heartbeat_ms;
+	if (deadline > lk->last_ok_mono_ms + e->cfg.safe_period_ms)
+		deadline = lk->last_ok_mono_ms + e->cfg.safe_period_ms;
+	pthread_mutex_unlock(&e->mu);
+
+	fill_renewal(e, &rn);
+	rc = write_renewal(e, lk, &rn, deadline);
+
+	pthread_mutex_lock(&e->mu);
+	end_write(e, lk);
+	after_renewal(e, lk, rc);
+	if (rc == 0) {
+		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
+	} else if (rc != -ESTALE) {
+		int64_t retry = e->cfg.heartbeat_ms / 4;
+
+		if (retry < 100)
+			retry = 100;
+		if (retry > 1000)
+			retry = 1000;
+		lk->next_hb_mono_ms = now_mono(e) + retry;
+		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
+		log_warn(TAG, "heartbeat key=%s failed (%d); lock safe for %lld ms more",
+			 lk->key, rc,
+			 (long long)(lk->last_ok_mono_ms +
+				     e->cfg.safe_period_ms - now_mono(e)));
+	} else {
+		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
+	}
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	return rc;
+}
+
+int lock_renew_sync(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_renewal rn;
+	int64_t deadline;
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	rc = begin_write(e, lk);
+	deadline = lk->last_ok_mono_ms + e->cfg.safe_period_ms;
+	pthread_mutex_unlock(&e->mu);
+	if (rc)
+		return -EIO;
+	if (deadline > op_deadline(e))
+		deadline = op_deadline(e);
+	fill_renewal(e, &rn);
+	rc = write_renewal(e, lk, &rn, deadline);
+	pthread_mutex_lock(&e->mu);
+	end_write(e, lk);
+	after_renewal(e, lk, rc);
+	if (rc == 0 && lk->state != LOCK_HELD)
+		rc = -EIO;
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	if (!rc)
+		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
+	return rc ? -EIO : 0;
+}
+
+int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
+		     size_t len, int64_t off, int64_t truncate,
+		     size_t max_len)
+{
+	struct lock_renewal rn;
+	size_t old_len, new_len;
+	char *data = NULL;
+	int rc;
+
+	if (off < 0 || (len && (uint64_t)off + len > max_len) ||
+	    (truncate >= 0 && (uint64_t)truncate > max_len))
+		return -EFBIG;
+	pthread_mutex_lock(&e->mu);
+	rc = begin_write(e, lk);
+	if (rc) {
+		pthread_mutex_unlock(&e->mu);
+		return -EIO;
+	}
+	old_len = lk->rec.has_data ? lk->rec.data_len : 0;
+	if (truncate >= 0 && (size_t)truncate < old_len)
+		old_len = (size_t)truncate;
+	new_len = old_len;
+	if (len && (size_t)off + len > new_len)
+		new_len = (size_t)off + len;
+	if (truncate >= 0 && (size_t)truncate > new_len)
+		new_len = (size_t)truncate;
+	data = calloc(1, new_len + 1);
+	if (data) {
+		if (old_len)
+			memcpy(data, lk->rec.data, old_len);
+		if (len)
+			memcpy(data + off, buf, len);
+	}
+	pthread_mutex_unlock(&e->mu);
+	if (!data) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	fill_renewal(e, &rn);
+	rn.set_data = true;
+	rn.data = data;
+	rn.data_len = new_len;
+	rc = write_renewal(e, lk, &rn, op_deadline(e));
+done:
+	pthread_mutex_lock(&e->mu);
+	end_write(e, lk);
+	after_renewal(e, lk, rc);
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	free(data);
+	if (rc == -ENOMEM)
+		return rc;
+	return rc ? -EIO : 0;
+}
+
+int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
+{
+	struct lock_renewal rn;
+	uint64_t f = 0;
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	if (lk->rec.fence) {
+		*fence = lk->rec.fence;
+		pthread_mutex_unlock(&e->mu);
+		return 0;
+	}
+	rc = begin_write(e, lk);
+	if (!rc && lk->rec.fence) {
+		/* Allocated by another thread while we waited. */
+		*fence = lk->rec.fence;
+		end_write(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		return 0;
+	}
+	pthread_mutex_unlock(&e->mu);
+	if (rc)
+		return -EIO;
+	rc = e->store->ops->next_fence(e->store, lk->key, op_deadline(e), &f);
+	if (!rc) {
+		/* Record it with a conditional write: only a holder gets one. */
+		fill_renewal(e, &rn);
+		rn.set_fence = true;
+		rn.fence = f;
+		rc = write_renewal(e, lk, &rn, op_deadline(e));
+	}
+	pthread_mutex_lock(&e->mu);
+	end_write(e, lk);
+	after_renewal(e, lk, rc);
+	if (!rc && lk->state != LOCK_HELD)
+		rc = -EIO;
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	if (rc)
+		return -EIO;
+	*fence = f;
+	return 0;
+}
+
+/* ---- release ------------------------------------------------------------ */
+
+/* Deletes the row if it still carries one of our RVNs. Returns 0 when the
+ * row is not ours any more (deleted now, gone, or someone else's: *stolen
+ * says which), -errno when DynamoDB could not be asked. Busy claimed. */
+static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
+		       bool *stolen)
+{
+	char expect[RECORD_RVN_MAX];
+	struct lock_record cur;
+	bool has = false;
+	int attempt, rc = 0;
+
+	*stolen = false;
+	pthread_mutex_lock(&e->mu);
+	memcpy(expect, lk->rec.rvn, sizeof(expect));
+	pthread_mutex_unlock(&e->mu);
+	record_init(&cur);
+	for (attempt = 0; attempt < 2; attempt++) {
+		record_fini(&cur);
+		has = false;
+		rc = e->store->ops->delete_lock(e->store, lk->key, expect,
+						deadline, &cur, &has);
+		if (rc != -ECANCELED)
+			break;
+		rc = 0;
+		if (!has)
+			break;  /* gone: deleted by our earlier attempt or expired */
+		pthread_mutex_lock(&e->mu);
+		if (pending_adopt(lk, cur.rvn)) {
+			memcpy(expect, cur.rvn, sizeof(expect));
+			pthread_mutex_unlock(&e->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&e->mu);
+		*stolen = true;
+		break;
+	}
+	record_fini(&cur);
+	return rc;
+}
+
+int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
+{
+	bool stolen = false;
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	while (lk->busy)
+		pthread_cond_wait(&e->cv, &e->mu);
+	if (lk->state == LOCK_RELEASED) {
+		pthread_mutex_unlock(&e->mu);
+		return 0;
+	}
+	if (lk->state == LOCK_LOST) {
+		/* Nothing to give back but our row, if it is still there. */
+		bool want = lk->cleanup_wanted;
+
+		lk->cleanup_wanted = false;
+		if (want)
+			lk->busy = true;
+		pthread_mutex_unlock(&e->mu);
+		if (want) {
+			rc = delete_ours(e, lk, op_deadline(e), &stolen);
+			pthread_mutex_lock(&e->mu);
+			if (rc)
+				lk->cleanup_wanted = true;
+			end_write(e, lk);
+			pthread_mutex_unlock(&e->mu);
+		}
+		return 0;
+	}
+	lk->state = LOCK_RELEASING;
+	lk->busy = true;
+	pthread_mutex_unlock(&e->mu);
+
+	rc = delete_ours(e, lk, op_deadline(e), &stolen);
+
+	pthread_mutex_lock(&e->mu);
+	end_write(e, lk);
+	if (rc) {
+		lk->state = LOCK_HELD;
+		pthread_mutex_unlock(&e->mu);
+		log_warn(TAG, "release key=%s failed (%d); still held", lk->key,
+			 rc);
+		return rc;
+	}
+	if (stolen) {
+		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
+		lk->lost_notified = true;  /* the holder is letting go anyway */
+	}
+	lk->state = LOCK_RELEASED;
+	detach_key(e, lk);
+	note_recent_release(e, lk->key);
+	retire_locked(e, lk);
+	pthread_mutex_unlock(&e->mu);
+	observe_forget(e->obs, lk->key);
+	metrics_inc(e->metrics, automatic ? MC_AUTO_RELEASES : MC_RELEASES);
+	log_debug(TAG, "released key=%s%s", lk->key,
+		  automatic ? " (holder gone)" : "");
+	if (automatic && e->cb.on_released)
+		e->cb.on_released(e->cb.arg, lk->key);
+	return 0;
+}
+
+int lock_release(struct lock_engine *e, struct lock *lk)
+{
+	return lock_int_release(e, lk, false);
+}
+
+bool lock_int_pgrp_alive(int64_t pgid)
+{
+	if (pgid <= 0)
+		return false;
+	return kill(-(pid_t)pgid, 0) == 0 || errno == EPERM;
+}
+
+void lock_holder_closed(struct lock_engine *e, struct lock *lk)
+{
+	bool now = false;
+
+	pthread_mutex_lock(&e->mu);
+	lk->holder_open = false;
+	if (lk->state == LOCK_HELD) {
+		if (lk->hold == HOLD_FD)
+			now = true;
+		else if (lk->hold == HOLD_PGRP &&
+			 !lock_int_pgrp_alive(lk->holder.pgid))
+			now = true;
+	}
+	pthread_mutex_unlock(&e->mu);
+	if (now) {
+		if (lock_int_release(e, lk, true)) {
+			pthread_mutex_lock(&e->mu);
+			lk->release_wanted = true;  /* the lease thread retries */
+			pthread_mutex_unlock(&e->mu);
+		}
+	}
+	lease_kick(e);
+}
+
+void lock_int_cleanup(struct lock_engine *e, struct lock *lk)
+{
+	bool stolen;
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	if (lk->busy || !lk->cleanup_wanted) {
+		pthread_mutex_unlock(&e->mu);
+		return;
+	}
+	lk->busy = true;
+	pthread_mutex_unlock(&e->mu);
+	rc = delete_ours(e, lk, now_mono(e) + e->cfg.heartbeat_ms, &stolen);
+	pthread_mutex_lock(&e->mu);
+	end_write(e, lk);
+	if (!rc || ++lk->cleanup_tries >= 20)
+		lk->cleanup_wanted = false;
+	else
+		lk->next_hb_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+	retire_locked(e, lk);
+	pthread_mutex_unlock(&e->mu);
+	if (!rc && !stolen)
+		log_info(TAG, "lost key=%s: removed our stale row", lk->key);
+}
+
+void lock_int_notify_lost(struct lock_engine *e)
+{
+	struct lock *todo[16];
+	int n, i;
+
+	do {
+		struct lock *lk;
+
+		n = 0;
+		pthread_mutex_lock(&e->mu);
+		for (lk = e->all; lk && n < 16; lk = lk->next) {
+			if (lk->state == LOCK_LOST && !lk->lost_notified) {
+				lk->lost_notified = true;
+				lock_ref(lk);
+				todo[n++] = lk;
+			}
+		}
+		pthread_mutex_unlock(&e->mu);
+		for (i = 0; i < n; i++) {
+			if (e->cb.on_lost)
+				e->cb.on_lost(e->cb.arg, todo[i]);
+			if (e->cfg.lost_signal && todo[i]->holder.pgid > 0)
+				kill(-(pid_t)todo[i]->holder.pgid,
+				     e->cfg.lost_signal);
+			lock_unref(e, todo[i]);
+		}
+	} while (n == 16);
+}
+
+void lock_mark_stolen(struct lock_engine *e, struct lock *lk)
+{
+	pthread_mutex_lock(&e->mu);
+	if (lk->state == LOCK_HELD && !lk->busy)
+		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+}
+
+/* ---- views ------------------------------------------------------------- */
+
+int lock_snapshot(struct lock_engine *e, struct lock *lk,
+		  struct lock_record *out, enum lock_state *state)
+{
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	rc = record_copy(out, &lk->rec);
+	if (state)
+		*state = lk->state;
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+enum lock_state lock_get_state(struct lock_engine *e, struct lock *lk)
+{
+	enum lock_state st;
+
+	pthread_mutex_lock(&e->mu);
+	st = lk->state;
+	pthread_mutex_unlock(&e->mu);
+	return st;
+}
+
+const char *lock_key(const struct lock *lk)
+{
+	return lk->key;
+}
+
+const struct lock_holder *lock_holder(const struct lock *lk)
+{
+	return &lk->holder;
+}
+
+void lock_current_rvn(struct lock_engine *e, struct lock *lk,
+		      char rvn[RECORD_RVN_MAX])
+{
+	pthread_mutex_lock(&e->mu);
+	if (lk->state == LOCK_HELD || lk->state == LOCK_RELEASING)
+		memcpy(rvn, lk->rec.rvn, RECORD_RVN_MAX);
+	else
+		rvn[0] = '\0';
+	pthread_mutex_unlock(&e->mu);
+}
+
+void lock_each(struct lock_engine *e,
+	       void (*fn)(void *arg, const struct lock_info *info), void *arg)
+{
+	struct lock *lk;
+	int64_t now;
+
+	pthread_mutex_lock(&e->mu);
+	now = now_mono(e);
+	for (lk = e->all; lk; lk = lk->next) {
+		struct lock_info li = {
+			.key = lk->key,
+			.state = lk->state,
+			.lost_reason = lk->lost_reason,
+			.rvn = lk->rec.rvn,
+			.holder = &lk->holder,
+			.acquired_real_ms = lk->rec.acquired_real_ms,
+			.last_ok_age_ms = now - lk->last_ok_mono_ms,
+			.fence = lk->rec.fence,
+			.holder_open = lk->holder_open,
+		};
+
+		if (lk->state == LOCK_RELEASED)
+			continue;
+		fn(arg, &li);
+	}
+	pthread_mutex_unlock(&e->mu);
+}
+
+size_t lock_count_held(struct lock_engine *e)
+{
+	size_t n;
+
+	pthread_mutex_lock(&e->mu);
+	n = e->n_held;
+	pthread_mutex_unlock(&e->mu);
+	return n;
+}
+
+int lock_release_all(struct lock_engine *e)
+{
+	struct lock *todo[64];
+	int failed = 0, n, i, rounds = 0;
+
+	do {
+		struct lock *lk;
+
+		n = 0;
+		pthread_mutex_lock(&e->mu);
+		for (lk = e->all; lk && n < 64; lk = lk->next) {
+			if (lk->state == LOCK_HELD ||
+			    (lk->state == LOCK_LOST && lk->cleanup_wanted)) {
+				lock_ref(lk);
+				todo[n++] = lk;
+			}
+		}
+		pthread_mutex_unlock(&e->mu);
+		for (i = 0; i < n; i++) {
+			if (lock_int_release(e, todo[i], false))
+				failed++;
+			pthread_mutex_lock(&e->mu);
+			/* Do not pick it again in the next round. */
+			if (todo[i]->state == LOCK_HELD) {
+				todo[i]->state = LOCK_LOST;
+				todo[i]->cleanup_wanted = false;
+				todo[i]->lost_notified = true;
+				detach_key(e, todo[i]);
+			}
+			todo[i]->cleanup_wanted = false;
+			pthread_mutex_unlock(&e->mu);
+			lock_unref(e, todo[i]);
+		}
+	} while (n == 64 && ++rounds < 1000);
+	return failed;
+}

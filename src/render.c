@@ -1,2 +1,194 @@
-/* render: not written yet. */
-typedef int lockfs_placeholder_render;
+/* render: lock text and xattr values from a lock record. No state. */
+#include "render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "clk.h"
+#include "text.h"
+
+const char *render_state_name(enum render_state st)
+{
+	switch (st) {
+	case RENDER_HELD:
+		return "held";
+	case RENDER_EXPIRED:
+		return "expired";
+	case RENDER_LOST:
+		return "lost";
+	}
+	return "unknown";
+}
+
+static int put_time(struct buf *out, int64_t real_ms)
+{
+	char t[25];
+
+	clk_format_rfc3339_ms(real_ms, t);
+	return buf_puts(out, t);
+}
+
+/* Each writer appends one field's raw value, or returns -ENODATA. */
+typedef int (*field_fn)(const struct lock_record *r, enum render_state st,
+			struct buf *out);
+
+static int f_key(const struct lock_record *r, enum render_state st,
+		 struct buf *out)
+{
+	return r->key ? buf_puts(out, r->key) : -ENODATA;
+}
+
+static int f_state(const struct lock_record *r, enum render_state st,
+		   struct buf *out)
+{
+	return buf_puts(out, render_state_name(st));
+}
+
+static int f_owner(const struct lock_record *r, enum render_state st,
+		   struct buf *out)
+{
+	return r->owner ? buf_puts(out, r->owner) : -ENODATA;
+}
+
+static int f_version(const struct lock_record *r, enum render_state st,
+		     struct buf *out)
+{
+	return r->rvn[0] ? buf_puts(out, r->rvn) : -ENODATA;
+}
+
+static int f_fence(const struct lock_record *r, enum render_state st,
+		   struct buf *out)
+{
+	return r->fence ? buf_printf(out, "%" PRIu64, r->fence) : -ENODATA;
+}
+
+static int f_lease(const struct lock_record *r, enum render_state st,
+		   struct buf *out)
+{
+	char s[32];
+
+	if (r->lease_ms <= 0)
+		return -ENODATA;
+	text_format_seconds(r->lease_ms, s, sizeof(s));
+	return buf_puts(out, s);
+}
+
+static int f_acquired(const struct lock_record *r, enum render_state st,
+		      struct buf *out)
+{
+	return r->has_lockfs && r->acquired_real_ms ?
+		       put_time(out, r->acquired_real_ms) :
+		       -ENODATA;
+}
+
+static int f_heartbeat(const struct lock_record *r, enum render_state st,
+		       struct buf *out)
+{
+	return r->has_lockfs && r->heartbeat_real_ms ?
+		       put_time(out, r->heartbeat_real_ms) :
+		       -ENODATA;
+}
+
+static int f_expires(const struct lock_record *r, enum render_state st,
+		     struct buf *out)
+{
+	if (!r->has_lockfs || !r->heartbeat_real_ms || r->lease_ms <= 0)
+		return -ENODATA;
+	return put_time(out, r->heartbeat_real_ms + r->lease_ms);
+}
+
+static int f_holder(const struct lock_record *r, enum render_state st,
+		    struct buf *out)
+{
+	if (!r->has_lockfs)
+		return -ENODATA;
+	return buf_printf(out, "host=%s pid=%" PRId64 " uid=%" PRId64 " cmd=%s",
+			  r->host ? r->host : "?", r->pid, r->uid,
+			  r->cmd ? r->cmd : "?");
+}
+
+static int f_data(const struct lock_record *r, enum render_state st,
+		  struct buf *out)
+{
+	return r->has_data ? buf_append(out, r->data, r->data_len) : -ENODATA;
+}
+
+static const struct {
+	const char *name;
+	field_fn fn;
+} fields[] = {
+	{ "key", f_key },
+	{ "state", f_state },
+	{ "owner", f_owner },
+	{ "version", f_version },
+	{ "fence", f_fence },
+	{ "lease", f_lease },
+	{ "acquired", f_acquired },
+	{ "heartbeat", f_heartbeat },
+	{ "expires", f_expires },
+	{ "holder", f_holder },
+	{ "data", f_data },
+};
+
+#define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
+
+int render_lock_text(const struct lock_record *rec, enum render_state st,
+		     struct buf *out)
+{
+	struct buf v = BUF_INIT;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < N_FIELDS && rc >= 0; i++) {
+		buf_reset(&v);
+		rc = fields[i].fn(rec, st, &v);
+		if (rc == -ENODATA) {
+			rc = 0;
+			continue;
+		}
+		if (rc)
+			break;
+		rc = buf_printf(out, "%s: ", fields[i].name);
+		if (!rc)
+			rc = text_escape_line(out, v.data, v.len);
+		if (!rc)
+			rc = buf_putc(out, '\n');
+	}
+	buf_fini(&v);
+	return rc;
+}
+
+int render_field(const struct lock_record *rec, enum render_state st,
+		 const char *field, struct buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < N_FIELDS; i++)
+		if (!strcmp(fields[i].name, field))
+			return fields[i].fn(rec, st, out);
+	return -EINVAL;
+}
+
+int render_xattr_names(const struct lock_record *rec, struct buf *out)
+{
+	struct buf v = BUF_INIT;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < N_FIELDS && !rc; i++) {
+		buf_reset(&v);
+		rc = fields[i].fn(rec, RENDER_HELD, &v);
+		if (rc == -ENODATA) {
+			rc = 0;
+			continue;
+		}
+		if (!rc)
+			rc = buf_printf(out, "%s%s", RENDER_XATTR_PREFIX,
+					fields[i].name);
+		if (!rc)
+			rc = buf_putc(out, '\0');
+	}
+	buf_fini(&v);
+	return rc;
+}

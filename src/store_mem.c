@@ -1,2 +1,504 @@
-/* store_mem: not written yet. */
-typedef int lockfs_placeholder_store_mem;
+/* store_mem: lock and directory rows in a mutex-protected list, fence
+ * counters beside them, and fault knobs. Any thread; one mutex (mu) guards
+ * everything and is never held while sleeping for an injected delay. */
+#include "store_mem.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct mem_row {
+	struct mem_row *next;
+	int is_dir;
+	struct lock_record lock;
+	struct dir_record dir;
+};
+
+struct mem_fence {
+	struct mem_fence *next;
+	char *key;
+	uint64_t value;
+};
+
+struct store_mem {
+	struct store base;
+	pthread_mutex_t mu;
+	struct mem_row *rows;         /* protected by mu */
+	struct mem_fence *fences;     /* protected by mu */
+	struct store_mem_faults faults; /* protected by mu */
+	int counts[SMEM__COUNT];      /* protected by mu */
+};
+
+static struct store_mem *to_mem(struct store *s)
+{
+	return (struct store_mem *)s;
+}
+
+/* Called with mu held. Returns 0, or the injected error. *land is set when
+ * a write must be applied and then reported as lost. */
+static int fault_enter(struct store_mem *m, enum store_mem_op op, int is_write,
+		       int *land)
+{
+	m->counts[op]++;
+	*land = 0;
+	if (m->faults.down)
+		return -ETIMEDOUT;
+	if (m->faults.fail_next > 0) {
+		m->faults.fail_next--;
+		return m->faults.fail_errno ? m->faults.fail_errno : -EIO;
+	}
+	if (is_write && m->faults.land_then_fail > 0) {
+		m->faults.land_then_fail--;
+		*land = 1;
+	}
+	return 0;
+}
+
+static void fault_delay(struct store_mem *m)
+{
+	int ms;
+
+	pthread_mutex_lock(&m->mu);
+	ms = m->faults.delay_ms;
+	pthread_mutex_unlock(&m->mu);
+	if (ms > 0)
+		usleep((useconds_t)ms * 1000);
+}
+
+static struct mem_row *find_row(struct store_mem *m, const char *key,
+				int is_dir, struct mem_row ***link)
+{
+	struct mem_row **pp = &m->rows;
+
+	for (; *pp; pp = &(*pp)->next) {
+		struct mem_row *r = *pp;
+		const char *k = r->is_dir ? r->dir.key : r->lock.key;
+
+		if (r->is_dir == is_dir && !strcmp(k, key)) {
+			if (link)
+				*link = pp;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+static int fill_cur(struct mem_row *r, struct lock_record *cur, bool *has_cur)
+{
+	if (has_cur)
+		*has_cur = r != NULL;
+	if (r && cur)
+		return record_copy(cur, &r->lock);
+	return 0;
+}
+
+static int mem_get_lock(struct store *s, const char *key, int64_t deadline,
+			struct lock_record *out)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_GET, 0, &land);
+	if (!rc) {
+		r = find_row(m, key, 0, NULL);
+		rc = r ? record_copy(out, &r->lock) : -ENOENT;
+	}
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_lookup(struct store *s, const char *key, int64_t deadline,
+		      struct store_lookup *out)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_LOOKUP, 0, &land);
+	if (!rc) {
+		r = find_row(m, key, 0, NULL);
+		out->has_lock = r != NULL;
+		if (r)
+			rc = record_copy(&out->lock, &r->lock);
+		r = find_row(m, key, 1, NULL);
+		out->has_dir = r != NULL;
+		if (r && !rc)
+			rc = dir_record_copy(&out->dir, &r->dir);
+	}
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_put_lock(struct store *s, const struct lock_record *rec,
+			const char *expect_rvn, int64_t deadline,
+			struct lock_record *cur, bool *has_cur)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r, *nr;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_PUT, 1, &land);
+	if (rc)
+		goto out;
+	r = find_row(m, rec->key, 0, NULL);
+	if (r && (!expect_rvn || strcmp(r->lock.rvn, expect_rvn))) {
+		rc = fill_cur(r, cur, has_cur);
+		rc = rc ? rc : -ECANCELED;
+		goto out;
+	}
+	if (r) {
+		rc = record_copy(&r->lock, rec);
+	} else {
+		nr = calloc(1, sizeof(*nr));
+		rc = nr ? record_copy(&nr->lock, rec) : -ENOMEM;
+		if (!rc) {
+			nr->next = m->rows;
+			m->rows = nr;
+		} else {
+			free(nr);
+		}
+	}
+	if (!rc && land)
+		rc = -ETIMEDOUT;
+out:
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_renew_lock(struct store *s, const char *key,
+			  const char *expect_rvn, const struct lock_renewal *rn,
+			  int64_t deadline, struct lock_record *cur,
+			  bool *has_cur)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_RENEW, 1, &land);
+	if (rc)
+		goto out;
+	r = find_row(m, key, 0, NULL);
+	if (!r || strcmp(r->lock.rvn, expect_rvn)) {
+		rc = fill_cur(r, cur, has_cur);
+		rc = rc ? rc : -ECANCELED;
+		goto out;
+	}
+	strncpy(r->lock.rvn, rn->new_rvn, sizeof(r->lock.rvn) - 1);
+	r->lock.expiry_real_s = rn->expiry_real_s;
+	r->lock.heartbeat_real_ms = rn->heartbeat_real_ms;
+	if (rn->set_data)
+		rc = record_set_data(&r->lock, rn->data, rn->data_len);
+	if (rn->set_fence)
+		r->lock.fence = rn->fence;
+	if (!rc && land)
+		rc = -ETIMEDOUT;
+out:
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static void free_row(struct mem_row *r)
+{
+	record_fini(&r->lock);
+	dir_record_fini(&r->dir);
+	free(r);
+}
+
+static int mem_delete_lock(struct store *s, const char *key,
+			   const char *expect_rvn, int64_t deadline,
+			   struct lock_record *cur, bool *has_cur)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r, **link;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_DELETE, 1, &land);
+	if (rc)
+		goto out;
+	r = find_row(m, key, 0, &link);
+	if (!r || (expect_rvn && strcmp(r->lock.rvn, expect_rvn))) {
+		rc = fill_cur(r, cur, has_cur);
+		rc = rc ? rc : -ECANCELED;
+		goto out;
+	}
+	*link = r->next;
+	free_row(r);
+	if (land)
+		rc = -ETIMEDOUT;
+out:
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_next_fence(struct store *s, const char *key, int64_t deadline,
+			  uint64_t *fence)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_fence *f;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_FENCE, 1, &land);
+	if (rc)
+		goto out;
+	for (f = m->fences; f && strcmp(f->key, key); f = f->next)
+		;
+	if (!f) {
+		f = calloc(1, sizeof(*f));
+		if (!f || !(f->key = strdup(key))) {
+			free(f);
+			rc = -ENOMEM;
+			goto out;
+		}
+		f->next = m->fences;
+		m->fences = f;
+	}
+	*fence = ++f->value;
+	if (land)
+		rc = -ETIMEDOUT;
+out:
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_put_dir(struct store *s, const struct dir_record *d,
+		       int64_t deadline)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *nr;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_PUT_DIR, 1, &land);
+	if (rc)
+		goto out;
+	if (find_row(m, d->key, 1, NULL)) {
+		rc = -EEXIST;
+		goto out;
+	}
+	nr = calloc(1, sizeof(*nr));
+	rc = nr ? dir_record_copy(&nr->dir, d) : -ENOMEM;
+	if (rc) {
+		free(nr);
+		goto out;
+	}
+	nr->is_dir = 1;
+	nr->next = m->rows;
+	m->rows = nr;
+	if (land)
+		rc = -ETIMEDOUT;
+out:
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_delete_dir(struct store *s, const char *key, int64_t deadline)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r, **link;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_DELETE_DIR, 1, &land);
+	if (!rc) {
+		r = find_row(m, key, 1, &link);
+		if (r) {
+			*link = r->next;
+			free_row(r);
+			rc = land ? -ETIMEDOUT : 0;
+		} else {
+			rc = -ENOENT;
+		}
+	}
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_list(struct store *s, const char *prefix, int64_t deadline,
+		    store_row_fn fn, void *arg)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r, *copy = NULL, *nr;
+	size_t plen = strlen(prefix);
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_LIST, 0, &land);
+	/* Copy the matching rows so fn runs without the mutex. */
+	for (r = m->rows; r && !rc; r = r->next) {
+		const char *k = r->is_dir ? r->dir.key : r->lock.key;
+
+		if (strncmp(k, prefix, plen))
+			continue;
+		nr = calloc(1, sizeof(*nr));
+		if (!nr) {
+			rc = -ENOMEM;
+			break;
+		}
+		nr->is_dir = r->is_dir;
+		rc = r->is_dir ? dir_record_copy(&nr->dir, &r->dir) :
+				 record_copy(&nr->lock, &r->lock);
+		nr->next = copy;
+		copy = nr;
+	}
+	pthread_mutex_unlock(&m->mu);
+	for (r = copy; r && !rc; r = r->next) {
+		struct store_row row = {
+			.kind = r->is_dir ? STORE_ROW_DIR : STORE_ROW_LOCK,
+			.lock = &r->lock,
+			.dir = &r->dir,
+		};
+
+		rc = fn(arg, &row);
+		if (rc > 0)
+			rc = 0, r = NULL;
+		if (!r)
+			break;
+	}
+	while (copy) {
+		nr = copy->next;
+		free_row(copy);
+		copy = nr;
+	}
+	return rc;
+}
+
+static void mem_destroy(struct store *s)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_fence *f;
+
+	while (m->rows) {
+		struct mem_row *r = m->rows;
+
+		m->rows = r->next;
+		free_row(r);
+	}
+	while ((f = m->fences)) {
+		m->fences = f->next;
+		free(f->key);
+		free(f);
+	}
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}
+
+static const struct store_ops mem_ops = {
+	.get_lock = mem_get_lock,
+	.lookup = mem_lookup,
+	.put_lock = mem_put_lock,
+	.renew_lock = mem_renew_lock,
+	.delete_lock = mem_delete_lock,
+	.next_fence = mem_next_fence,
+	.put_dir = mem_put_dir,
+	.delete_dir = mem_delete_dir,
+	.list = mem_list,
+	.destroy = mem_destroy,
+};
+
+struct store *store_mem_new(void)
+{
+	struct store_mem *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->base.ops = &mem_ops;
+	pthread_mutex_init(&m->mu, NULL);
+	return &m->base;
+}
+
+void store_mem_set_faults(struct store *s, const struct store_mem_faults *f)
+{
+	struct store_mem *m = to_mem(s);
+
+	pthread_mutex_lock(&m->mu);
+	m->faults = *f;
+	pthread_mutex_unlock(&m->mu);
+}
+
+int store_mem_count(struct store *s, enum store_mem_op op)
+{
+	struct store_mem *m = to_mem(s);
+	int n;
+
+	pthread_mutex_lock(&m->mu);
+	n = m->counts[op];
+	pthread_mutex_unlock(&m->mu);
+	return n;
+}
+
+int store_mem_total(struct store *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < SMEM__COUNT; i++)
+		n += store_mem_count(s, (enum store_mem_op)i);
+	return n;
+}
+
+int store_mem_put_raw(struct store *s, const struct lock_record *rec)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int rc;
+
+	pthread_mutex_lock(&m->mu);
+	r = find_row(m, rec->key, 0, NULL);
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r) {
+			pthread_mutex_unlock(&m->mu);
+			return -ENOMEM;
+		}
+		r->next = m->rows;
+		m->rows = r;
+	}
+	rc = record_copy(&r->lock, rec);
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+int store_mem_delete_raw(struct store *s, const char *key)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r, **link;
+
+	pthread_mutex_lock(&m->mu);
+	r = find_row(m, key, 0, &link);
+	if (r) {
+		*link = r->next;
+		free_row(r);
+	}
+	pthread_mutex_unlock(&m->mu);
+	return r ? 0 : -ENOENT;
+}
+
+int store_mem_lock_count(struct store *s)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int n = 0;
+
+	pthread_mutex_lock(&m->mu);
+	for (r = m->rows; r; r = r->next)
+		n += !r->is_dir;
+	pthread_mutex_unlock(&m->mu);
+	return n;
+}

@@ -1,0 +1,167 @@
+/* lock: the lock engine. Owns the locks this mount holds and their state
+ * machine (held -> releasing -> released, held -> lost), acquires and
+ * releases them with one conditional write each, serialises every write of
+ * one lock (heartbeat, data, fence, release) so that a heartbeat in flight
+ * can never re-take a released lock, and resolves ambiguous writes (a reply
+ * lost after the write landed) by the RVNs it tried. The lease thread
+ * (lease.c) drives heartbeats, the safe period and automatic release.
+ *
+ * Threads: FUSE workers call the lock_* operations; the lease thread calls
+ * lease_step. One engine mutex guards all lock state; it is never held
+ * across a store request or a callback. */
+#ifndef LOCKFS_LOCK_H
+#define LOCKFS_LOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "clk.h"
+#include "metrics.h"
+#include "observe.h"
+#include "record.h"
+#include "store.h"
+
+enum hold_mode {
+	HOLD_PGRP,   /* while the acquiring open file is open or its process
+		      * group lives (default) */
+	HOLD_FD,     /* while the acquiring open file is open */
+	HOLD_UNLINK, /* until unlink or unmount */
+};
+
+enum lock_state {
+	LOCK_HELD,
+	LOCK_RELEASING,
+	LOCK_LOST,
+	LOCK_RELEASED,
+};
+
+enum lost_reason {
+	LOST_NONE,
+	LOST_STOLEN,       /* a write found another RVN, or no row */
+	LOST_SAFE_PERIOD,  /* no successful heartbeat for safe_period */
+};
+
+struct lock_config {
+	const char *owner;        /* owner_name written in every row */
+	const char *host;         /* shown in the holder field */
+	int64_t lease_ms;         /* default 30000 */
+	int64_t heartbeat_ms;     /* default 5000 */
+	int64_t safe_period_ms;   /* default 20000; must be < lease */
+	enum hold_mode hold;
+	int64_t pgrp_poll_ms;     /* how often dead process groups are
+				   * looked for; default 100 */
+	int lost_signal;          /* signal for the holder's process group on
+				   * loss; 0: none */
+	int64_t op_timeout_ms;    /* user-facing requests; default 10000 */
+	int64_t recent_release_ms; /* lookups of a key this mount released
+				    * this recently are answered from memory;
+				    * 0: never */
+};
+
+/* Who acquires: filled by the filesystem from the request's context. */
+struct lock_holder {
+	int64_t pid;
+	int64_t uid;
+	int64_t gid;
+	int64_t pgid;             /* <= 0: unknown (process gone) */
+	uint32_t mode;
+	char cmd[64];
+};
+
+struct lock;
+struct lock_engine;
+
+/* Upcalls, made without the engine mutex held, from whichever thread saw
+ * the event (usually the lease thread). */
+struct lock_callbacks {
+	void (*on_lost)(void *arg, struct lock *lk);
+	void (*on_released)(void *arg, const char *key); /* automatic release */
+	void *arg;
+};
+
+/* The engine does not own store, obs or metrics. */
+struct lock_engine *lock_engine_new(const struct lock_config *cfg,
+				    struct store *store, struct observe *obs,
+				    const struct clk *clk, struct metrics *m,
+				    const struct lock_callbacks *cb);
+/* Frees every lock (the lease thread must be stopped). */
+void lock_engine_free(struct lock_engine *e);
+const struct lock_config *lock_engine_config(const struct lock_engine *e);
+
+/* Acquire key (one conditional PutItem): a new lock, or a takeover when our
+ * observation judged the current row expired. 0 with a referenced *out;
+ * -EEXIST when someone holds it (this mount included), with *cur and *has_cur
+ * describing the row when known (may be NULL); other -errno on failure. */
+int lock_acquire(struct lock_engine *e, const char *key,
+		 const struct lock_holder *h, struct lock **out,
+		 struct lock_record *cur, bool *has_cur);
+
+/* The lock this mount holds (held or releasing) for key, referenced, or
+ * NULL. */
+struct lock *lock_find(struct lock_engine *e, const char *key);
+/* True if this mount released key less than recent_release_ms ago and has
+ * not acquired it since. */
+bool lock_recently_released(struct lock_engine *e, const char *key);
+void lock_ref(struct lock *lk);
+void lock_unref(struct lock_engine *e, struct lock *lk);
+
+/* Release (one conditional DeleteItem), waiting for a write of the same
+ * lock in flight. 0 when the lock is no longer ours (released now, or
+ * already lost or released); -errno when DynamoDB could not be told (the
+ * lock stays held). */
+int lock_release(struct lock_engine *e, struct lock *lk);
+/* The acquiring open file was closed: in fd mode the lock is released now;
+ * in pgrp mode when its process group is gone too. */
+void lock_holder_closed(struct lock_engine *e, struct lock *lk);
+/* A synchronous heartbeat: 0 if the lock is still ours, -EIO if not. */
+int lock_renew_sync(struct lock_engine *e, struct lock *lk);
+/* Changes the holder's data: bytes [off, off+len) become buf; truncate >= 0
+ * first cuts it to that length. -EFBIG past max_len, -EIO when lost. */
+int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
+		     size_t len, int64_t off, int64_t truncate,
+		     size_t max_len);
+/* The lock's fencing token, allocated on first use while holding (a counter
+ * row apart from the lock row, then recorded in the lock row with a
+ * conditional write). -EIO when lost. */
+int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence);
+
+/* Our view of the lock: a copy of the row as we last wrote it, and state. */
+int lock_snapshot(struct lock_engine *e, struct lock *lk,
+		  struct lock_record *out, enum lock_state *state);
+enum lock_state lock_get_state(struct lock_engine *e, struct lock *lk);
+const char *lock_key(const struct lock *lk);
+const struct lock_holder *lock_holder(const struct lock *lk);
+/* The RVN we hold now ("" once lost or released). */
+void lock_current_rvn(struct lock_engine *e, struct lock *lk,
+		      char rvn[RECORD_RVN_MAX]);
+const char *lock_state_name(enum lock_state st);
+const char *lock_lost_reason_name(enum lost_reason r);
+
+/* Marks the lock lost because a read showed another RVN (or none). */
+void lock_mark_stolen(struct lock_engine *e, struct lock *lk);
+
+/* For status: calls fn for every lock the engine tracks (held, releasing,
+ * lost and still open). fn runs with the engine mutex held and must not
+ * call back into the engine. */
+struct lock_info {
+	const char *key;
+	enum lock_state state;
+	enum lost_reason lost_reason;
+	const char *rvn;
+	const struct lock_holder *holder;
+	int64_t acquired_real_ms;
+	int64_t last_ok_age_ms;   /* since the last confirmed write */
+	uint64_t fence;
+	bool holder_open;
+};
+void lock_each(struct lock_engine *e,
+	       void (*fn)(void *arg, const struct lock_info *info), void *arg);
+size_t lock_count_held(struct lock_engine *e);
+
+/* Releases every held lock (unmount, SIGTERM), each bounded by the
+ * operation timeout. Returns the number that could not be released. */
+int lock_release_all(struct lock_engine *e);
+
+#endif

@@ -1,0 +1,37 @@
+/* render: the text a lock file reads as, and the same fields as extended
+ * attributes (user.lockfs.<field>). One "name: value" per line, times in
+ * RFC 3339 UTC with milliseconds, durations in seconds with 3 decimals.
+ * Fields a row does not have are left out. Values are escaped to stay on one
+ * line; xattrs carry the raw value (data: the exact bytes). No state. */
+#ifndef LOCKFS_RENDER_H
+#define LOCKFS_RENDER_H
+
+#include <stdbool.h>
+
+#include "buf.h"
+#include "record.h"
+
+enum render_state {
+	RENDER_HELD,
+	RENDER_EXPIRED,
+	RENDER_LOST,
+};
+
+const char *render_state_name(enum render_state st);
+
+/* Appends the whole text. */
+int render_lock_text(const struct lock_record *rec, enum render_state st,
+		     struct buf *out);
+
+/* Appends the raw value of one field ("owner", "data", ...). -ENODATA when
+ * the row has no such field, -EINVAL for an unknown name. */
+int render_field(const struct lock_record *rec, enum render_state st,
+		 const char *field, struct buf *out);
+
+/* Appends the NUL-separated list of "user.lockfs.<field>" names the row
+ * has (listxattr format). */
+int render_xattr_names(const struct lock_record *rec, struct buf *out);
+
+#define RENDER_XATTR_PREFIX "user.lockfs."
+
+#endif

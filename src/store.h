@@ -1,0 +1,108 @@
+/* store: the interface between the lock engine and where lock rows live.
+ * Two implementations: store_mem (in memory, with fault knobs, for unit
+ * tests) and store_ddb (DynamoDB). Every operation is one request to the
+ * backend (the backend may retry transient failures internally within the
+ * deadline). Implementations are thread-safe.
+ *
+ * Conditional operations return -ECANCELED when the condition failed and
+ * then fill *cur with the row as it is now (*has_cur false when there is
+ * none). A caller that retried a write must compare cur->rvn with the RVN it
+ * tried to write: an earlier attempt may have landed. Other errors are
+ * -errno: -EAGAIN/-ETIMEDOUT/-EIO/-ECONNREFUSED... (transient), -EACCES,
+ * -ENXIO (table missing), -EINVAL. */
+#ifndef LOCKFS_STORE_H
+#define LOCKFS_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "record.h"
+
+struct store;
+
+/* What a renewal (heartbeat, data write, fence record) changes. */
+struct lock_renewal {
+	const char *new_rvn;
+	int64_t expiry_real_s;
+	int64_t heartbeat_real_ms;
+	bool set_data;
+	const void *data;
+	size_t data_len;
+	bool set_fence;
+	uint64_t fence;
+};
+
+/* One row of a listing. */
+enum store_row_kind {
+	STORE_ROW_LOCK,
+	STORE_ROW_DIR,
+};
+
+struct store_row {
+	enum store_row_kind kind;
+	const struct lock_record *lock;  /* STORE_ROW_LOCK */
+	const struct dir_record *dir;    /* STORE_ROW_DIR */
+};
+
+/* Returns 0 to go on, 1 to stop the listing early, or -errno to abort. */
+typedef int (*store_row_fn)(void *arg, const struct store_row *row);
+
+/* The rows of one key: its lock and its directory marker. */
+struct store_lookup {
+	bool has_lock;
+	struct lock_record lock;
+	bool has_dir;
+	struct dir_record dir;
+};
+
+void store_lookup_init(struct store_lookup *l);
+void store_lookup_fini(struct store_lookup *l);
+
+struct store_ops {
+	/* The lock row of key (consistent read). -ENOENT when none. */
+	int (*get_lock)(struct store *s, const char *key, int64_t deadline_mono_ms,
+			struct lock_record *out);
+	/* The lock row and directory row of key, in one request. */
+	int (*lookup)(struct store *s, const char *key, int64_t deadline_mono_ms,
+		      struct store_lookup *out);
+	/* Writes the lock row rec. expect_rvn NULL: only if no lock row exists;
+	 * else: if none exists or its RVN is expect_rvn (takeover). */
+	int (*put_lock)(struct store *s, const struct lock_record *rec,
+			const char *expect_rvn, int64_t deadline_mono_ms,
+			struct lock_record *cur, bool *has_cur);
+	/* Updates the lock row if its RVN is expect_rvn. */
+	int (*renew_lock)(struct store *s, const char *key, const char *expect_rvn,
+			  const struct lock_renewal *r, int64_t deadline_mono_ms,
+			  struct lock_record *cur, bool *has_cur);
+	/* Deletes the lock row if its RVN is expect_rvn. */
+	int (*delete_lock)(struct store *s, const char *key,
+			   const char *expect_rvn, int64_t deadline_mono_ms,
+			   struct lock_record *cur, bool *has_cur);
+	/* Increments the key's fence counter (kept apart from the lock row, so
+	 * it survives deletes) and returns the new value. */
+	int (*next_fence)(struct store *s, const char *key,
+			  int64_t deadline_mono_ms, uint64_t *fence);
+	/* Creates a directory marker; -EEXIST if one exists. */
+	int (*put_dir)(struct store *s, const struct dir_record *d,
+		       int64_t deadline_mono_ms);
+	/* Deletes a directory marker; -ENOENT if none. */
+	int (*delete_dir)(struct store *s, const char *key,
+			  int64_t deadline_mono_ms);
+	/* Calls fn for every lock and directory row whose key starts with
+	 * prefix ("" for all), in no particular order, one request per page. */
+	int (*list)(struct store *s, const char *prefix, int64_t deadline_mono_ms,
+		    store_row_fn fn, void *arg);
+	void (*destroy)(struct store *s);
+};
+
+struct store {
+	const struct store_ops *ops;
+};
+
+static inline void store_free(struct store *s)
+{
+	if (s)
+		s->ops->destroy(s);
+}
+
+#endif

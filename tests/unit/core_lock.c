@@ -1,0 +1,540 @@
+/* core_lock: the lock engine on the in-memory store with a fake clock:
+ * acquire and conflicts, observation-based takeover, heartbeats and their
+ * spread, the safe period, stolen locks, ambiguous writes, release vs
+ * heartbeat serialisation, hold modes, fencing tokens, data. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "lease.h"
+#include "lock.h"
+#include "log.h"
+#include "store_mem.h"
+
+static struct clk_fake fclk;
+static struct store *st;
+static struct observe *obs;
+static struct lock_engine *eng;
+static struct metrics met;
+static int lost_calls;
+static int released_calls;
+
+static void on_lost(void *arg, struct lock *lk)
+{
+	(void)arg;
+	(void)lk;
+	lost_calls++;
+}
+
+static void on_released(void *arg, const char *key)
+{
+	(void)arg;
+	(void)key;
+	released_calls++;
+}
+
+static void setup(enum hold_mode hold)
+{
+	struct lock_config cfg = {
+		.owner = "me",
+		.host = "testhost",
+		.lease_ms = 2000,
+		.heartbeat_ms = 500,
+		.safe_period_ms = 1500,
+		.hold = hold,
+		.recent_release_ms = 1000,
+	};
+	struct lock_callbacks cb = { on_lost, on_released, NULL };
+
+	clk_fake_init(&fclk, 1790000000000LL);
+	st = store_mem_new();
+	obs = observe_new(&fclk.clk, 0);
+	metrics_init(&met);
+	eng = lock_engine_new(&cfg, st, obs, &fclk.clk, &met, &cb);
+	CHECK(st && obs && eng);
+	lost_calls = released_calls = 0;
+}
+
+static void teardown(void)
+{
+	lock_engine_free(eng);
+	observe_free(obs);
+	store_free(st);
+}
+
+static struct lock_holder holder(int64_t pgid)
+{
+	struct lock_holder h = { .pid = getpid(), .uid = 1000, .gid = 1000,
+				 .pgid = pgid, .mode = 0644 };
+
+	strcpy(h.cmd, "test");
+	return h;
+}
+
+/* Runs lease steps that are due now (bounded). */
+static void run_due(void)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		if (lease_step(eng) > clk_mono_ms(&fclk.clk))
+			return;
+	CHECK(!"lease_step never settled");
+}
+
+/* Advances the fake clock in 10 ms steps, running the lease thread's work. */
+static void advance(int64_t ms)
+{
+	while (ms > 0) {
+		int64_t d = ms < 10 ? ms : 10;
+
+		clk_fake_advance(&fclk, d);
+		ms -= d;
+		run_due();
+	}
+}
+
+static void foreign_row(const char *key, const char *owner, const char *rvn,
+			int64_t lease_ms)
+{
+	struct lock_record r;
+
+	record_init(&r);
+	record_set_str(&r.key, key);
+	record_set_str(&r.owner, owner);
+	strcpy(r.rvn, rvn);
+	r.lease_ms = lease_ms;
+	r.expiry_real_s = 1;
+	CHECK_INT(store_mem_put_raw(st, &r), 0);
+	record_fini(&r);
+}
+
+static void row_rvn(const char *key, char *out)
+{
+	struct lock_record r;
+
+	record_init(&r);
+	CHECK_INT(st->ops->get_lock(st, key, 0, &r), 0);
+	strcpy(out, r.rvn);
+	record_fini(&r);
+}
+
+static void test_acquire_and_conflict(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct lock *lk = NULL, *lk2 = NULL;
+	struct lock_record cur;
+	bool has = false;
+	char rvn[RECORD_RVN_MAX];
+
+	setup(HOLD_UNLINK);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	CHECK_INT(store_mem_count(st, SMEM_PUT), 1);
+	CHECK_INT(store_mem_total(st), 1);  /* one conditional write, nothing else */
+	row_rvn("a", rvn);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	CHECK_INT(metrics_get(&met, MC_ACQUIRES), 1);
+
+	/* Held by this mount: refused without asking the store. */
+	record_init(&cur);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk2, &cur, &has), -EEXIST);
+	CHECK(has);
+	CHECK_STR(cur.owner, "me");
+	CHECK_INT(store_mem_count(st, SMEM_PUT), 1);
+
+	/* Held by another owner: refused by the condition, row reported. */
+	foreign_row("b", "other", "r1", 2000);
+	CHECK_INT(lock_acquire(eng, "b", &h, &lk2, &cur, &has), -EEXIST);
+	CHECK(has);
+	CHECK_STR(cur.owner, "other");
+	CHECK_INT(metrics_get(&met, MC_CONFLICTS), 2);
+	record_fini(&cur);
+
+	CHECK_INT(lock_release(eng, lk), 0);
+	CHECK_INT(store_mem_lock_count(st), 1);  /* only "b" left */
+	CHECK_INT(lock_get_state(eng, lk), LOCK_RELEASED);
+	CHECK(lock_find(eng, "a") == NULL);
+	CHECK(lock_recently_released(eng, "a"));
+	clk_fake_advance(&fclk, 1001);
+	CHECK(!lock_recently_released(eng, "a"));
+	lock_unref(eng, lk);
+	teardown();
+}
+
+static void test_takeover_by_observation(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct lock *lk = NULL;
+
+	setup(HOLD_UNLINK);
+	foreign_row("k", "dead", "r1", 3000);
+	CHECK_INT(lock_acquire(eng, "k", &h, &lk, NULL, NULL), -EEXIST);
+	/* Wall-clock fields say nothing: expiry_time is long past. */
+	clk_fake_advance(&fclk, 2999);
+	CHECK_INT(lock_acquire(eng, "k", &h, &lk, NULL, NULL), -EEXIST);
+	/* The holder renews: the clock starts again at our next sighting. */
+	foreign_row("k", "dead", "r2", 3000);
+	clk_fake_advance(&fclk, 2);
+	CHECK_INT(lock_acquire(eng, "k", &h, &lk, NULL, NULL), -EEXIST);
+	clk_fake_advance(&fclk, 2999);
+	CHECK_INT(lock_acquire(eng, "k", &h, &lk, NULL, NULL), -EEXIST);
+	clk_fake_advance(&fclk, 1);
+	CHECK_INT(lock_acquire(eng, "k", &h, &lk, NULL, NULL), 0);
+	CHECK_INT(metrics_get(&met, MC_TAKEOVERS), 1);
+	lock_unref(eng, lk);
+
+	/* An expired observation is still conditioned on its RVN: if the row
+	 * changed meanwhile, the takeover fails. */
+	foreign_row("j", "dead", "r1", 1000);
+	CHECK_INT(lock_acquire(eng, "j", &h, &lk, NULL, NULL), -EEXIST);
+	clk_fake_advance(&fclk, 1000);
+	foreign_row("j", "alive", "r9", 1000);
+	CHECK_INT(lock_acquire(eng, "j", &h, &lk, NULL, NULL), -EEXIST);
+	teardown();
+}
+
+static void test_heartbeat_and_spread(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct lock *lks[10];
+	char rvn0[RECORD_RVN_MAX], rvn1[RECORD_RVN_MAX], key[8];
+	int i, renews;
+
+	setup(HOLD_UNLINK);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lks[0], NULL, NULL), 0);
+	row_rvn("a", rvn0);
+	advance(499);
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 0);
+	advance(2);
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 1);
+	row_rvn("a", rvn1);
+	CHECK(strcmp(rvn0, rvn1));  /* every write carries a fresh RVN */
+	advance(5000);
+	renews = store_mem_count(st, SMEM_RENEW);
+	CHECK(renews >= 10 && renews <= 12);
+	CHECK_INT(lock_get_state(eng, lks[0]), LOCK_HELD);
+	lock_unref(eng, lks[0]);
+	teardown();
+
+	/* Ten locks taken at once are renewed at spread-out times. */
+	setup(HOLD_UNLINK);
+	for (i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		CHECK_INT(lock_acquire(eng, key, &h, &lks[i], NULL, NULL), 0);
+	}
+	advance(500);
+	int64_t last = -1, mingap = 1000000;
+	for (i = 0; i < 2000; i++) {
+		int before = store_mem_count(st, SMEM_RENEW);
+
+		advance(1);
+		if (store_mem_count(st, SMEM_RENEW) > before) {
+			int64_t t = clk_mono_ms(&fclk.clk);
+
+			if (last >= 0 && t - last < mingap)
+				mingap = t - last;
+			last = t;
+		}
+	}
+	renews = store_mem_count(st, SMEM_RENEW);
+	/* About 10 locks x 2000 ms / 500 ms, never two in the same instant. */
+	CHECK(renews >= 35 && renews <= 50);
+	CHECK(mingap >= 40);
+	for (i = 0; i < 10; i++) {
+		CHECK_INT(lock_get_state(eng, lks[i]), LOCK_HELD);
+		lock_unref(eng, lks[i]);
+	}
+	teardown();
+}
+
+static void test_safe_period_and_cleanup(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct store_mem_faults down = { .down = 1 }, up = { 0 };
+	struct lock *lk;
+
+	setup(HOLD_UNLINK);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	store_mem_set_faults(st, &down);
+	advance(1499);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	CHECK(metrics_get(&met, MC_HEARTBEATS_FAILED) >= 2);
+	advance(1);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(lost_calls, 1);
+	CHECK(lock_find(eng, "a") == NULL);
+	CHECK_INT(lock_renew_sync(eng, lk), -EIO);
+	CHECK_INT(lock_modify_data(eng, lk, "x", 1, 0, -1, 100), -EIO);
+	/* DynamoDB comes back: the lock is never taken back, and our stale
+	 * row is removed so that others need not wait a lease. */
+	store_mem_set_faults(st, &up);
+	int renews = store_mem_count(st, SMEM_RENEW);
+	advance(3000);
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), renews);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	CHECK_INT(lost_calls, 1);
+	lock_unref(eng, lk);
+	teardown();
+}
+
+static void test_stolen(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct lock *lk;
+
+	setup(HOLD_UNLINK);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	foreign_row("a", "thief", "zzz", 2000);
+	advance(600);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(lost_calls, 1);
+	/* Releasing a stolen lock must not delete the thief's row. */
+	CHECK_INT(lock_release(eng, lk), 0);
+	CHECK_INT(store_mem_lock_count(st), 1);
+	lock_unref(eng, lk);
+
+	/* A row deleted under us (allow_break elsewhere) is lost too. */
+	CHECK_INT(lock_acquire(eng, "b", &h, &lk, NULL, NULL), 0);
+	CHECK_INT(store_mem_delete_raw(st, "b"), 0);
+	CHECK_INT(lock_renew_sync(eng, lk), -EIO);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	lock_unref(eng, lk);
+	teardown();
+}
+
+static void test_ambiguous_writes(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct store_mem_faults land = { .land_then_fail = 1 };
+	struct store_mem_faults land3 = { .land_then_fail = 3 };
+	struct lock *lk;
+
+	setup(HOLD_UNLINK);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	/* A heartbeat lands but its answer is lost: the next write finds our
+	 * own RVN and carries on instead of declaring the lock stolen. */
+	store_mem_set_faults(st, &land);
+	advance(510);
+	CHECK_INT(metrics_get(&met, MC_HEARTBEATS_FAILED), 1);
+	advance(500);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	CHECK(metrics_get(&met, MC_HEARTBEATS_OK) >= 1);
+	/* Several in a row. */
+	store_mem_set_faults(st, &land3);
+	advance(1200);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	advance(500);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	/* A release whose answer is lost still releases. */
+	store_mem_set_faults(st, &land);
+	CHECK_INT(lock_release(eng, lk), -ETIMEDOUT);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	CHECK_INT(lock_release(eng, lk), 0);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	lock_unref(eng, lk);
+
+	/* An acquire whose answer is lost: read back, and it is ours. */
+	store_mem_set_faults(st, &land);
+	CHECK_INT(lock_acquire(eng, "b", &h, &lk, NULL, NULL), 0);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	lock_unref(eng, lk);
+	teardown();
+}
+
+struct race {
+	struct lock *lk;
+	int rc;
+};
+
+static void *heartbeat_thread(void *arg)
+{
+	struct race *r = arg;
+
+	r->rc = lock_renew_sync(eng, r->lk);
+	return NULL;
+}
+
+static void test_release_waits_for_heartbeat(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct store_mem_faults slow = { .delay_ms = 200 }, fast = { 0 };
+	struct race r;
+	pthread_t t;
+	int i;
+
+	/* With real threads: a heartbeat is in flight (slow store) when the
+	 * release comes; the release must wait and delete the RVN the
+	 * heartbeat wrote, and nothing may re-create the row afterwards. */
+	for (i = 0; i < 5; i++) {
+		setup(HOLD_UNLINK);
+		CHECK_INT(lock_acquire(eng, "a", &h, &r.lk, NULL, NULL), 0);
+		store_mem_set_faults(st, &slow);
+		CHECK_INT(pthread_create(&t, NULL, heartbeat_thread, &r), 0);
+		usleep(50000);
+		CHECK_INT(lock_release(eng, r.lk), 0);
+		pthread_join(t, NULL);
+		CHECK_INT(r.rc, 0);
+		store_mem_set_faults(st, &fast);
+		CHECK_INT(store_mem_lock_count(st), 0);
+		advance(3000);
+		CHECK_INT(store_mem_lock_count(st), 0);
+		CHECK_INT(store_mem_count(st, SMEM_RENEW), 1);
+		lock_unref(eng, r.lk);
+		teardown();
+	}
+}
+
+static pid_t dead_pgrp(void)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		setpgid(0, 0);
+		_exit(0);
+	}
+	setpgid(child, child);  /* may fail if it already exited; fine */
+	waitpid(child, NULL, 0);
+	return child;
+}
+
+static void test_hold_modes(void)
+{
+	struct lock_holder h;
+	struct lock *lk;
+
+	/* fd: released the moment the acquiring open file closes. */
+	setup(HOLD_FD);
+	h = holder(getpgrp());
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_RELEASED);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	CHECK_INT(released_calls, 1);
+	CHECK_INT(metrics_get(&met, MC_AUTO_RELEASES), 1);
+	lock_unref(eng, lk);
+	teardown();
+
+	/* pgrp: kept while the group lives, released once it is gone. */
+	setup(HOLD_PGRP);
+	h = holder(getpgrp());
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	advance(1000);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	lock_unref(eng, lk);
+	h = holder(dead_pgrp());
+	CHECK_INT(lock_acquire(eng, "b", &h, &lk, NULL, NULL), 0);
+	advance(1000);  /* open: held even though the group is gone */
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	lock_holder_closed(eng, lk);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_RELEASED);
+	lock_unref(eng, lk);
+
+	/* The group dies after the close: found by the lease thread. */
+	pid_t child = fork();
+
+	if (child == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	setpgid(child, child);
+	h = holder(child);
+	CHECK_INT(lock_acquire(eng, "c", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	advance(300);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	advance(150);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_RELEASED);
+	lock_unref(eng, lk);
+	teardown();
+
+	/* unlink: never released automatically. */
+	setup(HOLD_UNLINK);
+	h = holder(dead_pgrp());
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	advance(1000);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	lock_unref(eng, lk);
+	teardown();
+}
+
+static void test_fence_and_data(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct lock_record r;
+	uint64_t f1 = 0, f2 = 0, again = 0;
+	struct lock *lk;
+
+	setup(HOLD_UNLINK);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	CHECK_INT(lock_fence(eng, lk, &f1), 0);
+	CHECK_INT(lock_fence(eng, lk, &again), 0);
+	CHECK_INT(again, f1);
+	CHECK_INT(store_mem_count(st, SMEM_FENCE), 1);
+	record_init(&r);
+	CHECK_INT(st->ops->get_lock(st, "a", 0, &r), 0);
+	CHECK_INT(r.fence, f1);  /* other mounts see it */
+	CHECK_INT(lock_release(eng, lk), 0);
+	lock_unref(eng, lk);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	CHECK_INT(lock_fence(eng, lk, &f2), 0);
+	CHECK(f2 > f1);
+
+	CHECK_INT(lock_modify_data(eng, lk, "hello", 5, 0, -1, 16), 0);
+	CHECK_INT(lock_modify_data(eng, lk, "J", 1, 0, -1, 16), 0);
+	CHECK_INT(lock_modify_data(eng, lk, "!", 1, 5, -1, 16), 0);
+	CHECK_INT(st->ops->get_lock(st, "a", 0, &r), 0);
+	CHECK(r.has_data && r.data_len == 6 && !memcmp(r.data, "Jello!", 6));
+	CHECK_INT(lock_modify_data(eng, lk, NULL, 0, 0, 2, 16), 0);
+	CHECK_INT(st->ops->get_lock(st, "a", 0, &r), 0);
+	CHECK(r.data_len == 2 && !memcmp(r.data, "Je", 2));
+	CHECK_INT(lock_modify_data(eng, lk, "x", 1, 16, -1, 16), -EFBIG);
+	CHECK_INT(lock_modify_data(eng, lk, NULL, 0, 0, 17, 16), -EFBIG);
+	record_fini(&r);
+	lock_unref(eng, lk);
+	teardown();
+}
+
+static void test_release_all(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct lock *lk;
+	char key[16];
+	int i;
+
+	setup(HOLD_UNLINK);
+	for (i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		CHECK_INT(lock_acquire(eng, key, &h, &lk, NULL, NULL), 0);
+		lock_unref(eng, lk);
+	}
+	CHECK_INT(lock_count_held(eng), 100);
+	CHECK_INT(lock_release_all(eng), 0);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	CHECK_INT(lock_count_held(eng), 0);
+	teardown();
+}
+
+int main(void)
+{
+	log_setup(LOGL_ERR, false, NULL);
+	test_acquire_and_conflict();
+	test_takeover_by_observation();
+	test_heartbeat_and_spread();
+	test_safe_period_and_cleanup();
+	test_stolen();
+	test_ambiguous_writes();
+	test_release_waits_for_heartbeat();
+	test_hold_modes();
+	test_fence_and_data();
+	test_release_all();
+	CHECK_DONE();
+}

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "awserr.h"
+#include "clk.h"
 #include "http.h"
 
 struct aws_creds {
@@ -42,8 +43,11 @@ int aws_creds_dup(struct aws_creds *dst, const struct aws_creds *src);
 struct creds_config {
 	const char *profile;    /* NULL: AWS_PROFILE, then "default" */
 	const char *region;     /* for the regional STS endpoint; may be NULL */
-	long timeout_ms;        /* per metadata/STS request; 0: 1000 */
-	struct http_opts http;
+	long timeout_ms;        /* per metadata/STS request; 0: 1000 for the
+				 * metadata services, 5000 for STS */
+	long process_timeout_ms; /* whole credential_process run; 0: 60000 */
+	struct http_opts http;  /* STS; metadata requests add no_proxy */
+	const struct clk *clock; /* expiry decisions; NULL: the system clocks */
 };
 
 struct creds_chain;

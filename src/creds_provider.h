@@ -1,0 +1,155 @@
+/* creds_provider: the interface between the credential chain (creds.c) and
+ * its providers (creds_env, creds_profile, creds_webid, creds_ecs,
+ * creds_imds, creds_process), and the helpers they share. Internal to
+ * lockfs_creds. A provider runs in the one thread doing a refresh, with no
+ * lock held; everything it reads through struct creds_ctx is immutable while
+ * the chain exists. */
+#ifndef LOCKFS_CREDS_PROVIDER_H
+#define LOCKFS_CREDS_PROVIDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "awserr.h"
+#include "buf.h"
+#include "clk.h"
+#include "creds.h"
+#include "http.h"
+
+/* The environment variables the chain reads, copied once when the chain is
+ * created (creds_env_snapshot). */
+enum creds_var {
+	CREDS_ACCESS_KEY_ID,
+	CREDS_SECRET_ACCESS_KEY,
+	CREDS_SESSION_TOKEN,
+	CREDS_PROFILE,
+	CREDS_SHARED_CREDENTIALS_FILE,
+	CREDS_CONFIG_FILE,
+	CREDS_HOME,
+	CREDS_WEB_IDENTITY_TOKEN_FILE,
+	CREDS_ROLE_ARN,
+	CREDS_ROLE_SESSION_NAME,
+	CREDS_ENDPOINT_URL_STS,
+	CREDS_ENDPOINT_URL,
+	CREDS_CONTAINER_RELATIVE_URI,
+	CREDS_CONTAINER_FULL_URI,
+	CREDS_CONTAINER_AUTH_TOKEN,
+	CREDS_CONTAINER_AUTH_TOKEN_FILE,
+	CREDS_EC2_METADATA_DISABLED,
+	CREDS_EC2_METADATA_ENDPOINT,
+	CREDS_VAR_COUNT
+};
+
+struct creds_env {
+	char *val[CREDS_VAR_COUNT];  /* NULL when unset or empty */
+};
+
+/* creds_env.c: copies the variables (HOME falls back to the password
+ * database). 0 or -ENOMEM. */
+int creds_env_snapshot(struct creds_env *env);
+/* Wipes and frees every value (some are secrets). */
+void creds_env_fini(struct creds_env *env);
+/* The value, or NULL when the variable was unset or empty. */
+const char *creds_env_get(const struct creds_env *env, enum creds_var v);
+
+/* What a provider sees. */
+struct creds_ctx {
+	const struct creds_env *env;
+	const char *profile;        /* config, AWS_PROFILE, else "default" */
+	int profile_explicit;       /* chosen by config or AWS_PROFILE */
+	const char *region;         /* NULL when unknown */
+	const char *session_name;   /* default RoleSessionName */
+	long metadata_timeout_ms;   /* ECS and IMDS, per request */
+	long sts_timeout_ms;        /* STS, per request */
+	long process_timeout_ms;    /* credential_process, whole run */
+	struct http_opts http;      /* base options; metadata adds no_proxy */
+};
+
+/* A provider. fetch returns
+ *   0        with *out filled (out->source set),
+ *   -ENOKEY  when it is not configured: the chain moves on; err->message may
+ *            hold a short reason ("disabled") for the final summary,
+ *   other    -errno when it is configured and failed: the chain stops;
+ *            err->message is one line naming the provider, never a secret. */
+struct creds_provider {
+	const char *name;
+	int (*fetch)(const struct creds_ctx *ctx, struct aws_creds *out,
+		     struct aws_error *err);
+};
+
+extern const struct creds_provider creds_env_provider;
+extern const struct creds_provider creds_profile_provider;
+extern const struct creds_provider creds_webid_provider;
+extern const struct creds_provider creds_ecs_provider;
+extern const struct creds_provider creds_imds_provider;
+
+/* creds_webid.c: STS AssumeRoleWithWebIdentity with the token read from
+ * token_file now. who names the caller in messages ("web identity",
+ * "profile \"x\""). Returns as a provider's fetch (never -ENOKEY). */
+int creds_webid_assume(const struct creds_ctx *ctx, const char *who,
+		       const char *token_file, const char *role_arn,
+		       const char *session_name, struct aws_creds *out,
+		       struct aws_error *err);
+
+/* creds_process.c: runs cmd with /bin/sh -c (stdin /dev/null, stderr
+ * inherited, stdout bounded), within ctx->process_timeout_ms, and parses
+ * its JSON. Returns as a provider's fetch (never -ENOKEY): -ETIMEDOUT,
+ * -EIO (non-zero exit), -EPROTO (bad output). */
+int creds_process_run(const struct creds_ctx *ctx, const char *who,
+		      const char *cmd, struct aws_creds *out,
+		      struct aws_error *err);
+
+/* ---- creds.c: helpers shared by the providers ---- */
+
+/* Fills err with a one-line message (and status/type when given) and
+ * returns rc. The message must never contain a secret. */
+int creds_fail(struct aws_error *err, int rc, long http_status,
+	       const char *type, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* The same for a transport failure (rc from http_perform): err->transport
+ * is set so awserr_is_retryable and awserr_to_errno see it. */
+int creds_fail_transport(struct aws_error *err, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Fills out with copies (token may be NULL or empty: none). Every string
+ * must be non-empty printable ASCII without spaces (they end up in HTTP
+ * headers). 0, -EINVAL (bad characters; out untouched) or -ENOMEM. */
+int creds_set(struct aws_creds *out, const char *access_key_id,
+	      const char *secret_access_key, const char *session_token,
+	      int64_t expires_real_ms, const char *source);
+
+/* Parses an ISO 8601 / RFC 3339 UTC time ("2026-11-22T10:00:00Z",
+ * fractions, "+01:00" offsets) into epoch ms. 0 or -EINVAL. */
+int creds_parse_time(const char *s, int64_t *real_ms);
+
+/* The JSON answers with credentials. */
+enum creds_json_kind {
+	CREDS_JSON_PROCESS, /* Version 1, SessionToken, Expiration optional */
+	CREDS_JSON_ECS,     /* Token, Expiration */
+	CREDS_JSON_IMDS,    /* Code "Success", Token, Expiration */
+};
+
+/* Parses an answer into out (source is set to `source`). who prefixes the
+ * messages. 0, -EPROTO (malformed, missing fields), -EACCES (IMDS Code other
+ * than Success), -ENOMEM. Wipes the secrets it copied while parsing. */
+int creds_json_parse(const char *who, const char *source,
+		     enum creds_json_kind kind, const char *body, size_t len,
+		     struct aws_creds *out, struct aws_error *err);
+
+/* Reads a small file (a token) into out, at most max bytes, and strips
+ * trailing whitespace. 0, -EFBIG, or -errno of open/read. */
+int creds_read_file(const char *path, size_t max, struct buf *out);
+
+/* An HTTP client for one fetch: metadata services get no_proxy and the
+ * metadata timeout as connect timeout. NULL on ENOMEM. */
+struct http_client *creds_http_client(const struct creds_ctx *ctx,
+				      int metadata);
+
+/* The errno for an HTTP error status of a credentials service:
+ * 401/403 -EACCES, 429 -EAGAIN, 5xx -EIO, else -EPROTO. */
+int creds_status_errno(long status);
+
+/* True if the value is safe in an HTTP header (printable, no CR/LF). */
+int creds_header_safe(const char *s);
+
+#endif

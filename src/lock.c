@@ -108,6 +108,14 @@ struct lock_engine *lock_engine_new(const struct lock_config *cfg,
 	return e;
 }
 
+void lock_engine_set_callbacks(struct lock_engine *e,
+			       const struct lock_callbacks *cb)
+{
+	pthread_mutex_lock(&e->mu);
+	e->cb = *cb;
+	pthread_mutex_unlock(&e->mu);
+}
+
 const struct lock_config *lock_engine_config(const struct lock_engine *e)
 {
 	return &e->cfg;
@@ -479,6 +487,22 @@ struct lock *lock_find(struct lock_engine *e, const char *key)
 
 	pthread_mutex_lock(&e->mu);
 	lk = smap_get(&e->by_key, key);
+	if (lk)
+		lock_ref(lk);
+	pthread_mutex_unlock(&e->mu);
+	return lk;
+}
+
+struct lock *lock_find_any(struct lock_engine *e, const char *key)
+{
+	struct lock *lk;
+
+	pthread_mutex_lock(&e->mu);
+	lk = smap_get(&e->by_key, key);
+	if (!lk)
+		for (lk = e->all; lk; lk = lk->next)
+			if (lk->state == LOCK_LOST && !strcmp(lk->key, key))
+				break;
 	if (lk)
 		lock_ref(lk);
 	pthread_mutex_unlock(&e->mu);

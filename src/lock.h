@@ -86,6 +86,9 @@ struct lock_engine *lock_engine_new(const struct lock_config *cfg,
 				    struct store *store, struct observe *obs,
 				    const struct clk *clk, struct metrics *m,
 				    const struct lock_callbacks *cb);
+/* Sets the upcalls (before the lease thread starts). */
+void lock_engine_set_callbacks(struct lock_engine *e,
+			       const struct lock_callbacks *cb);
 /* Frees every lock (the lease thread must be stopped). */
 void lock_engine_free(struct lock_engine *e);
 const struct lock_config *lock_engine_config(const struct lock_engine *e);
@@ -101,6 +104,9 @@ int lock_acquire(struct lock_engine *e, const char *key,
 /* The lock this mount holds (held or releasing) for key, referenced, or
  * NULL. */
 struct lock *lock_find(struct lock_engine *e, const char *key);
+/* Like lock_find, but also finds a lock of key that this mount lost and
+ * still tracks (open, or its row still to be removed). */
+struct lock *lock_find_any(struct lock_engine *e, const char *key);
 /* True if this mount released key less than recent_release_ms ago and has
  * not acquired it since. */
 bool lock_recently_released(struct lock_engine *e, const char *key);

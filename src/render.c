@@ -17,6 +17,8 @@ const char *render_state_name(enum render_state st)
 		return "expired";
 	case RENDER_LOST:
 		return "lost";
+	case RENDER_RELEASED:
+		return "released";
 	}
 	return "unknown";
 }

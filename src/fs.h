@@ -1,0 +1,152 @@
+/* fs: the filesystem, without FUSE: inodes, names and keys, open handles,
+ * attributes, listings, the control directory. fsops.c translates each FUSE
+ * request into one fs_* call and replies with its result. Every function
+ * returns 0 (or a count) or -errno.
+ *
+ * Threads: any FUSE worker; fs->mu guards the inode and handle tables and is
+ * never held across a store request or an engine call that makes one. */
+#ifndef LOCKFS_FS_H
+#define LOCKFS_FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "lock.h"
+#include "metrics.h"
+#include "observe.h"
+#include "store.h"
+
+#define FS_ROOT_INO     1
+#define FS_CTL_DIR_INO  2
+#define FS_CTL_STATUS_INO 3
+#define FS_CTL_METRICS_INO 4
+#define FS_CTL_DIR_NAME ".lockfs"
+#define FS_MAX_DATA     65536
+
+struct fs_config {
+	const char *prefix;        /* key prefix of the mount root ("" none) */
+	double attr_timeout_s;
+	double entry_timeout_s;
+	bool allow_break;          /* root may unlink others' locks */
+	uint32_t root_mode;        /* permission bits of the root and of
+				    * implicit directories; default 01777 */
+	uint32_t root_uid;
+	uint32_t root_gid;
+	/* For the status file. */
+	const char *table;
+	const char *region;
+	const char *endpoint;
+	const char *hold_name;
+	/* Poll handles belong to the FUSE layer: it tells fs how to wake and
+	 * free them. Both may be NULL (tests). */
+	void (*poll_notify)(void *ph);
+	void (*poll_destroy)(void *ph);
+	/* Asks the FUSE layer to drop the kernel's cached entry of a name
+	 * (called outside request handlers, or deferred by the callee). */
+	void (*inval_entry)(void *arg, uint64_t parent, const char *name);
+	void *inval_arg;
+};
+
+/* Who is asking: from the FUSE request context. */
+struct fs_ctx {
+	uint32_t uid;
+	uint32_t gid;
+	int32_t pid;
+};
+
+struct fs_attr {
+	uint64_t ino;
+	uint32_t mode;             /* type and permission bits */
+	uint32_t nlink;
+	uint32_t uid;
+	uint32_t gid;
+	uint64_t size;
+	int64_t atime_real_ms;
+	int64_t mtime_real_ms;
+	int64_t ctime_real_ms;
+};
+
+struct fs_entry {
+	struct fs_attr attr;       /* attr.ino == 0: negative entry */
+	double attr_timeout_s;
+	double entry_timeout_s;
+};
+
+struct fs;
+
+struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
+		  struct store *store, struct observe *obs,
+		  struct metrics *metrics);
+void fs_free(struct fs *fs);
+/* The engine's upcalls, to be wired into struct lock_callbacks. */
+void fs_on_lost(void *fs, struct lock *lk);
+void fs_on_released(void *fs, const char *key);
+
+int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
+	      struct fs_entry *e);
+void fs_forget(struct fs *fs, uint64_t ino, uint64_t nlookup);
+int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
+	       double *timeout_s);
+
+/* Flags of struct fs_setattr_req. */
+#define FS_SET_MODE  1
+#define FS_SET_UID   2
+#define FS_SET_GID   4
+#define FS_SET_SIZE  8
+#define FS_SET_TIMES 16
+
+int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+	       unsigned valid, uint64_t size, struct fs_attr *out,
+	       double *timeout_s);
+
+/* Acquire: a free key is locked and the new handle holds it. A held key:
+ * -EEXIST with O_EXCL, else an ordinary (non-holding) handle. */
+int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+	      const char *name, uint32_t mode, int flags, struct fs_entry *e,
+	      uint64_t *fh);
+int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
+	    uint64_t *fh);
+ssize_t fs_read(struct fs *fs, uint64_t fh, char *buf, size_t size,
+		off_t off);
+ssize_t fs_write(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
+		 const char *buf, size_t size, off_t off);
+int fs_fsync(struct fs *fs, uint64_t fh);
+/* The last reference to the open file is gone. */
+void fs_release(struct fs *fs, uint64_t fh);
+/* Returns the poll revents now; keeps ph (if not NULL) to wake it later. */
+unsigned fs_poll(struct fs *fs, uint64_t fh, void *ph);
+
+int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+	      const char *name);
+int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+	     const char *name, uint32_t mode, struct fs_entry *e);
+int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+	     const char *name);
+
+/* Directory listings: opendir takes one snapshot (one listing request);
+ * entries are then served by index, "." and ".." first. */
+int fs_opendir(struct fs *fs, uint64_t ino, uint64_t *dh);
+/* Entry number idx of the listing: 0 with name and entry filled, 1 past
+ * the end. With plus, the entry's inode gets a lookup reference (the
+ * caller gives it back with fs_forget if it cannot use the entry); "." and
+ * ".." never do. */
+int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
+		     const char **name, struct fs_entry *e);
+void fs_releasedir(struct fs *fs, uint64_t dh);
+
+struct fs_statfs {
+	uint64_t blocks, bfree, files, ffree;
+	uint32_t bsize, namemax;
+};
+void fs_statfs(struct fs *fs, struct fs_statfs *out);
+
+/* user.lockfs.<field>. Returns the value's length; with size 0 only the
+ * length; -ERANGE when buf is too small; -ENODATA for other names. */
+ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		    const char *name, char *buf, size_t size);
+ssize_t fs_listxattr(struct fs *fs, uint64_t ino, char *buf, size_t size);
+
+#endif

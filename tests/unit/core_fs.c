@@ -1,0 +1,356 @@
+/* core_fs: the filesystem layer without FUSE: two mounts (each its own
+ * engine and owner) on one in-memory store. Names, create/open/read/write,
+ * exclusion across mounts, unlink rules, directories, listings, xattrs,
+ * control files, and the requests each operation costs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fs.h"
+#include "lease.h"
+#include "log.h"
+#include "store_mem.h"
+
+struct mount {
+	struct observe *obs;
+	struct lock_engine *eng;
+	struct fs *fs;
+	struct metrics m;
+};
+
+static struct store *st;
+
+static void mount_init(struct mount *mt, const char *owner, bool allow_break)
+{
+	struct lock_config lc = {
+		.owner = owner,
+		.host = "h",
+		.hold = HOLD_FD,
+		.recent_release_ms = 1000,
+	};
+	struct fs_config fc = {
+		.prefix = "",
+		.attr_timeout_s = 1,
+		.entry_timeout_s = 1,
+		.allow_break = allow_break,
+		.table = "t",
+	};
+	struct lock_callbacks cb = { fs_on_lost, fs_on_released, NULL };
+
+	metrics_init(&mt->m);
+	mt->obs = observe_new(&clk_system, 0);
+	mt->eng = lock_engine_new(&lc, st, mt->obs, &clk_system, &mt->m, NULL);
+	mt->fs = fs_new(&fc, mt->eng, st, mt->obs, &mt->m);
+	CHECK(mt->obs && mt->eng && mt->fs);
+	cb.arg = mt->fs;
+	lock_engine_set_callbacks(mt->eng, &cb);
+}
+
+static void mount_fini(struct mount *mt)
+{
+	fs_free(mt->fs);
+	lock_engine_free(mt->eng);
+	observe_free(mt->obs);
+}
+
+static const struct fs_ctx root_ctx = { 0, 0, 1 };
+static const struct fs_ctx user_ctx = { 1000, 1000, 1 };
+
+static int create(struct mount *mt, const struct fs_ctx *c, uint64_t parent,
+		  const char *name, int flags, uint64_t *fh)
+{
+	struct fs_entry e;
+
+	return fs_create(mt->fs, c, parent, name, S_IFREG | 0640, flags, &e,
+			 fh);
+}
+
+static void read_text(struct mount *mt, uint64_t fh, char *out, size_t cap)
+{
+	ssize_t n = fs_read(mt->fs, fh, out, cap - 1, 0);
+
+	CHECK(n >= 0);
+	out[n] = '\0';
+}
+
+static void test_names(struct mount *a)
+{
+	struct fs_entry e;
+	char long_name[300];
+	uint64_t fh;
+
+	memset(long_name, 'x', 256);
+	long_name[256] = '\0';
+	CHECK_INT(fs_lookup(a->fs, FS_ROOT_INO, long_name, &e), -ENAMETOOLONG);
+	CHECK_INT(create(a, &root_ctx, FS_ROOT_INO, long_name, O_EXCL, &fh),
+		  -ENAMETOOLONG);
+	CHECK_INT(fs_lookup(a->fs, FS_ROOT_INO, "bad\xff", &e), -EINVAL);
+	CHECK_INT(create(a, &root_ctx, FS_ROOT_INO, "bad\xc0\x80", O_EXCL, &fh),
+		  -EINVAL);
+	CHECK_INT(create(a, &root_ctx, FS_ROOT_INO, ".lockfs-x", O_EXCL, &fh),
+		  -EPERM);
+	CHECK_INT(fs_lookup(a->fs, FS_ROOT_INO, "missing", &e), -ENOENT);
+	/* The control directory. */
+	CHECK_INT(fs_lookup(a->fs, FS_ROOT_INO, ".lockfs", &e), 0);
+	CHECK_INT(e.attr.ino, FS_CTL_DIR_INO);
+	CHECK(S_ISDIR(e.attr.mode));
+	CHECK_INT(fs_lookup(a->fs, FS_CTL_DIR_INO, "status", &e), 0);
+	CHECK_INT(create(a, &root_ctx, FS_CTL_DIR_INO, "x", O_EXCL, &fh), -EPERM);
+	/* A key of more than 1024 bytes in total. */
+	struct fs_entry de;
+	char dir[256];
+	uint64_t parent = FS_ROOT_INO;
+	int i;
+
+	memset(dir, 'd', 255);
+	dir[255] = '\0';
+	for (i = 0; i < 4; i++) {
+		CHECK_INT(fs_mkdir(a->fs, &root_ctx, parent, dir, 0755, &de), 0);
+		parent = de.attr.ino;
+	}
+	CHECK_INT(create(a, &root_ctx, parent, "too-long", O_EXCL, &fh),
+		  -ENAMETOOLONG);
+	CHECK_INT(fs_lookup(a->fs, parent, "too-long", &e), -ENAMETOOLONG);
+}
+
+static void test_exclusion(struct mount *a, struct mount *b)
+{
+	char text[4096];
+	uint64_t fa, fb, fb2;
+	struct fs_entry e;
+	int before;
+
+	/* Acquire costs exactly one store request. */
+	before = store_mem_total(st);
+	CHECK_INT(create(a, &user_ctx, FS_ROOT_INO, "job", O_CREAT | O_EXCL,
+			 &fa), 0);
+	CHECK_INT(store_mem_total(st) - before, 1);
+	/* A lookup on the holding mount needs no request. */
+	before = store_mem_total(st);
+	CHECK_INT(fs_lookup(a->fs, FS_ROOT_INO, "job", &e), 0);
+	CHECK_INT(store_mem_total(st) - before, 0);
+	CHECK(S_ISREG(e.attr.mode));
+	CHECK_INT(e.attr.mode & 07777, 0640);
+	CHECK_INT(e.attr.uid, 1000);
+
+	/* B is refused with O_EXCL, opens it read-only-in-effect without. */
+	CHECK_INT(create(b, &user_ctx, FS_ROOT_INO, "job", O_CREAT | O_EXCL,
+			 &fb), -EEXIST);
+	CHECK_INT(create(b, &user_ctx, FS_ROOT_INO, "job", O_CREAT, &fb), 0);
+	CHECK_INT(fs_write(b->fs, &user_ctx, fb, "x", 1, 0), -EPERM);
+	read_text(b, fb, text, sizeof(text));
+	CHECK(strstr(text, "owner: A\n"));
+	CHECK(strstr(text, "state: held\n"));
+	CHECK(strstr(text, "holder: host=h pid=1 uid=1000"));
+
+	/* Data written on A is read on B. */
+	CHECK_INT(fs_write(a->fs, &user_ctx, fa, "42\n", 3, 0), 3);
+	read_text(b, fb, text, sizeof(text));
+	CHECK(strstr(text, "data: 42\\n\n"));
+	char big[FS_MAX_DATA + 1];
+	memset(big, 'z', sizeof(big));
+	CHECK_INT(fs_write(a->fs, &user_ctx, fa, big, sizeof(big), 0), -EFBIG);
+	/* Another uid on the holding mount is not the holder. */
+	struct fs_ctx other = { 2000, 2000, 1 };
+	CHECK_INT(fs_write(a->fs, &other, fa, "x", 1, 0), -EPERM);
+	CHECK_INT(fs_unlink(a->fs, &other, FS_ROOT_INO, "job"), -EPERM);
+
+	/* The holder reads its fence (allocated on first read) and state. */
+	read_text(a, fa, text, sizeof(text));
+	CHECK(strstr(text, "fence: 1\n"));
+	CHECK(strstr(text, "state: held\n"));
+	CHECK_INT(fs_fsync(a->fs, fa), 0);
+	CHECK_INT(fs_poll(a->fs, fa, NULL), POLLIN | POLLOUT);
+
+	/* B cannot unlink A's lock; B's root with allow_break can (below). */
+	CHECK_INT(fs_unlink(b->fs, &user_ctx, FS_ROOT_INO, "job"), -EPERM);
+	CHECK_INT(fs_unlink(b->fs, &root_ctx, FS_ROOT_INO, "job"), -EPERM);
+
+	/* Release on A lets B acquire. */
+	CHECK_INT(fs_unlink(a->fs, &user_ctx, FS_ROOT_INO, "job"), 0);
+	CHECK_INT(create(b, &user_ctx, FS_ROOT_INO, "job", O_CREAT | O_EXCL,
+			 &fb2), 0);
+	/* A's lookup after its own release answers from memory until B's
+	 * acquire is seen; the store decides on create. */
+	CHECK_INT(create(a, &user_ctx, FS_ROOT_INO, "job", O_CREAT | O_EXCL,
+			 &fa), -EEXIST);
+	read_text(b, fb2, text, sizeof(text));
+	CHECK(strstr(text, "fence: 2\n"));  /* strictly increasing */
+	fs_release(b->fs, fb);
+	fs_release(b->fs, fb2);  /* hold=fd: released on close */
+	CHECK_INT(store_mem_lock_count(st), 0);
+}
+
+static void test_break(struct mount *a, struct mount *c)
+{
+	uint64_t fa;
+
+	CHECK_INT(create(a, &user_ctx, FS_ROOT_INO, "brk", O_CREAT | O_EXCL,
+			 &fa), 0);
+	CHECK_INT(fs_unlink(c->fs, &user_ctx, FS_ROOT_INO, "brk"), -EPERM);
+	CHECK_INT(fs_unlink(c->fs, &root_ctx, FS_ROOT_INO, "brk"), 0);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	/* A finds out on its next write. */
+	CHECK_INT(fs_fsync(a->fs, fa), -EIO);
+	CHECK(fs_poll(a->fs, fa, NULL) & POLLERR);
+	char text[4096];
+	read_text(a, fa, text, sizeof(text));
+	CHECK(strstr(text, "state: lost\n"));
+	fs_release(a->fs, fa);
+}
+
+struct names_seen {
+	int files, dirs, ctl;
+};
+
+static void list(struct mount *mt, uint64_t ino, struct names_seen *seen,
+		 const char *want)
+{
+	const char *name;
+	struct fs_entry e;
+	uint64_t dh;
+	size_t i;
+	bool found = want == NULL;
+
+	memset(seen, 0, sizeof(*seen));
+	CHECK_INT(fs_opendir(mt->fs, ino, &dh), 0);
+	for (i = 0; fs_readdir_entry(mt->fs, dh, i, true, &name, &e) == 0;
+	     i++) {
+		if (i < 2)
+			continue;
+		if (!strcmp(name, ".lockfs"))
+			seen->ctl++;
+		else if (S_ISDIR(e.attr.mode))
+			seen->dirs++;
+		else
+			seen->files++;
+		if (want && !strcmp(name, want))
+			found = true;
+		fs_forget(mt->fs, e.attr.ino, 1);
+	}
+	fs_releasedir(mt->fs, dh);
+	CHECK(found);
+}
+
+static void test_dirs_and_listing(struct mount *a, struct mount *b)
+{
+	struct names_seen seen;
+	struct fs_entry e;
+	uint64_t f1, f2, dino;
+	int before;
+
+	CHECK_INT(fs_mkdir(a->fs, &user_ctx, FS_ROOT_INO, "jobs", 01777, &e), 0);
+	dino = e.attr.ino;
+	CHECK(S_ISDIR(e.attr.mode));
+	CHECK_INT(fs_mkdir(a->fs, &user_ctx, FS_ROOT_INO, "jobs", 0755, &e),
+		  -EEXIST);
+	/* Visible on the other mount. */
+	CHECK_INT(fs_lookup(b->fs, FS_ROOT_INO, "jobs", &e), 0);
+	CHECK(S_ISDIR(e.attr.mode));
+	CHECK_INT(e.attr.mode & 07777, 01777);
+	CHECK_INT(create(a, &user_ctx, dino, "nightly", O_CREAT | O_EXCL, &f1),
+		  0);
+	CHECK_INT(create(a, &user_ctx, dino, "hourly", O_CREAT | O_EXCL, &f2),
+		  0);
+	CHECK_INT(fs_rmdir(b->fs, &user_ctx, FS_ROOT_INO, "jobs"), -ENOTEMPTY);
+	/* One listing request, however many entries. */
+	before = store_mem_total(st);
+	list(b, e.attr.ino, &seen, "nightly");
+	CHECK_INT(store_mem_total(st) - before, 1);
+	CHECK_INT(seen.files, 2);
+	list(b, FS_ROOT_INO, &seen, "jobs");
+	CHECK_INT(seen.ctl, 1);
+	CHECK_INT(seen.dirs, 2);  /* jobs, and the first of the long names */
+	fs_release(a->fs, f1);
+	fs_release(a->fs, f2);
+	CHECK_INT(fs_rmdir(b->fs, &user_ctx, FS_ROOT_INO, "jobs"), 0);
+	CHECK_INT(fs_lookup(a->fs, FS_ROOT_INO, "jobs", &e), -ENOENT);
+
+	/* Keys written by another client under a path: implicit directory. */
+	struct lock_record r;
+	record_init(&r);
+	record_set_str(&r.key, "deploy/prod");
+	record_set_str(&r.owner, "python-client");
+	strcpy(r.rvn, "v1");
+	r.lease_ms = 30000;
+	CHECK_INT(store_mem_put_raw(st, &r), 0);
+	record_fini(&r);
+	list(a, FS_ROOT_INO, &seen, "deploy");
+	CHECK_INT(fs_lookup(a->fs, FS_ROOT_INO, "deploy", &e), 0);
+	CHECK(S_ISDIR(e.attr.mode));
+	list(a, e.attr.ino, &seen, "prod");
+	CHECK_INT(seen.files, 1);
+	CHECK_INT(fs_lookup(a->fs, e.attr.ino, "prod", &e), 0);
+	CHECK_INT(e.attr.mode & 0777, 0644);
+	/* Fields it does not have are left out of its text and xattrs. */
+	uint64_t fh;
+	char text[4096];
+	CHECK_INT(fs_open(a->fs, &user_ctx, e.attr.ino, O_RDONLY, &fh), 0);
+	read_text(a, fh, text, sizeof(text));
+	CHECK(strstr(text, "owner: python-client\n"));
+	CHECK(!strstr(text, "holder:"));
+	CHECK(!strstr(text, "acquired:"));
+	fs_release(a->fs, fh);
+	char val[256];
+	CHECK_INT(fs_getxattr(a->fs, &user_ctx, e.attr.ino, "user.lockfs.owner",
+			      val, sizeof(val)), 13);
+	CHECK(!memcmp(val, "python-client", 13));
+	CHECK_INT(fs_getxattr(a->fs, &user_ctx, e.attr.ino, "user.lockfs.holder",
+			      val, sizeof(val)), -ENODATA);
+	CHECK_INT(fs_getxattr(a->fs, &user_ctx, e.attr.ino,
+			      "security.capability", val, sizeof(val)),
+		  -ENODATA);
+	ssize_t n = fs_listxattr(a->fs, e.attr.ino, val, sizeof(val));
+	CHECK(n > 0 && memmem(val, (size_t)n, "user.lockfs.version", 20));
+	CHECK_INT(store_mem_delete_raw(st, "deploy/prod"), 0);
+}
+
+static void test_ctl(struct mount *a)
+{
+	struct fs_entry e;
+	char text[8192];
+	uint64_t fh, fl;
+
+	CHECK_INT(create(a, &user_ctx, FS_ROOT_INO, "s", O_CREAT | O_EXCL, &fl),
+		  0);
+	CHECK_INT(fs_lookup(a->fs, FS_CTL_DIR_INO, "status", &e), 0);
+	CHECK_INT(fs_open(a->fs, &user_ctx, e.attr.ino, O_RDONLY, &fh), 0);
+	read_text(a, fh, text, sizeof(text));
+	CHECK(strstr(text, "owner: A\n"));
+	CHECK(strstr(text, "table: t\n"));
+	CHECK(strstr(text, "lock: key=s state=held"));
+	fs_release(a->fs, fh);
+	CHECK_INT(fs_open(a->fs, &user_ctx, FS_CTL_METRICS_INO, O_WRONLY, &fh),
+		  -EACCES);
+	CHECK_INT(fs_open(a->fs, &user_ctx, FS_CTL_METRICS_INO, O_RDONLY, &fh),
+		  0);
+	read_text(a, fh, text, sizeof(text));
+	CHECK(strstr(text, "lockfs_acquires_total "));
+	CHECK(strstr(text, "lockfs_locks_held 1\n"));
+	fs_release(a->fs, fh);
+	fs_release(a->fs, fl);
+}
+
+int main(void)
+{
+	struct mount a, b, c;
+
+	log_setup(LOGL_ERR, false, NULL);
+	st = store_mem_new();
+	mount_init(&a, "A", false);
+	mount_init(&b, "B", false);
+	mount_init(&c, "C", true);
+	test_names(&a);
+	test_exclusion(&a, &b);
+	test_break(&a, &c);
+	test_dirs_and_listing(&a, &b);
+	test_ctl(&a);
+	mount_fini(&a);
+	mount_fini(&b);
+	mount_fini(&c);
+	store_free(st);
+	CHECK_DONE();
+}

@@ -158,28 +158,35 @@ static inline void ct_env_reset(void)
 	unlink(ct_path("config"));
 }
 
-/* Replaces the first "{EXP}" and "{N}" of body into out. */
+/* Copies body into out with every "{EXP}" and "{N}" replaced. */
 static inline void ct_render(const struct ct_service *s, const char *body,
 			     int hit, char *out, size_t outlen)
 {
 	const struct clk *c = s->clock ? s->clock : &clk_system;
 	int64_t off = s->exp_offset_ms ? s->exp_offset_ms : 3600 * 1000;
-	char exp[25], num[16], tmp[16384];
-	const char *p;
+	char exp[25], num[16];
+	size_t n = 0;
 
 	clk_format_rfc3339_ms(clk_real_ms(c) + off, exp);
 	snprintf(num, sizeof(num), "%d", hit);
-	snprintf(out, outlen, "%s", body);
-	if ((p = strstr(out, "{EXP}"))) {
-		snprintf(tmp, sizeof(tmp), "%.*s%s%s", (int)(p - out), out, exp,
-			 p + 5);
-		snprintf(out, outlen, "%s", tmp);
+	while (*body && n + 1 < outlen) {
+		const char *put = NULL;
+
+		if (!strncmp(body, "{EXP}", 5)) {
+			put = exp;
+			body += 5;
+		} else if (!strncmp(body, "{N}", 3)) {
+			put = num;
+			body += 3;
+		}
+		if (!put) {
+			out[n++] = *body++;
+			continue;
+		}
+		for (; *put && n + 1 < outlen; put++)
+			out[n++] = *put;
 	}
-	if ((p = strstr(out, "{N}"))) {
-		snprintf(tmp, sizeof(tmp), "%.*s%s%s", (int)(p - out), out, num,
-			 p + 3);
-		snprintf(out, outlen, "%s", tmp);
-	}
+	out[n] = '\0';
 }
 
 static inline void ct_handler(const struct fakehttp_request *req,
@@ -275,7 +282,8 @@ static inline const char *ct_last_header(struct ct_service *s,
 	return out;
 }
 
-/* One chain, one get, freed: what a fresh process would see. */
+/* One chain, one get, freed: what a fresh process would see. *out must be
+ * zeroed or hold credentials (they are cleared first). */
 static inline int ct_get_cfg(const struct creds_config *cfg,
 			     struct aws_creds *out, struct aws_error *err)
 {
@@ -283,6 +291,7 @@ static inline int ct_get_cfg(const struct creds_config *cfg,
 	int rc;
 
 	CHECK(ch != NULL);
+	aws_creds_clear(out);
 	rc = creds_chain_get(ch, out, err);
 	creds_chain_free(ch);
 	return rc;

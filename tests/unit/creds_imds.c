@@ -1,0 +1,198 @@
+/* creds_imds: the IMDSv2 provider against a fake metadata service on
+ * loopback: the token PUT and its headers, success, a refused token (401,
+ * 403), no role (404), malformed JSON, Code other than Success, timeouts,
+ * an unreachable endpoint, and AWS_EC2_METADATA_DISABLED. */
+#include <errno.h>
+#include <string.h>
+
+#include "creds_test.h"
+
+#define TOKEN_PATH "/latest/api/token"
+#define LIST_PATH  "/latest/meta-data/iam/security-credentials/"
+#define ROLE_PATH  LIST_PATH "lockfs-role"
+
+#define IMDS_OK                                                              \
+	"{\n  \"Code\" : \"Success\",\n"                                     \
+	"  \"LastUpdated\" : \"2026-11-22T03:00:00Z\",\n"                    \
+	"  \"Type\" : \"AWS-HMAC\",\n"                                       \
+	"  \"AccessKeyId\" : \"ASIAIMDS{N}\",\n"                             \
+	"  \"SecretAccessKey\" : \"SECRETIMDS\",\n"                          \
+	"  \"Token\" : \"TOKENIMDS\",\n"                                     \
+	"  \"Expiration\" : \"{EXP}\"\n}"
+
+static struct aws_creds c;
+static struct aws_error e;
+
+struct imds_fake {
+	struct ct_service *s;
+	struct ct_route *token, *list, *role;
+};
+
+static struct imds_fake imds_setup(void)
+{
+	struct imds_fake f;
+
+	f.s = ct_service_start();
+	f.token = ct_route_add(f.s, "PUT", TOKEN_PATH, 200, "IMDS-SESSION-TOKEN");
+	f.list = ct_route_add(f.s, "GET", LIST_PATH, 200, "lockfs-role\n");
+	f.role = ct_route_add(f.s, "GET", ROLE_PATH, 200, IMDS_OK);
+	ct_env_reset();
+	unsetenv("AWS_EC2_METADATA_DISABLED");
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", fakehttp_url(f.s->srv), 1);
+	return f;
+}
+
+static void test_success(void)
+{
+	struct imds_fake f = imds_setup();
+	char v[256];
+
+	CHECK_INT(ct_get(&c, &e), 0);
+	CHECK_STR(c.access_key_id, "ASIAIMDS1");
+	CHECK_STR(c.secret_access_key, "SECRETIMDS");
+	CHECK_STR(c.session_token, "TOKENIMDS");
+	CHECK_STR(c.source, "EC2 IMDS");
+	CHECK(c.expires_real_ms > clk_sys_real_ms());
+	CHECK_INT(ct_hits(f.token), 1);
+	CHECK_INT(ct_hits(f.list), 1);
+	CHECK_INT(ct_hits(f.role), 1);
+	CHECK_INT(f.s->unmatched, 0);
+	/* The last request carried the session token. */
+	CHECK_STR(ct_last_header(f.s, "X-aws-ec2-metadata-token", v, sizeof(v)),
+		  "IMDS-SESSION-TOKEN");
+
+	/* A failing role list after a good token: the list GET had it too. */
+	f.list->status = 500;
+	CHECK_INT(ct_get(&c, &e), -EIO);
+	CHECK_INT(ct_hits(f.token), 2);
+	CHECK_STR(ct_last_header(f.s, "X-aws-ec2-metadata-token", v, sizeof(v)),
+		  "IMDS-SESSION-TOKEN");
+	f.list->status = 200;
+
+	/* A trailing slash on the endpoint and several roles (first wins). */
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", ct_url(f.s, "/"), 1);
+	f.list->body = "lockfs-role\nother-role\n";
+	CHECK_INT(ct_get(&c, &e), 0);
+	CHECK_STR(c.access_key_id, "ASIAIMDS2");
+	CHECK_INT(f.s->unmatched, 0);
+
+	/* "true" in any case disables it: no request at all. */
+	setenv("AWS_EC2_METADATA_DISABLED", "TRUE", 1);
+	CHECK_INT(ct_get(&c, &e), -ENOKEY);
+	CHECK_CONTAINS(e.message, "EC2 IMDS (disabled)");
+	CHECK_INT(ct_hits(f.token), 3);
+}
+
+static void test_token_put_headers(void)
+{
+	struct imds_fake f = imds_setup();
+	char v[256];
+
+	/* Stop after the PUT to look at it. */
+	f.token->status = 403;
+	CHECK_INT(ct_get(&c, &e), -EACCES);
+	CHECK_STR(f.s->last_method, "PUT");
+	CHECK_STR(f.s->last_target, TOKEN_PATH);
+	CHECK_STR(ct_last_header(f.s, "X-aws-ec2-metadata-token-ttl-seconds", v,
+				 sizeof(v)),
+		  "21600");
+	CHECK_CONTAINS(e.message, "EC2 IMDS: token request refused (HTTP 403)");
+	CHECK_INT(ct_hits(f.list), 0);
+	f.token->status = 401;
+	CHECK_INT(ct_get(&c, &e), -EACCES);
+	CHECK_INT(e.http_status, 401);
+	f.token->status = 405;
+	CHECK_INT(ct_get(&c, &e), -EPROTO);
+	f.token->status = 200;
+	f.token->body = "";
+	CHECK_INT(ct_get(&c, &e), -EPROTO);
+	CHECK_CONTAINS(e.message, "malformed token");
+}
+
+static void test_failures(void)
+{
+	struct imds_fake f = imds_setup();
+	int64_t t0;
+
+	/* No role attached: nothing configured, with the reason. */
+	f.list->status = 404;
+	CHECK_INT(ct_get(&c, &e), -ENOKEY);
+	CHECK_CONTAINS(e.message, "no AWS credentials");
+	CHECK_CONTAINS(e.message, "EC2 IMDS (no IAM role attached");
+	f.list->status = 200;
+	f.role->status = 404;
+	CHECK_INT(ct_get(&c, &e), -ENOKEY);
+	f.role->status = 200;
+	f.list->body = "../../etc\n";
+	CHECK_INT(ct_get(&c, &e), -EPROTO);
+	CHECK_CONTAINS(e.message, "malformed role name");
+	f.list->body = "\n";
+	CHECK_INT(ct_get(&c, &e), -EPROTO);
+	f.list->body = "lockfs-role";
+	f.list->status = 401;
+	CHECK_INT(ct_get(&c, &e), -EACCES);
+	f.list->status = 200;
+
+	f.role->body = "{\"Code\":\"Success\",\"AccessKeyId\":\"A\","
+		       "\"SecretAccessKey\":\"SECRETMAL";
+	CHECK_INT(ct_get(&c, &e), -EPROTO);
+	CHECK_CONTAINS(e.message, "EC2 IMDS: the answer is not valid JSON");
+	CHECK_LACKS(e.message, "SECRETMAL");
+	f.role->body = "{\"Code\":\"AssumeRoleUnauthorizedAccess\","
+		       "\"Message\":\"EC2 cannot assume the role\","
+		       "\"LastUpdated\":\"2026-11-22T03:00:00Z\"}";
+	CHECK_INT(ct_get(&c, &e), -EACCES);
+	CHECK_STR(e.type, "AssumeRoleUnauthorizedAccess");
+	CHECK_CONTAINS(e.message, "AssumeRoleUnauthorizedAccess");
+	CHECK_CONTAINS(e.message, "EC2 cannot assume the role");
+	f.role->body = "{\"Code\":\"Success\",\"AccessKeyId\":\"A\","
+		       "\"SecretAccessKey\":\"S\",\"Token\":\"T\"}";
+	CHECK_INT(ct_get(&c, &e), -EPROTO);
+	f.role->body = IMDS_OK;
+
+	/* A slow answer to the credentials request: a timeout error. */
+	f.role->delay_ms = 1500;
+	t0 = clk_sys_mono_ms();
+	CHECK_INT(ct_get(&c, &e), -ETIMEDOUT);  /* timeout_ms 500 */
+	CHECK(clk_sys_mono_ms() - t0 < 1400);
+	CHECK_CONTAINS(e.message, "EC2 IMDS: the role credentials");
+	f.role->delay_ms = 0;
+
+	/* A token request that times out: not on EC2, pass on quickly. */
+	f.token->delay_ms = 1500;
+	t0 = clk_sys_mono_ms();
+	CHECK_INT(ct_get(&c, &e), -ENOKEY);
+	CHECK(clk_sys_mono_ms() - t0 < 1400);
+	CHECK_CONTAINS(e.message, "EC2 IMDS (not reachable");
+	f.token->delay_ms = 0;
+	/* Dropped without an answer: the same. */
+	f.token->drop = 1;
+	CHECK_INT(ct_get(&c, &e), -ENOKEY);
+	f.token->drop = 0;
+
+	/* Nothing listening: -ENOKEY listing everything that was tried. */
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1", 1);
+	CHECK_INT(ct_get(&c, &e), -ENOKEY);
+	CHECK_STR(e.type, "");
+	CHECK_CONTAINS(e.message, "no AWS credentials:");
+	CHECK_CONTAINS(e.message, "environment (AWS_ACCESS_KEY_ID unset)");
+	CHECK_CONTAINS(e.message, "profile (\"default\" not in the shared files)");
+	CHECK_CONTAINS(e.message,
+		       "web identity (AWS_WEB_IDENTITY_TOKEN_FILE unset)");
+	CHECK_CONTAINS(e.message, "ECS (AWS_CONTAINER_CREDENTIALS_* unset)");
+	CHECK_CONTAINS(e.message, "EC2 IMDS (not reachable");
+
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "169.254.169.254", 1);
+	CHECK_INT(ct_get(&c, &e), -EINVAL);
+	CHECK_CONTAINS(e.message, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
+}
+
+int main(void)
+{
+	ct_init();
+	test_success();
+	test_token_put_headers();
+	test_failures();
+	aws_creds_clear(&c);
+	CHECK_DONE();
+}

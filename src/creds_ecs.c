@@ -82,8 +82,9 @@ static int host_allowed(const char *host)
 	return 0;
 }
 
-/* A JSON error answer's code and message, if any, into err. */
-static int status_error(const struct http_response *resp,
+/* A JSON error answer's code and message, if any, into err. A message that
+ * echoes our authorization token is withheld. */
+static int status_error(const struct http_response *resp, const char *token,
 			struct aws_error *err)
 {
 	cJSON *root = NULL;
@@ -101,8 +102,11 @@ static int status_error(const struct http_response *resp,
 	}
 	if (!cJSON_IsString(code))
 		code = NULL;
-	if (!cJSON_IsString(msg))
+	if (!cJSON_IsString(msg) ||
+	    (token[0] && strstr(msg->valuestring, token)))
 		msg = NULL;
+	if (code && token[0] && strstr(code->valuestring, token))
+		code = NULL;
 	creds_fail(err, 0, resp->status, code ? code->valuestring : NULL,
 		   "ECS: the credentials endpoint answered HTTP %ld%s%.64s%s%.120s",
 		   resp->status, code ? ": " : "",
@@ -209,7 +213,7 @@ static int ecs_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 		goto out;
 	}
 	if (resp.status != 200) {
-		rc = status_error(&resp, err);
+		rc = status_error(&resp, buf_str(&token), err);
 		goto out;
 	}
 	rc = creds_json_parse("ECS", "ECS", CREDS_JSON_ECS, resp.body.data,

@@ -96,14 +96,23 @@ static int build_body(struct buf *body, const char *role_arn,
 	return rc;
 }
 
+/* An error answer into err; a message that echoes the token is withheld. */
 static int parse_error(const char *who, const struct http_response *resp,
-		       struct aws_error *err)
+		       const char *token, struct aws_error *err)
 {
 	char *code = NULL, *msg = NULL;
 	int rc;
 
 	awsxml_text(resp->body.data, resp->body.len, "Code", &code);
 	awsxml_text(resp->body.data, resp->body.len, "Message", &msg);
+	if (code && strstr(code, token)) {
+		free(code);
+		code = NULL;
+	}
+	if (msg && strstr(msg, token)) {
+		buf_free_secret(msg);
+		msg = NULL;
+	}
 	creds_fail(err, 0, resp->status, code,
 		   "%s: STS AssumeRoleWithWebIdentity: %.64s%s%.150s", who,
 		   code ? code : "error", msg ? ": " : "", msg ? msg : "");
@@ -215,7 +224,7 @@ int creds_webid_assume(const struct creds_ctx *ctx, const char *who,
 		goto out;
 	}
 	if (resp.status != 200)
-		rc = parse_error(who, &resp, err);
+		rc = parse_error(who, &resp, buf_str(&token), err);
 	else
 		rc = parse_success(who, &resp, out, err);
 out:

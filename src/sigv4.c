@@ -20,10 +20,10 @@
 
 #include "text.h"
 
-#define SIGV4_ALGORITHM	  "AWS4-HMAC-SHA256"
-#define SIGV4_TERMINATOR  "aws4_request"
+#define SIGV4_ALGORITHM	   "AWS4-HMAC-SHA256"
+#define SIGV4_TERMINATOR   "aws4_request"
 #define SIGV4_AMZ_DATE_LEN 16
-#define SIGV4_SCOPE_MAX	  128
+#define SIGV4_SCOPE_MAX	   128
 /* Bytes a region or service may not contain (beyond spaces and controls). */
 #define SIGV4_SCOPE_BAD "/,;="
 /* "AWS4" + secret is built on the stack; real secrets are 40 bytes. */
@@ -33,8 +33,9 @@
 /* Paths normalised in a stack copy up to this many bytes. */
 #define SIGV4_STACK_PATH 256
 /* Algorithm, date, scope and digest, each with its newline. */
-#define SIGV4_STS_MAX \
-	(sizeof(SIGV4_ALGORITHM) + SIGV4_AMZ_DATE_LEN + 1 + SIGV4_SCOPE_MAX + 64)
+#define SIGV4_STS_MAX                                                          \
+	(sizeof(SIGV4_ALGORITHM) + SIGV4_AMZ_DATE_LEN + 1 + SIGV4_SCOPE_MAX +  \
+	 64)
 /* 9999-12-31T23:59:59Z: the last second a 4-digit year can show. */
 #define SIGV4_MAX_REAL_S 253402300799LL
 
@@ -144,7 +145,8 @@ static bool amz_date_ok(const char *d)
 {
 	int i;
 
-	if (!d || strlen(d) != SIGV4_AMZ_DATE_LEN || d[8] != 'T' || d[15] != 'Z')
+	if (!d || strlen(d) != SIGV4_AMZ_DATE_LEN || d[8] != 'T' ||
+	    d[15] != 'Z')
 		return false;
 	for (i = 0; i < 15; i++)
 		if (i != 8 && !is_digit(d[i]))
@@ -267,7 +269,8 @@ static void put_query_part(struct sink *s, const char *p, size_t len)
 		char c = p[i];
 		int hi, lo;
 
-		if (c == '%' && i + 2 < len && (hi = hex_value(p[i + 1])) >= 0 &&
+		if (c == '%' && i + 2 < len &&
+		    (hi = hex_value(p[i + 1])) >= 0 &&
 		    (lo = hex_value(p[i + 2])) >= 0) {
 			c = (char)(hi << 4 | lo);
 			i += 2;
@@ -438,8 +441,8 @@ static int put_canonical_headers(struct sink *s,
 
 	*sh_off = s->b->len;
 	for (k = 0; k < n; k++) {
-		if (k && !name_cmp(headers[idx[k - 1]].name,
-				   headers[idx[k]].name))
+		if (k &&
+		    !name_cmp(headers[idx[k - 1]].name, headers[idx[k]].name))
 			continue;
 		if (k)
 			sink_putc(s, ';');
@@ -482,7 +485,8 @@ static int creq_build(struct buf *creq, const char *method, const char *path,
 }
 
 int sigv4_canonical_request(const char *method, const char *path,
-			    const char *query, const struct sigv4_header *headers,
+			    const char *query,
+			    const struct sigv4_header *headers,
 			    size_t n_headers, const char *payload_hash_hex,
 			    bool normalize_path, struct buf *creq,
 			    struct buf *signed_headers)
@@ -534,7 +538,8 @@ int sigv4_sha256_hex(const void *data, size_t len, char hex[65])
 		hex[0] = '\0';
 		return -EINVAL;
 	}
-	if (!EVP_Digest(data ? data : "", len, md, &mdlen, EVP_sha256(), NULL) ||
+	if (!EVP_Digest(data ? data : "", len, md, &mdlen, EVP_sha256(),
+			NULL) ||
 	    mdlen != 32) {
 		hex[0] = '\0';
 		return -EIO;
@@ -570,7 +575,8 @@ static ssize_t sts_build(char *out, const char *amz_date, const char *scope,
 	size_t alen = sizeof(SIGV4_ALGORITHM) - 1, slen, o = 0;
 	int rc;
 
-	if (!amz_date_ok(amz_date) || !field_ok(scope, "") || (!creq && creq_len))
+	if (!amz_date_ok(amz_date) || !field_ok(scope, "") ||
+	    (!creq && creq_len))
 		return -EINVAL;
 	slen = strlen(scope);
 	if (slen >= SIGV4_SCOPE_MAX)
@@ -611,7 +617,8 @@ int sigv4_signing_key(const char *secret, const char *date8, const char *region,
 	size_t slen;
 	int i, rc;
 
-	if (!secret || !date8 || strlen(date8) != 8 || !field_ok(region, SIGV4_SCOPE_BAD) ||
+	if (!secret || !date8 || strlen(date8) != 8 ||
+	    !field_ok(region, SIGV4_SCOPE_BAD) ||
 	    !field_ok(service, SIGV4_SCOPE_BAD) || !key)
 		return -EINVAL;
 	for (i = 0; i < 8; i++)
@@ -707,7 +714,8 @@ static int check_sign_headers(const struct sigv4_header *headers, size_t n,
 
 int sigv4_sign(const char *method, const char *path, const char *query,
 	       const struct sigv4_header *headers, size_t n_headers,
-	       const void *body, size_t body_len, const struct sigv4_creds *creds,
+	       const void *body, size_t body_len,
+	       const struct sigv4_creds *creds,
 	       const struct sigv4_params *params, struct buf *authz)
 {
 	struct buf creq = BUF_INIT;

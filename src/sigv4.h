@@ -11,21 +11,21 @@
 #include "buf.h"
 
 struct sigv4_header {
-	const char *name;   /* any case; canonicalised by the signer */
-	const char *value;  /* trimmed and blank runs collapsed by the signer */
+	const char *name;  /* any case; canonicalised by the signer */
+	const char *value; /* trimmed and blank runs collapsed by the signer */
 };
 
 struct sigv4_creds {
 	const char *access_key_id;
 	const char *secret_access_key;
-	const char *session_token;  /* NULL or "" when none */
+	const char *session_token; /* NULL or "" when none */
 };
 
 struct sigv4_params {
 	const char *region;
 	const char *service;
-	const char *amz_date;       /* "YYYYMMDDTHHMMSSZ" */
-	bool normalize_path;        /* remove . and .. segments, collapse // */
+	const char *amz_date; /* "YYYYMMDDTHHMMSSZ" */
+	bool normalize_path;  /* remove . and .. segments, collapse // */
 };
 
 /* Stage 1. method as sent ("POST"). path is the path as it appears in the
@@ -49,7 +49,8 @@ struct sigv4_params {
  * is not NULL, the signed-header list ("content-type;host;...") to it.
  * 0 or -ENOMEM/-EFBIG/-EINVAL; on error the buffers hold partial text. */
 int sigv4_canonical_request(const char *method, const char *path,
-			    const char *query, const struct sigv4_header *headers,
+			    const char *query,
+			    const struct sigv4_header *headers,
 			    size_t n_headers, const char *payload_hash_hex,
 			    bool normalize_path, struct buf *creq,
 			    struct buf *signed_headers);
@@ -101,7 +102,8 @@ int sigv4_hmac_sha256(const void *key, size_t key_len, const void *data,
  * key is derived per call and wiped. 0 or -errno. */
 int sigv4_sign(const char *method, const char *path, const char *query,
 	       const struct sigv4_header *headers, size_t n_headers,
-	       const void *body, size_t body_len, const struct sigv4_creds *creds,
+	       const void *body, size_t body_len,
+	       const struct sigv4_creds *creds,
 	       const struct sigv4_params *params, struct buf *authz);
 
 /* "YYYYMMDDTHHMMSSZ" (UTC) for epoch milliseconds; out >= 17 bytes. Times

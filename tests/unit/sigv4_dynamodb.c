@@ -9,67 +9,67 @@
 #include "check.h"
 #include "sigv4.h"
 
-#define AKID	"AKIDEXAMPLE"
-#define SECRET	"wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
-#define DATE	"20150830T123600Z"
-#define SCOPE	"20150830/us-east-1/dynamodb/aws4_request"
-#define HOST	"dynamodb.us-east-1.amazonaws.com"
-#define TARGET	"DynamoDB_20120810.PutItem"
-#define CTYPE	"application/x-amz-json-1.0"
-#define BODY                                                               \
-	"{\"TableName\":\"Music\",\"Item\":{\"Artist\":{\"S\":\"No One You " \
-	"Know\"},\"SongTitle\":{\"S\":\"Call Me Today\"},\"AlbumTitle\":{"  \
+#define AKID   "AKIDEXAMPLE"
+#define SECRET "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+#define DATE   "20150830T123600Z"
+#define SCOPE  "20150830/us-east-1/dynamodb/aws4_request"
+#define HOST   "dynamodb.us-east-1.amazonaws.com"
+#define TARGET "DynamoDB_20120810.PutItem"
+#define CTYPE  "application/x-amz-json-1.0"
+#define BODY                                                                   \
+	"{\"TableName\":\"Music\",\"Item\":{\"Artist\":{\"S\":\"No One You "   \
+	"Know\"},\"SongTitle\":{\"S\":\"Call Me Today\"},\"AlbumTitle\":{"     \
 	"\"S\":\"Somewhat Famous\"}}}"
-#define TOKEN                                                              \
-	"AQoDYXdzEPT//////////wEXAMPLEtc764bNrC9SAPBSM22wDOk4x4HIZ8j4FZTwdQ" \
-	"WLWsKWHGBuFqwAeMicRXmxfpSPfIeoIYRqTflfKD8YUuwthAx7mSEI/qkPpKPi/kMc" \
-	"GdQrmGdeehM4IC1NtBmUpp2wUE8phUZampKsburEDy0KPkyQDYwT7WZ0wq5VSXDvp7" \
-	"5YU9HFvlRd8Tx6q6fE8YQcHNVXAkiY9q6d+xo0rKwT38xVqr7ZD0u0iPPkUL64lIZb" \
-	"qBAz+scqKmlzm8FDrypNC9Yjc8fPOLn9FX9KSYvKTr4rvx3iSIlTJabIQwj2ICCR/o" \
+#define TOKEN                                                                  \
+	"AQoDYXdzEPT//////////wEXAMPLEtc764bNrC9SAPBSM22wDOk4x4HIZ8j4FZTwdQ"   \
+	"WLWsKWHGBuFqwAeMicRXmxfpSPfIeoIYRqTflfKD8YUuwthAx7mSEI/qkPpKPi/kMc"   \
+	"GdQrmGdeehM4IC1NtBmUpp2wUE8phUZampKsburEDy0KPkyQDYwT7WZ0wq5VSXDvp7"   \
+	"5YU9HFvlRd8Tx6q6fE8YQcHNVXAkiY9q6d+xo0rKwT38xVqr7ZD0u0iPPkUL64lIZb"   \
+	"qBAz+scqKmlzm8FDrypNC9Yjc8fPOLn9FX9KSYvKTr4rvx3iSIlTJabIQwj2ICCR/o"   \
 	"LxBA=="
 
-#define PAYLOAD_HASH \
+#define PAYLOAD_HASH                                                           \
 	"0d2f6d69f75138840e55c6cdb9bdd872de91e03743996edfcbfd7845c8b0697c"
-#define K_DATE "0138c7a6cbd60aa727b2f653a522567439dfb9f3e72b21f9b25941a42f04a7cd"
-#define K_REGION \
+#define K_DATE                                                                 \
+	"0138c7a6cbd60aa727b2f653a522567439dfb9f3e72b21f9b25941a42f04a7cd"
+#define K_REGION                                                               \
 	"f33d5808504bf34812e5fade63308b424b244c59189be2a591dd2282c7cb563f"
-#define K_SERVICE \
+#define K_SERVICE                                                              \
 	"209e73af0bc12e97fcefb7c59680b47530d2bdb974e5ed89f4f8bf2dec21f71f"
-#define K_SIGNING \
+#define K_SIGNING                                                              \
 	"44a00bf61392567a12c8a1af3f6227f121fdd3ffabe98527663649f33cbff4aa"
 
 #define A_SIGNED "content-type;host;x-amz-date;x-amz-target"
-#define A_CREQ                                      \
-	"POST\n/\n\n"                               \
-	"content-type:" CTYPE "\n"                  \
-	"host:" HOST "\n"                           \
-	"x-amz-date:" DATE "\n"                     \
-	"x-amz-target:" TARGET "\n\n" A_SIGNED "\n" \
-	PAYLOAD_HASH
-#define A_CREQ_HASH \
+#define A_CREQ                                                                 \
+	"POST\n/\n\n"                                                          \
+	"content-type:" CTYPE "\n"                                             \
+	"host:" HOST "\n"                                                      \
+	"x-amz-date:" DATE "\n"                                                \
+	"x-amz-target:" TARGET "\n\n" A_SIGNED "\n" PAYLOAD_HASH
+#define A_CREQ_HASH                                                            \
 	"563409c7e5c6a0e458c0bffa8852c8f7ecd7cbf933bb4a0c6b3665b42b535fef"
-#define A_SIGNATURE \
+#define A_SIGNATURE                                                            \
 	"234c656643a770798b6539a71a2c37dcde00f2046602f3a88b7095af1be6b64c"
 
-#define B_SIGNED "content-type;host;x-amz-date;x-amz-security-token;x-amz-target"
-#define B_CREQ                                      \
-	"POST\n/\n\n"                               \
-	"content-type:" CTYPE "\n"                  \
-	"host:" HOST "\n"                           \
-	"x-amz-date:" DATE "\n"                     \
-	"x-amz-security-token:" TOKEN "\n"          \
-	"x-amz-target:" TARGET "\n\n" B_SIGNED "\n" \
-	PAYLOAD_HASH
-#define B_CREQ_HASH \
+#define B_SIGNED                                                               \
+	"content-type;host;x-amz-date;x-amz-security-token;x-amz-target"
+#define B_CREQ                                                                 \
+	"POST\n/\n\n"                                                          \
+	"content-type:" CTYPE "\n"                                             \
+	"host:" HOST "\n"                                                      \
+	"x-amz-date:" DATE "\n"                                                \
+	"x-amz-security-token:" TOKEN "\n"                                     \
+	"x-amz-target:" TARGET "\n\n" B_SIGNED "\n" PAYLOAD_HASH
+#define B_CREQ_HASH                                                            \
 	"2cfeed833131546413194513f159a8f4df54e07823ab3bcd05a39b787656d4b1"
-#define B_SIGNATURE \
+#define B_SIGNATURE                                                            \
 	"52019c541f365a8adc5fb5887f4de2075e2396925b77357962d431f3870693c3"
 
 #define STS(creq_hash) "AWS4-HMAC-SHA256\n" DATE "\n" SCOPE "\n" creq_hash
 
-#define AUTHZ(signed, sig)                                                \
-	"AWS4-HMAC-SHA256 Credential=" AKID "/" SCOPE ", SignedHeaders=" \
-	signed ", Signature=" sig
+#define AUTHZ(signed, sig)                                                     \
+	"AWS4-HMAC-SHA256 Credential=" AKID "/" SCOPE                          \
+	", SignedHeaders=" signed ", Signature=" sig
 
 static void check_hex(const unsigned char key[32], const char *want)
 {
@@ -224,10 +224,11 @@ int main(void)
 		CHECK_STR(buf_str(&out), AUTHZ(B_SIGNED, B_SIGNATURE));
 	}
 
-	/* A pretty-printed body (one trailing newline) changes the signature. */
+	/* A pretty-printed body (one trailing newline) changes the signature.
+	 */
 	buf_reset(&out);
-	CHECK_INT(sigv4_sign("POST", "/", "", h, 4, BODY "\n",
-			     strlen(BODY) + 1, &creds_a, &params, &out),
+	CHECK_INT(sigv4_sign("POST", "/", "", h, 4, BODY "\n", strlen(BODY) + 1,
+			     &creds_a, &params, &out),
 		  0);
 	CHECK(strcmp(buf_str(&out), AUTHZ(A_SIGNED, A_SIGNATURE)) != 0);
 

@@ -19,10 +19,11 @@
 
 /* The classic case whose .req lacks its token header (README: defects). */
 #define CLASSIC_TOKEN_CASE "get-vanilla-with-session-token"
-#define CLASSIC_TOKEN	   "6e86291e8372ff2a2260956d9b8aae1d763fbf315fa00fa31553b73ebf194267"
+#define CLASSIC_TOKEN                                                          \
+	"6e86291e8372ff2a2260956d9b8aae1d763fbf315fa00fa31553b73ebf194267"
 
 struct text {
-	char *data;  /* malloc'd, NUL-terminated */
+	char *data; /* malloc'd, NUL-terminated */
 	size_t len;
 };
 
@@ -61,9 +62,11 @@ static void expect_bytes(const char *tc, const char *what, const char *got,
 	check_count++;
 	if (got_len == want_len && !memcmp(got, want, got_len))
 		return;
-	fprintf(stderr, "%s: %s differs\n--- got (%zu bytes)\n%.*s\n"
-		"--- want (%zu bytes)\n%.*s\n", tc, what, got_len,
-		(int)got_len, got, want_len, (int)want_len, want);
+	fprintf(stderr,
+		"%s: %s differs\n--- got (%zu bytes)\n%.*s\n"
+		"--- want (%zu bytes)\n%.*s\n",
+		tc, what, got_len, (int)got_len, got, want_len, (int)want_len,
+		want);
 	exit(1);
 }
 

@@ -43,6 +43,7 @@ struct fs_handle {
 	struct fs_node *node;
 	struct lock *lk;      /* our lock when opened on one (referenced) */
 	bool holding;         /* the acquiring open file */
+	bool by_holder;       /* opened by the lock's holder (uid or root) */
 	struct buf snap;      /* mu: text served to reads past offset 0 */
 	void *ph;             /* mu: poll handle to wake on loss */
 };
@@ -868,6 +869,7 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 		lock_unref(fs->eng, lk);
 		return n ? -ENOMEM : -ENOENT;
 	}
+	h->by_holder = lk && is_holder(ctx, lk);
 	*fh = (uint64_t)(uintptr_t)h;
 	return 0;
 }
@@ -912,7 +914,8 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 	record_init(&mine);
 	if (h->lk) {
 		/* Our lock: its state is ours to tell; the row is read fresh. */
-		if (h->holding && lock_get_state(fs->eng, h->lk) == LOCK_HELD) {
+		if ((h->holding || h->by_holder) &&
+		    lock_get_state(fs->eng, h->lk) == LOCK_HELD) {
 			uint64_t fence;
 
 			lock_fence(fs->eng, h->lk, &fence);  /* lazily */

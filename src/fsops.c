@@ -1,2 +1,508 @@
-/* fsops: not written yet. */
-typedef int lockfs_placeholder_fsops;
+/* fsops: the libfuse low-level operations table. Each handler turns one
+ * request into one fs_* call and sends exactly one reply. No state of its
+ * own: the struct fs is the session's userdata. Runs in FUSE worker threads.
+ * No lock is held across a fuse_reply_*. */
+#define FUSE_USE_VERSION 314
+#include "fsops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs.h"
+
+static struct fs *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static void ctx_of(fuse_req_t req, struct fs_ctx *c)
+{
+	const struct fuse_ctx *fc = fuse_req_ctx(req);
+
+	c->uid = fc->uid;
+	c->gid = fc->gid;
+	c->pid = fc->pid;
+}
+
+static void ms_to_ts(int64_t ms, struct timespec *ts)
+{
+	ts->tv_sec = ms / 1000;
+	ts->tv_nsec = (ms % 1000) * 1000000;
+}
+
+static void to_stat(const struct fs_attr *a, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = a->ino;
+	st->st_mode = a->mode;
+	st->st_nlink = a->nlink;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_size = (off_t)a->size;
+	st->st_blksize = 4096;
+	st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
+	ms_to_ts(a->atime_real_ms, &st->st_atim);
+	ms_to_ts(a->mtime_real_ms, &st->st_mtim);
+	ms_to_ts(a->ctime_real_ms, &st->st_ctim);
+}
+
+static void to_entry(const struct fs_entry *e, struct fuse_entry_param *fe)
+{
+	memset(fe, 0, sizeof(*fe));
+	fe->ino = e->attr.ino;
+	fe->generation = 1;
+	to_stat(&e->attr, &fe->attr);
+	fe->attr_timeout = e->attr_timeout_s;
+	fe->entry_timeout = e->entry_timeout_s;
+}
+
+static void reply_entry_or_err(fuse_req_t req, int rc,
+			       const struct fs_entry *e)
+{
+	struct fuse_entry_param fe;
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	to_entry(e, &fe);
+	fuse_reply_entry(req, &fe);
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	/* O_TRUNC arrives with open (the holder's "> file" truncates its
+	 * data); no writeback cache: every write is the holder's data. */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS;
+	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fs_entry e;
+	int rc = fs_lookup(fs_of(req), parent, name, &e);
+
+	reply_entry_or_err(req, rc, &e);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	fs_forget(fs_of(req), ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		fs_forget(fs_of(req), forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct fs_attr a;
+	struct stat st;
+	double timeout;
+	int rc = fs_getattr(fs_of(req), ino, &a, &timeout);
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	to_stat(&a, &st);
+	fuse_reply_attr(req, &st, timeout);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	struct fs_ctx c;
+	struct fs_attr a;
+	struct stat st;
+	unsigned valid = 0;
+	double timeout;
+	int rc;
+
+	if (to_set & FUSE_SET_ATTR_MODE)
+		valid |= FS_SET_MODE;
+	if (to_set & FUSE_SET_ATTR_UID)
+		valid |= FS_SET_UID;
+	if (to_set & FUSE_SET_ATTR_GID)
+		valid |= FS_SET_GID;
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		valid |= FS_SET_SIZE;
+	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+		      FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW))
+		valid |= FS_SET_TIMES;
+	ctx_of(req, &c);
+	rc = fs_setattr(fs_of(req), &c, ino, valid, (uint64_t)attr->st_size,
+			&a, &timeout);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	to_stat(&a, &st);
+	fuse_reply_attr(req, &st, timeout);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	struct fuse_entry_param fe;
+	struct fs_entry e;
+	struct fs_ctx c;
+	uint64_t fh = 0;
+	int rc;
+
+	ctx_of(req, &c);
+	rc = fs_create(fs_of(req), &c, parent, name, mode, fi->flags, &e, &fh);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	to_entry(&e, &fe);
+	fi->fh = fh;
+	fi->direct_io = 1;  /* every read is fresh from DynamoDB */
+	fi->keep_cache = 0;
+	if (fuse_reply_create(req, &fe, fi))
+		fs_release(fs_of(req), fh);  /* the opener is gone */
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs_ctx c;
+	uint64_t fh = 0;
+	int rc;
+
+	ctx_of(req, &c);
+	rc = fs_open(fs_of(req), &c, ino, fi->flags, &fh);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fi->fh = fh;
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	if (fuse_reply_open(req, fi))
+		fs_release(fs_of(req), fh);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	char *buf;
+	ssize_t n;
+
+	if (size > (1u << 20))
+		size = 1u << 20;
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = fs_read(fs_of(req), fi->fh, buf, size, off);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fs_ctx c;
+	ssize_t n;
+
+	ctx_of(req, &c);
+	n = fs_write(fs_of(req), &c, fi->fh, buf, size, off);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino,
+		     struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	/* Reply first: the closing process need not wait for DynamoDB. */
+	uint64_t fh = fi->fh;
+	struct fs *fs = fs_of(req);
+
+	fuse_reply_err(req, 0);
+	fs_release(fs, fh);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, -fs_fsync(fs_of(req), fi->fh));
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fs_ctx c;
+
+	ctx_of(req, &c);
+	fuse_reply_err(req, -fs_unlink(fs_of(req), &c, parent, name));
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	struct fs_entry e;
+	struct fs_ctx c;
+	int rc;
+
+	ctx_of(req, &c);
+	rc = fs_mkdir(fs_of(req), &c, parent, name, mode, &e);
+	reply_entry_or_err(req, rc, &e);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fs_ctx c;
+
+	ctx_of(req, &c);
+	fuse_reply_err(req, -fs_rmdir(fs_of(req), &c, parent, name));
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	uint64_t dh = 0;
+	int rc = fs_opendir(fs_of(req), ino, &dh);
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fi->fh = dh;
+	if (fuse_reply_open(req, fi))
+		fs_releasedir(fs_of(req), dh);
+}
+
+static void do_readdir(fuse_req_t req, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct fs *fs = fs_of(req);
+	char *buf = malloc(size ? size : 1);
+	size_t pos = 0, idx;
+	int rc = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	for (idx = (size_t)off;; idx++) {
+		const char *name;
+		struct fs_entry e;
+		size_t need;
+
+		rc = fs_readdir_entry(fs, fi->fh, idx, plus, &name, &e);
+		if (rc)
+			break;
+		if (plus) {
+			struct fuse_entry_param fe;
+
+			to_entry(&e, &fe);
+			need = fuse_add_direntry_plus(req, buf + pos,
+						      size - pos, name, &fe,
+						      (off_t)idx + 1);
+		} else {
+			struct stat st;
+
+			to_stat(&e.attr, &st);
+			need = fuse_add_direntry(req, buf + pos, size - pos,
+						 name, &st, (off_t)idx + 1);
+		}
+		if (need > size - pos) {
+			/* Did not fit: give the lookup reference back. */
+			if (plus && idx >= 2)
+				fs_forget(fs, e.attr.ino, 1);
+			break;
+		}
+		pos += need;
+	}
+	if (rc < 0 && !pos)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_buf(req, buf, pos);
+	free(buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+		       off_t off, struct fuse_file_info *fi)
+{
+	do_readdir(req, size, off, fi, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	do_readdir(req, size, off, fi, true);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	fs_releasedir(fs_of(req), fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fs_statfs f;
+	struct statvfs sv;
+
+	fs_statfs(fs_of(req), &f);
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = f.bsize;
+	sv.f_frsize = f.bsize;
+	sv.f_blocks = f.blocks;
+	sv.f_bfree = f.bfree;
+	sv.f_bavail = f.bfree;
+	sv.f_files = f.files;
+	sv.f_ffree = f.ffree;
+	sv.f_favail = f.ffree;
+	sv.f_namemax = f.namemax;
+	fuse_reply_statfs(req, &sv);
+}
+
+static void reply_xattr(fuse_req_t req, ssize_t n, const char *buf,
+			size_t size)
+{
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
+{
+	struct fs_ctx c;
+	char *buf = size ? malloc(size) : NULL;
+	ssize_t n;
+
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ctx_of(req, &c);
+	n = fs_getxattr(fs_of(req), &c, ino, name, buf, size);
+	reply_xattr(req, n, buf, size);
+	free(buf);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char *buf = size ? malloc(size) : NULL;
+	ssize_t n;
+
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = fs_listxattr(fs_of(req), ino, buf, size);
+	reply_xattr(req, n, buf, size);
+	free(buf);
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	fuse_reply_err(req, strncmp(name, "user.lockfs.", 12) ? ENOTSUP :
+								EPERM);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fuse_reply_err(req, strncmp(name, "user.lockfs.", 12) ? ENOTSUP :
+								EPERM);
+}
+
+static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		    struct fuse_pollhandle *ph)
+{
+	fuse_reply_poll(req, fs_poll(fs_of(req), fi->fh, ph));
+}
+
+/* Locks cannot be renamed, linked, or made into other kinds of files. */
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+const struct fuse_lowlevel_ops fsops_table = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.create = op_create,
+	.open = op_open,
+	.read = op_read,
+	.write = op_write,
+	.flush = op_flush,
+	.release = op_release,
+	.fsync = op_fsync,
+	.unlink = op_unlink,
+	.mkdir = op_mkdir,
+	.rmdir = op_rmdir,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
+	.releasedir = op_releasedir,
+	.statfs = op_statfs,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.setxattr = op_setxattr,
+	.removexattr = op_removexattr,
+	.poll = op_poll,
+	.rename = op_rename,
+	.link = op_link,
+	.symlink = op_symlink,
+	.mknod = op_mknod,
+};

@@ -250,3 +250,8 @@ int http_url_host_path(const char *url, char *host, size_t hostlen,
 	strcpy(path, slash);
 	return 0;
 }
+
+const char *http_library_version(void)
+{
+	return curl_version();
+}

@@ -53,6 +53,9 @@ int http_perform(struct http_client *c, const struct http_request *req,
 void http_response_init(struct http_response *resp);
 void http_response_fini(struct http_response *resp);
 
+/* "libcurl/7.88.1 OpenSSL/3.0.x ..." as libcurl describes itself. */
+const char *http_library_version(void);
+
 /* Splits "scheme://host[:port]/path" into the Host header value curl will
  * send (port kept when present), and the path ("/" when empty).
  * Returns 0 or -EINVAL. */

@@ -1,7 +1,272 @@
-/* main: not written yet. */
+/* main: the lockfs process. Parses options, resolves the endpoint and the
+ * credentials, checks (or creates) the table, all before going to the
+ * background so that every problem reaches the terminal as one line and a
+ * non-zero exit; then mounts, runs the multi-threaded session loop, and on
+ * unmount or SIGTERM releases every held lock before exiting. Owns the
+ * process-wide objects; the cleanup ladder at the end frees them in reverse
+ * order. */
+#define FUSE_USE_VERSION 314
+#include <errno.h>
+#include <fuse_lowlevel.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
-int main(void)
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "awscfg.h"
+#include "awsreq.h"
+#include "creds.h"
+#include "ddb.h"
+#include "fs.h"
+#include "fsops.h"
+#include "http.h"
+#include "lease.h"
+#include "lock.h"
+#include "log.h"
+#include "metrics.h"
+#include "notify.h"
+#include "observe.h"
+#include "opts.h"
+#include "store_ddb.h"
+#include "text.h"
+
+#define PREFLIGHT_TIMEOUT_MS 15000
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
 {
-	fputs("lockfs: not built yet\n", stderr);
-	return 1;
+	va_list ap;
+
+	fputs("lockfs: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static char *default_owner(void)
+{
+	char host[256] = "localhost", id[37], *owner;
+
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	if (text_uuid4(id))
+		strcpy(id, "00000000");
+	id[8] = '\0';
+	if (asprintf(&owner, "%s:%s", host, id) < 0)
+		return NULL;
+	return owner;
+}
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct lockfs_opts o;
+	struct aws_settings aws;
+	struct creds_chain *creds = NULL;
+	struct awsreq *req = NULL;
+	struct ddb *ddb = NULL;
+	struct store *store = NULL;
+	struct observe *obs = NULL;
+	struct lock_engine *eng = NULL;
+	struct fs *fs = NULL;
+	struct notify *notify = NULL;
+	struct fuse_session *se = NULL;
+	struct fuse_loop_config *loop = NULL;
+	struct metrics metrics;
+	struct aws_creds probe = { 0 };
+	struct aws_error aerr;
+	char err[512], host[256] = "localhost", mnt[PATH_MAX];
+	char *owner = NULL, *fsname = NULL;
+	int ttl_on = 1, rc, exit_code = 1, unreleased;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (opts_parse(argc, argv, &o, &args, err, sizeof(err)))
+		die("%s", err);
+	if (o.show_help) {
+		opts_print_help(stdout, "lockfs");
+		return 0;
+	}
+	if (o.show_version) {
+		opts_print_version(stdout);
+		return 0;
+	}
+	log_setup(o.debug ? LOGL_DEBUG : LOGL_INFO, false, "lockfs");
+	if (o.mountpoint && !realpath(o.mountpoint, mnt))
+		die("mountpoint %s: %s", o.mountpoint, strerror(errno));
+
+	/* Where to talk, as whom. */
+	if (awscfg_resolve(o.profile, o.region, o.endpoint, &aws, err,
+			   sizeof(err)))
+		die("%s", err);
+	if (http_global_init())
+		die("cannot initialise libcurl");
+	struct creds_config cc = {
+		.profile = aws.profile,
+		.region = aws.region,
+		.http = { .ca_file = o.ca_file },
+	};
+	creds = creds_chain_new(&cc);
+	if (!creds)
+		die("out of memory");
+	awserr_clear(&aerr);
+	rc = creds_chain_get(creds, &probe, &aerr);
+	if (rc)
+		die("no usable AWS credentials: %s",
+		    aerr.message[0] ? aerr.message : strerror(-rc));
+	log_debug("main", "credentials from %s", probe.source);
+	aws_creds_clear(&probe);
+
+	metrics_init(&metrics);
+	struct awsreq_config rcfg = {
+		.endpoint = aws.endpoint,
+		.region = aws.region,
+		.service = "dynamodb",
+		.creds = creds,
+		.http = { .ca_file = o.ca_file },
+		.metrics = &metrics,
+	};
+	req = awsreq_new(&rcfg);
+	ddb = req ? ddb_new(req) : NULL;
+	if (!ddb)
+		die("cannot set up the DynamoDB client for %s", aws.endpoint);
+
+	/* The table: created when asked, then checked. */
+	if (o.create_table &&
+	    store_ddb_create_table(ddb, o.table,
+				   clk_sys_mono_ms() + 60000, err,
+				   sizeof(err)))
+		die("table %s at %s: %s", o.table, aws.endpoint, err);
+	if (store_ddb_check_table(ddb, o.table,
+				  clk_sys_mono_ms() + PREFLIGHT_TIMEOUT_MS,
+				  &ttl_on, err, sizeof(err)))
+		die("%s (endpoint %s, region %s)", err, aws.endpoint,
+		    aws.region);
+	if (!o.mountpoint) {
+		printf("lockfs: table %s is ready at %s\n", o.table,
+		       aws.endpoint);
+		exit_code = 0;
+		goto out_aws;
+	}
+	if (!ttl_on)
+		log_warn("main",
+			 "TTL is not enabled on %s.expiry_time: rows of dead daemons stay until taken over",
+			 o.table);
+
+	/* The lock engine and the filesystem. */
+	owner = o.owner ? strdup(o.owner) : default_owner();
+	gethostname(host, sizeof(host) - 1);
+	store = store_ddb_new(ddb, o.table, o.lease_ms);
+	obs = observe_new(&clk_system, 0);
+	struct lock_config lc = {
+		.owner = owner,
+		.host = host,
+		.lease_ms = o.lease_ms,
+		.heartbeat_ms = o.heartbeat_ms,
+		.safe_period_ms = o.safe_period_ms,
+		.hold = o.hold,
+		.lost_signal = o.lost_signal,
+		.recent_release_ms = (int64_t)(o.entry_timeout * 1000),
+	};
+	eng = (owner && store && obs) ?
+		      lock_engine_new(&lc, store, obs, &clk_system, &metrics,
+				      NULL) :
+		      NULL;
+	notify = notify_new();
+	struct fs_config fc = {
+		.prefix = o.prefix ? o.prefix : "",
+		.attr_timeout_s = o.attr_timeout,
+		.entry_timeout_s = o.entry_timeout,
+		.allow_break = o.allow_break,
+		.root_uid = getuid(),
+		.root_gid = getgid(),
+		.table = o.table,
+		.region = aws.region,
+		.endpoint = aws.endpoint,
+		.hold_name = opts_hold_name(o.hold),
+		.poll_notify = notify_poll_wake,
+		.poll_destroy = notify_poll_destroy,
+		.inval_entry = notify_inval_entry,
+		.inval_arg = notify,
+	};
+	fs = (eng && notify) ? fs_new(&fc, eng, store, obs, &metrics) : NULL;
+	if (!fs)
+		die("out of memory");
+	struct lock_callbacks cb = { fs_on_lost, fs_on_released, fs };
+	lock_engine_set_callbacks(eng, &cb);
+
+	/* The mount. */
+	if (asprintf(&fsname,
+		     "-ofsname=lockfs:%s,subtype=lockfs,default_permissions",
+		     o.table) < 0 ||
+	    fuse_opt_add_arg(&args, fsname))
+		die("out of memory");
+	if (o.debug && fuse_opt_add_arg(&args, "-odebug"))
+		die("out of memory");
+	se = fuse_session_new(&args, &fsops_table, sizeof(fsops_table), fs);
+	if (!se)
+		die("invalid FUSE options (see lockfs --help)");
+	notify_attach(notify, se);
+	if (fuse_set_signal_handlers(se))
+		die("cannot install signal handlers");
+	if (fuse_session_mount(se, mnt))
+		die("cannot mount on %s", mnt);
+	if (fuse_daemonize(o.foreground))
+		die("cannot go to the background");
+	if (!o.foreground)
+		log_setup(LOGL_INFO, true, "lockfs");
+	log_info("main", "mounted %s: table=%s endpoint=%s owner=%s", mnt,
+		 o.table, aws.endpoint, owner);
+
+	/* Threads start only now, after the fork of fuse_daemonize. */
+	if (notify_start(notify) || lease_start(eng)) {
+		log_err("main", "cannot start threads");
+		goto out_unmount;
+	}
+	loop = fuse_loop_cfg_create();
+	if (!loop)
+		goto out_unmount;
+	fuse_loop_cfg_set_max_threads(loop, o.max_threads);
+	fuse_loop_cfg_set_clone_fd(loop, 0);
+	rc = fuse_session_loop_mt(se, loop);
+	exit_code = rc ? 1 : 0;
+
+	/* Unmounted or signalled: give every lock back. */
+	lease_stop(eng);
+	unreleased = lock_release_all(eng);
+	if (unreleased)
+		log_warn("main",
+			 "%d locks could not be released; they lapse after their lease",
+			 unreleased);
+	else
+		log_info("main", "all locks released");
+out_unmount:
+	fuse_loop_cfg_destroy(loop);
+	lease_stop(eng);
+	notify_free(notify);
+	notify = NULL;
+	fuse_remove_signal_handlers(se);
+	fuse_session_unmount(se);
+out_aws:
+	if (se)
+		fuse_session_destroy(se);
+	notify_free(notify);
+	fs_free(fs);
+	lock_engine_free(eng);
+	observe_free(obs);
+	store_free(store);
+	ddb_free(ddb);
+	awsreq_free(req);
+	creds_chain_free(creds);
+	http_global_cleanup();
+	fuse_opt_free_args(&args);
+	free(fsname);
+	free(owner);
+	opts_free(&o);
+	return exit_code;
 }

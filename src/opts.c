@@ -1,2 +1,393 @@
-/* opts: not written yet. */
-typedef int lockfs_placeholder_opts;
+/* opts: fuse_opt tables for lockfs's options, fstab noise discarded,
+ * validation with one-line errors. Runs once in main, single-threaded. */
+#define FUSE_USE_VERSION 314
+#include "opts.h"
+
+#include <errno.h>
+#include <fuse_lowlevel.h>
+#include <fuse_opt.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http.h"
+#include "names.h"
+#include "text.h"
+
+enum {
+	KEY_HELP,
+	KEY_VERSION,
+	KEY_DISCARD,
+	KEY_FOREGROUND,
+	KEY_DEBUG,
+};
+
+#define LOCKFS_OPT(t, p) { t, offsetof(struct lockfs_opts, p), 1 }
+
+static const struct fuse_opt lockfs_opt_table[] = {
+	LOCKFS_OPT("table=%s", table),
+	LOCKFS_OPT("region=%s", region),
+	LOCKFS_OPT("endpoint=%s", endpoint),
+	LOCKFS_OPT("profile=%s", profile),
+	LOCKFS_OPT("prefix=%s", prefix),
+	LOCKFS_OPT("owner=%s", owner),
+	LOCKFS_OPT("hold=%s", hold_s),
+	LOCKFS_OPT("lease=%s", lease_s),
+	LOCKFS_OPT("heartbeat=%s", heartbeat_s),
+	LOCKFS_OPT("safe_period=%s", safe_period_s),
+	LOCKFS_OPT("lost_signal=%s", lost_signal_s),
+	LOCKFS_OPT("attr_timeout=%s", attr_timeout_s),
+	LOCKFS_OPT("entry_timeout=%s", entry_timeout_s),
+	LOCKFS_OPT("max_threads=%s", max_threads_s),
+	LOCKFS_OPT("ca_file=%s", ca_file),
+	LOCKFS_OPT("create_table", create_table),
+	LOCKFS_OPT("--create-table", create_table),
+	LOCKFS_OPT("allow_break", allow_break),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("-f", KEY_FOREGROUND),
+	FUSE_OPT_KEY("-d", KEY_DEBUG),
+	FUSE_OPT_KEY("debug", KEY_DEBUG),
+	/* fstab and mount(8) words that mean nothing to lockfs */
+	FUSE_OPT_KEY("auto", KEY_DISCARD),
+	FUSE_OPT_KEY("noauto", KEY_DISCARD),
+	FUSE_OPT_KEY("user", KEY_DISCARD),
+	FUSE_OPT_KEY("nouser", KEY_DISCARD),
+	FUSE_OPT_KEY("users", KEY_DISCARD),
+	FUSE_OPT_KEY("_netdev", KEY_DISCARD),
+	FUSE_OPT_KEY("nofail", KEY_DISCARD),
+	FUSE_OPT_KEY("defaults", KEY_DISCARD),
+	FUSE_OPT_KEY("rw", KEY_DISCARD),
+	FUSE_OPT_KEY("x-systemd.", KEY_DISCARD),
+	FUSE_OPT_KEY("x-systemd.%s", KEY_DISCARD),
+	FUSE_OPT_KEY("comment=%s", KEY_DISCARD),
+	FUSE_OPT_END
+};
+
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct lockfs_opts *o = data;
+
+	switch (key) {
+	case KEY_HELP:
+		o->show_help = 1;
+		return 0;
+	case KEY_VERSION:
+		o->show_version = 1;
+		return 0;
+	case KEY_FOREGROUND:
+		o->foreground = 1;
+		return 0;
+	case KEY_DEBUG:
+		o->debug = 1;
+		o->foreground = 1;
+		return 0;
+	case KEY_DISCARD:
+		return 0;
+	case FUSE_OPT_KEY_NONOPT:
+		/* mount.fuse passes "SOURCE MOUNTPOINT": keep the last. */
+		o->n_nonopt++;
+		free(o->source);
+		o->source = o->mountpoint;
+		o->mountpoint = strdup(arg);
+		return o->mountpoint ? 0 : -1;
+	case FUSE_OPT_KEY_OPT:
+		if (!strncmp(arg, "x-", 2))
+			return 0;  /* x-systemd.*, x-gvfs-*: for other tools */
+		return 1;  /* for libfuse (allow_other, fsname, ...) */
+	}
+	return 1;
+}
+
+static int parse_signal(const char *s, int *out)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} sigs[] = {
+		{ "HUP", SIGHUP },   { "INT", SIGINT },   { "QUIT", SIGQUIT },
+		{ "KILL", SIGKILL }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+		{ "TERM", SIGTERM }, { "ALRM", SIGALRM }, { "CONT", SIGCONT },
+		{ "STOP", SIGSTOP }, { "ABRT", SIGABRT }, { "PIPE", SIGPIPE },
+	};
+	int64_t n;
+	size_t i;
+
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (!strcasecmp(s, sigs[i].name)) {
+			*out = sigs[i].sig;
+			return 0;
+		}
+	}
+	if (!text_parse_i64(s, &n) && n >= 1 && n < NSIG) {
+		*out = (int)n;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int seconds(const char *name, const char *s, int64_t dflt,
+		   int64_t *out, char *err, size_t errlen)
+{
+	if (!s) {
+		*out = dflt;
+		return 0;
+	}
+	if (text_parse_seconds_ms(s, out) || *out <= 0 ||
+	    *out > 7LL * 24 * 3600 * 1000) {
+		snprintf(err, errlen,
+			 "%s=%s: want seconds, e.g. %s=30 or %s=0.5 (at most 3 decimals, more than 0)",
+			 name, s, name, name);
+		return -1;
+	}
+	return 0;
+}
+
+static int timeout_opt(const char *name, const char *s, double dflt,
+		       double *out, char *err, size_t errlen)
+{
+	int64_t ms;
+
+	if (!s) {
+		*out = dflt;
+		return 0;
+	}
+	if (text_parse_seconds_ms(s, &ms) || ms > 3600 * 1000) {
+		snprintf(err, errlen,
+			 "%s=%s: want seconds from 0 to 3600, e.g. %s=0.5",
+			 name, s, name);
+		return -1;
+	}
+	*out = (double)ms / 1000.0;
+	return 0;
+}
+
+static bool table_name_ok(const char *t)
+{
+	size_t n = strlen(t), i;
+
+	if (n < 3 || n > 255)
+		return false;
+	for (i = 0; i < n; i++) {
+		char c = t[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+		      c == '.'))
+			return false;
+	}
+	return true;
+}
+
+static int validate(struct lockfs_opts *o, char *err, size_t errlen)
+{
+	int64_t n;
+
+	if (!o->table && o->source && !strncmp(o->source, "lockfs:", 7) &&
+	    o->source[7]) {
+		o->table = strdup(o->source + 7);
+		if (!o->table)
+			return -1;
+	}
+	if (!o->table && !(o->table = strdup("lockfs")))
+		return -1;
+	if (!table_name_ok(o->table)) {
+		snprintf(err, errlen,
+			 "table=%s: a DynamoDB table name is 3 to 255 of a-z A-Z 0-9 _ - .",
+			 o->table);
+		return -1;
+	}
+	if (o->n_nonopt > 2) {
+		snprintf(err, errlen,
+			 "too many arguments: want [SOURCE] MOUNTPOINT");
+		return -1;
+	}
+	if (seconds("lease", o->lease_s, 30000, &o->lease_ms, err, errlen) ||
+	    seconds("heartbeat", o->heartbeat_s, 5000, &o->heartbeat_ms, err,
+		    errlen) ||
+	    seconds("safe_period", o->safe_period_s, 20000, &o->safe_period_ms,
+		    err, errlen))
+		return -1;
+	if (!o->safe_period_s && o->lease_s && o->safe_period_ms >= o->lease_ms)
+		o->safe_period_ms = o->lease_ms * 2 / 3;
+	if (!o->heartbeat_s && o->heartbeat_ms >= o->safe_period_ms)
+		o->heartbeat_ms = o->safe_period_ms / 4;
+	if (o->safe_period_ms >= o->lease_ms) {
+		snprintf(err, errlen,
+			 "safe_period must be shorter than lease (a holder must learn it lost the lock before anyone can take it)");
+		return -1;
+	}
+	if (o->heartbeat_ms >= o->safe_period_ms) {
+		snprintf(err, errlen,
+			 "heartbeat must be shorter than safe_period (else every lock is lost between heartbeats)");
+		return -1;
+	}
+	if (o->heartbeat_ms < 10) {
+		snprintf(err, errlen, "heartbeat must be at least 0.010 s");
+		return -1;
+	}
+	if (!o->hold_s || !strcmp(o->hold_s, "pgrp")) {
+		o->hold = HOLD_PGRP;
+	} else if (!strcmp(o->hold_s, "fd")) {
+		o->hold = HOLD_FD;
+	} else if (!strcmp(o->hold_s, "unlink")) {
+		o->hold = HOLD_UNLINK;
+	} else {
+		snprintf(err, errlen, "hold=%s: want pgrp, fd or unlink",
+			 o->hold_s);
+		return -1;
+	}
+	if (o->lost_signal_s && parse_signal(o->lost_signal_s, &o->lost_signal)) {
+		snprintf(err, errlen,
+			 "lost_signal=%s: want a signal name (TERM, USR1, ...) or number",
+			 o->lost_signal_s);
+		return -1;
+	}
+	if (o->prefix && names_check_prefix(o->prefix)) {
+		snprintf(err, errlen,
+			 "prefix: want valid UTF-8 of at most 512 bytes");
+		return -1;
+	}
+	if (o->owner && (!*o->owner || strlen(o->owner) > 256 ||
+			 !text_utf8_valid(o->owner, strlen(o->owner)))) {
+		snprintf(err, errlen,
+			 "owner: want 1 to 256 bytes of valid UTF-8");
+		return -1;
+	}
+	if (timeout_opt("attr_timeout", o->attr_timeout_s, 1.0,
+			&o->attr_timeout, err, errlen) ||
+	    timeout_opt("entry_timeout", o->entry_timeout_s, 1.0,
+			&o->entry_timeout, err, errlen))
+		return -1;
+	o->max_threads = 16;
+	if (o->max_threads_s) {
+		if (text_parse_i64(o->max_threads_s, &n) || n < 1 || n > 1024) {
+			snprintf(err, errlen,
+				 "max_threads=%s: want a number from 1 to 1024",
+				 o->max_threads_s);
+			return -1;
+		}
+		o->max_threads = (unsigned)n;
+	}
+	if (o->endpoint && strncmp(o->endpoint, "http://", 7) &&
+	    strncmp(o->endpoint, "https://", 8)) {
+		snprintf(err, errlen,
+			 "endpoint=%s: want an http:// or https:// URL",
+			 o->endpoint);
+		return -1;
+	}
+	if (!o->mountpoint && !o->create_table) {
+		snprintf(err, errlen, "no mountpoint (try --help)");
+		return -1;
+	}
+	return 0;
+}
+
+int opts_parse(int argc, char **argv, struct lockfs_opts *o,
+	       struct fuse_args *args, char *err, size_t errlen)
+{
+	memset(o, 0, sizeof(*o));
+	args->argc = argc;
+	args->argv = argv;
+	args->allocated = 0;
+	if (fuse_opt_parse(args, o, lockfs_opt_table, opt_proc) == -1) {
+		snprintf(err, errlen, "cannot parse the options (try --help)");
+		return -1;
+	}
+	if (o->show_help || o->show_version)
+		return 0;
+	return validate(o, err, errlen);
+}
+
+void opts_free(struct lockfs_opts *o)
+{
+	char **strs[] = {
+		&o->table, &o->region, &o->endpoint, &o->profile,
+		&o->prefix, &o->owner, &o->hold_s, &o->lease_s,
+		&o->heartbeat_s, &o->safe_period_s, &o->lost_signal_s,
+		&o->attr_timeout_s, &o->entry_timeout_s, &o->max_threads_s,
+		&o->ca_file, &o->source, &o->mountpoint,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		free(*strs[i]);
+		*strs[i] = NULL;
+	}
+}
+
+const char *opts_hold_name(enum hold_mode h)
+{
+	switch (h) {
+	case HOLD_PGRP:
+		return "pgrp";
+	case HOLD_FD:
+		return "fd";
+	case HOLD_UNLINK:
+		return "unlink";
+	}
+	return "?";
+}
+
+void opts_print_help(FILE *out, const char *prog)
+{
+	fprintf(out,
+"usage: %s [-f] [-d] [-o OPTION[,OPTION...]] [SOURCE] MOUNTPOINT\n"
+"       %s --create-table [-o table=NAME,...]     (create the table, then exit)\n"
+"       %s --version | --help\n"
+"\n"
+"Distributed locks in a DynamoDB table, as files. open(O_CREAT|O_EXCL)\n"
+"acquires, unlink releases, cat shows owner, version, fence and expiry.\n"
+"\n"
+"  -f                     stay in the foreground, log to stderr\n"
+"  -d, -o debug           debug logging (implies -f)\n"
+"  -o table=NAME          DynamoDB table (default lockfs)\n"
+"  -o region=REGION       default: AWS_REGION, AWS_DEFAULT_REGION, the profile\n"
+"  -o endpoint=URL        default: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,\n"
+"                         then https://dynamodb.REGION.amazonaws.com\n"
+"  -o profile=NAME        default: AWS_PROFILE, then \"default\"\n"
+"  -o prefix=P            key prefix of the mount root (e.g. team-a/)\n"
+"  -o lease=S             lease of our locks in seconds (default 30)\n"
+"  -o heartbeat=S         renewal period (default 5; spread over many locks)\n"
+"  -o safe_period=S       a holder without a renewal this long gives up\n"
+"                         its lock (default 20; must be < lease)\n"
+"  -o hold=pgrp|fd|unlink when a lock is released automatically:\n"
+"                         pgrp (default) once the acquiring open file is\n"
+"                         closed and its process group is gone; fd once the\n"
+"                         acquiring open file is closed; unlink: never\n"
+"  -o owner=NAME          owner_name written in our rows\n"
+"                         (default HOSTNAME:RANDOM, new at every mount)\n"
+"  -o create_table        create the table (and its TTL) if it is missing\n"
+"     --create-table      the same\n"
+"  -o allow_break         root on this mount may unlink others' locks\n"
+"  -o lost_signal=SIG     signal the holder's process group when a lock\n"
+"                         is lost (e.g. TERM)\n"
+"  -o attr_timeout=S      kernel attribute cache (default 1)\n"
+"  -o entry_timeout=S     kernel name cache (default 1)\n"
+"  -o max_threads=N       request threads (default 16)\n"
+"  -o ca_file=PATH        CA bundle for TLS (default: the system's)\n"
+"  plus FUSE mount options: allow_other, ... (default_permissions is\n"
+"  always on); fstab words auto, noauto, user, _netdev, nofail, defaults\n"
+"  and x-* are accepted and ignored.\n"
+"\n"
+"Credentials: the AWS default chain (environment, shared files and\n"
+"profiles, web identity, ECS, EC2 IMDSv2). Credentials, the endpoint and\n"
+"the table are checked before lockfs goes to the background; any problem\n"
+"is one line on stderr and exit status 1.\n"
+"Files: MOUNTPOINT/.lockfs/status and MOUNTPOINT/.lockfs/metrics.\n"
+"See lockfs(8).\n",
+		prog, prog, prog);
+}
+
+void opts_print_version(FILE *out)
+{
+	fprintf(out, "lockfs %s (libfuse %s, %s)\n", LOCKFS_VERSION,
+		fuse_pkgversion(), http_library_version());
+}

@@ -1,2 +1,698 @@
-/* store_ddb: not written yet. */
-typedef int lockfs_placeholder_store_ddb;
+/* store_ddb: lock records as DynamoDB items, with the conditions of the
+ * python_dynamodb_lock protocol (see store_ddb.h). Stateless apart from the
+ * table name; any thread. Each operation is one DynamoDB request (retried
+ * by the request layer within the deadline when the failure is transient). */
+#include "store_ddb.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clk.h"
+#include "text.h"
+
+#define A_KEY     "lock_key"
+#define A_SORT    "sort_key"
+#define A_OWNER   "owner_name"
+#define A_LEASE   "lease_duration"
+#define A_RVN     "record_version_number"
+#define A_EXPIRY  "expiry_time"
+#define A_HOST    "lockfs_host"
+#define A_PID     "lockfs_pid"
+#define A_UID     "lockfs_uid"
+#define A_GID     "lockfs_gid"
+#define A_MODE    "lockfs_mode"
+#define A_CMD     "lockfs_cmd"
+#define A_ACQ     "lockfs_acquired"
+#define A_HB      "lockfs_heartbeat"
+#define A_FENCE   "lockfs_fence"
+#define A_DATA    "lockfs_data"
+#define A_CREATED "lockfs_created"
+#define A_COUNTER "lockfs_counter"
+
+struct store_ddb {
+	struct store base;
+	struct ddb *ddb;
+	char *table;
+	int64_t default_lease_ms;
+};
+
+static struct store_ddb *to_sd(struct store *s)
+{
+	return (struct store_ddb *)s;
+}
+
+static void call_init(struct ddb_call *c, int64_t deadline_mono_ms)
+{
+	memset(c, 0, sizeof(*c));
+	c->deadline_mono_ms = deadline_mono_ms;
+}
+
+static struct ddb_item *key_item(const char *key, const char *sort)
+{
+	struct ddb_item *k = ddb_item_new();
+
+	if (k && (ddb_item_set_s(k, A_KEY, key) ||
+		  ddb_item_set_s(k, A_SORT, sort))) {
+		ddb_item_free(k);
+		k = NULL;
+	}
+	return k;
+}
+
+/* ---- conversions ------------------------------------------------------- */
+
+static int get_i64(const struct ddb_item *it, const char *name, int64_t *out)
+{
+	return ddb_item_get_n(it, name, out);
+}
+
+/* lease_duration is decimal seconds (python writes e.g. 30 or 0.5). */
+static int64_t lease_ms_of(const struct ddb_item *it, int64_t fallback)
+{
+	const char *txt;
+	double v;
+	char *end;
+
+	if (ddb_item_get_n_text(it, A_LEASE, &txt))
+		return fallback;
+	v = strtod(txt, &end);
+	if (*end || !isfinite(v) || v <= 0 || v > 1e9)
+		return fallback;
+	return (int64_t)llround(v * 1000.0);
+}
+
+int store_ddb_item_to_record(const struct ddb_item *it,
+			     int64_t default_lease_ms, struct lock_record *r)
+{
+	const char *s;
+	int64_t v;
+	int rc;
+
+	record_fini(r);
+	if (ddb_item_get_s(it, A_KEY, &s))
+		return -EPROTO;
+	rc = record_set_str(&r->key, s);
+	if (!rc && !ddb_item_get_s(it, A_OWNER, &s))
+		rc = record_set_str(&r->owner, s);
+	if (!rc && !ddb_item_get_s(it, A_RVN, &s))
+		text_copy(r->rvn, sizeof(r->rvn), s);
+	r->lease_ms = lease_ms_of(it, default_lease_ms);
+	if (!get_i64(it, A_EXPIRY, &v))
+		r->expiry_real_s = v;
+	if (!rc && !get_i64(it, A_ACQ, &v)) {
+		r->has_lockfs = true;
+		r->acquired_real_ms = v;
+		if (!get_i64(it, A_HB, &v))
+			r->heartbeat_real_ms = v;
+		if (!get_i64(it, A_PID, &v))
+			r->pid = v;
+		if (!get_i64(it, A_UID, &v))
+			r->uid = v;
+		if (!get_i64(it, A_GID, &v))
+			r->gid = v;
+		if (!get_i64(it, A_MODE, &v))
+			r->mode = (uint32_t)v & 07777;
+		if (!ddb_item_get_s(it, A_HOST, &s))
+			rc = record_set_str(&r->host, s);
+		if (!rc && !ddb_item_get_s(it, A_CMD, &s))
+			rc = record_set_str(&r->cmd, s);
+	}
+	if (!rc && !get_i64(it, A_FENCE, &v) && v > 0)
+		r->fence = (uint64_t)v;
+	if (!rc) {
+		enum ddb_type t = ddb_item_type(it, A_DATA);
+
+		if (t == DDB_T_S && !ddb_item_get_s(it, A_DATA, &s)) {
+			rc = record_set_data(r, s, strlen(s));
+		} else if (t == DDB_T_B) {
+			void *d = NULL;
+			size_t n = 0;
+
+			rc = ddb_item_get_b(it, A_DATA, &d, &n);
+			if (!rc)
+				rc = record_set_data(r, d, n);
+			free(d);
+		}
+	}
+	return rc;
+}
+
+static int set_data(struct ddb_item *it, const char *name, const void *data,
+		    size_t len)
+{
+	if (text_utf8_valid(data, len))
+		return ddb_item_set_s_len(it, name, data, len);
+	return ddb_item_set_b(it, name, data, len);
+}
+
+int store_ddb_record_to_item(const struct lock_record *r,
+			     struct ddb_item **out)
+{
+	struct ddb_item *it = key_item(r->key, RECORD_SORT_LOCK);
+	char lease[32];
+	int rc;
+
+	if (!it)
+		return -ENOMEM;
+	text_format_seconds_short(r->lease_ms, lease, sizeof(lease));
+	rc = ddb_item_set_s(it, A_OWNER, r->owner ? r->owner : "");
+	if (!rc)
+		rc = ddb_item_set_n_text(it, A_LEASE, lease);
+	if (!rc)
+		rc = ddb_item_set_s(it, A_RVN, r->rvn);
+	if (!rc)
+		rc = ddb_item_set_n(it, A_EXPIRY, r->expiry_real_s);
+	if (!rc && r->has_lockfs) {
+		rc = ddb_item_set_s(it, A_HOST, r->host ? r->host : "");
+		if (!rc)
+			rc = ddb_item_set_n(it, A_PID, r->pid);
+		if (!rc)
+			rc = ddb_item_set_n(it, A_UID, r->uid);
+		if (!rc)
+			rc = ddb_item_set_n(it, A_GID, r->gid);
+		if (!rc)
+			rc = ddb_item_set_n(it, A_MODE, r->mode);
+		if (!rc)
+			rc = ddb_item_set_s(it, A_CMD, r->cmd ? r->cmd : "");
+		if (!rc)
+			rc = ddb_item_set_n(it, A_ACQ, r->acquired_real_ms);
+		if (!rc)
+			rc = ddb_item_set_n(it, A_HB, r->heartbeat_real_ms);
+	}
+	if (!rc && r->fence)
+		rc = ddb_item_set_n(it, A_FENCE, (int64_t)r->fence);
+	if (!rc && r->has_data && r->data_len)
+		rc = set_data(it, A_DATA, r->data, r->data_len);
+	if (rc) {
+		ddb_item_free(it);
+		return rc;
+	}
+	*out = it;
+	return 0;
+}
+
+static int dir_of_item(const struct ddb_item *it, struct dir_record *d)
+{
+	const char *s;
+	int64_t v;
+
+	dir_record_fini(d);
+	if (ddb_item_get_s(it, A_KEY, &s))
+		return -EPROTO;
+	d->key = strdup(s);
+	if (!d->key)
+		return -ENOMEM;
+	d->mode = !get_i64(it, A_MODE, &v) ? (uint32_t)v & 07777 : 0755;
+	if (!get_i64(it, A_UID, &v))
+		d->uid = v;
+	if (!get_i64(it, A_GID, &v))
+		d->gid = v;
+	if (!get_i64(it, A_CREATED, &v))
+		d->created_real_ms = v;
+	return 0;
+}
+
+/* The row a failed condition reported, as a record. */
+static int fill_cur(struct store_ddb *sd, struct ddb_item *old,
+		    struct lock_record *cur, bool *has_cur)
+{
+	int rc = 0;
+
+	if (has_cur)
+		*has_cur = old != NULL;
+	if (old && cur)
+		rc = store_ddb_item_to_record(old, sd->default_lease_ms, cur);
+	return rc;
+}
+
+/* ---- operations -------------------------------------------------------- */
+
+static int sd_get_lock(struct store *s, const char *key, int64_t deadline,
+		       struct lock_record *out)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK), *it = NULL;
+	struct ddb_call call;
+	int rc;
+
+	if (!k)
+		return -ENOMEM;
+	call_init(&call, deadline);
+	rc = ddb_get_item(sd->ddb, sd->table, k, true, &it, &call);
+	if (!rc)
+		rc = store_ddb_item_to_record(it, sd->default_lease_ms, out);
+	ddb_item_free(it);
+	ddb_item_free(k);
+	return rc;
+}
+
+static int sd_lookup(struct store *s, const char *key, int64_t deadline,
+		     struct store_lookup *out)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *vals = ddb_item_new();
+	struct ddb_read rd = {
+		.key_condition = A_KEY " = :k",
+		.values = vals,
+		.consistent = true,
+	};
+	struct ddb_page page = { 0 };
+	struct ddb_call call;
+	size_t i;
+	int rc;
+
+	if (!vals || ddb_item_set_s(vals, ":k", key)) {
+		ddb_item_free(vals);
+		return -ENOMEM;
+	}
+	call_init(&call, deadline);
+	/* A key has at most three rows (lock, directory, fence): one page. */
+	rc = ddb_query(sd->ddb, sd->table, &rd, NULL, &page, &call);
+	for (i = 0; !rc && i < page.n; i++) {
+		const char *sort;
+
+		if (ddb_item_get_s(page.items[i], A_SORT, &sort))
+			continue;
+		if (!strcmp(sort, RECORD_SORT_LOCK)) {
+			out->has_lock = true;
+			rc = store_ddb_item_to_record(page.items[i],
+						      sd->default_lease_ms,
+						      &out->lock);
+		} else if (!strcmp(sort, RECORD_SORT_DIR)) {
+			out->has_dir = true;
+			rc = dir_of_item(page.items[i], &out->dir);
+		}
+	}
+	ddb_page_fini(&page);
+	ddb_item_free(vals);
+	return rc;
+}
+
+static int sd_put_lock(struct store *s, const struct lock_record *rec,
+		       const char *expect_rvn, int64_t deadline,
+		       struct lock_record *cur, bool *has_cur)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *item = NULL, *vals = NULL, *old = NULL;
+	struct ddb_expr cond = { 0 };
+	struct ddb_call call;
+	int rc;
+
+	rc = store_ddb_record_to_item(rec, &item);
+	if (rc)
+		return rc;
+	if (expect_rvn) {
+		vals = ddb_item_new();
+		if (!vals || ddb_item_set_s(vals, ":rvn", expect_rvn)) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		cond.condition = "attribute_not_exists(" A_KEY ") OR " A_RVN
+				 " = :rvn";
+		cond.values = vals;
+	} else {
+		cond.condition = "attribute_not_exists(" A_KEY ")";
+	}
+	call_init(&call, deadline);
+	rc = ddb_put_item(sd->ddb, sd->table, item, &cond, &old, &call);
+	if (rc == -ECANCELED) {
+		int frc = fill_cur(sd, old, cur, has_cur);
+
+		rc = frc ? frc : rc;
+	}
+out:
+	ddb_item_free(old);
+	ddb_item_free(vals);
+	ddb_item_free(item);
+	return rc;
+}
+
+static int sd_renew_lock(struct store *s, const char *key,
+			 const char *expect_rvn, const struct lock_renewal *rn,
+			 int64_t deadline, struct lock_record *cur,
+			 bool *has_cur)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
+	struct ddb_item *vals = ddb_item_new(), *old = NULL;
+	struct buf update = BUF_INIT;
+	struct ddb_expr expr = { 0 };
+	struct ddb_call call;
+	int rc = (k && vals) ? 0 : -ENOMEM;
+
+	if (!rc)
+		rc = buf_puts(&update, "SET " A_RVN " = :new, " A_EXPIRY
+				       " = :exp, " A_HB " = :hb");
+	if (!rc)
+		rc = ddb_item_set_s(vals, ":new", rn->new_rvn);
+	if (!rc)
+		rc = ddb_item_set_s(vals, ":old", expect_rvn);
+	if (!rc)
+		rc = ddb_item_set_n(vals, ":exp", rn->expiry_real_s);
+	if (!rc)
+		rc = ddb_item_set_n(vals, ":hb", rn->heartbeat_real_ms);
+	if (!rc && rn->set_fence) {
+		rc = buf_puts(&update, ", " A_FENCE " = :f");
+		if (!rc)
+			rc = ddb_item_set_n(vals, ":f", (int64_t)rn->fence);
+	}
+	if (!rc && rn->set_data && rn->data_len) {
+		rc = buf_puts(&update, ", " A_DATA " = :d");
+		if (!rc)
+			rc = set_data(vals, ":d", rn->data, rn->data_len);
+	}
+	if (!rc && rn->set_data && !rn->data_len)
+		rc = buf_puts(&update, " REMOVE " A_DATA);
+	if (rc)
+		goto out;
+	expr.update = buf_str(&update);
+	expr.condition = A_RVN " = :old";
+	expr.values = vals;
+	call_init(&call, deadline);
+	rc = ddb_update_item(sd->ddb, sd->table, k, &expr, DDB_RETURN_NONE,
+			     &old, &call);
+	if (rc == -ECANCELED) {
+		int frc = fill_cur(sd, old, cur, has_cur);
+
+		rc = frc ? frc : rc;
+	}
+out:
+	buf_fini(&update);
+	ddb_item_free(old);
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc;
+}
+
+static int sd_delete_lock(struct store *s, const char *key,
+			  const char *expect_rvn, int64_t deadline,
+			  struct lock_record *cur, bool *has_cur)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
+	struct ddb_item *vals = NULL, *old = NULL;
+	struct ddb_expr cond = { 0 };
+	struct ddb_call call;
+	int rc = k ? 0 : -ENOMEM;
+
+	if (!rc && expect_rvn) {
+		vals = ddb_item_new();
+		if (!vals || ddb_item_set_s(vals, ":rvn", expect_rvn))
+			rc = -ENOMEM;
+		cond.condition = A_RVN " = :rvn";
+		cond.values = vals;
+	} else if (!rc) {
+		cond.condition = "attribute_exists(" A_KEY ")";
+	}
+	if (!rc) {
+		call_init(&call, deadline);
+		rc = ddb_delete_item(sd->ddb, sd->table, k, &cond,
+				     DDB_RETURN_NONE, &old, &call);
+	}
+	if (rc == -ECANCELED) {
+		int frc = fill_cur(sd, old, cur, has_cur);
+
+		rc = frc ? frc : rc;
+	}
+	ddb_item_free(old);
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc;
+}
+
+static int sd_next_fence(struct store *s, const char *key, int64_t deadline,
+			 uint64_t *fence)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_FENCE);
+	struct ddb_item *vals = ddb_item_new(), *out = NULL;
+	struct ddb_expr expr = { .update = "ADD " A_COUNTER " :one" };
+	struct ddb_call call;
+	int64_t v = 0;
+	int rc = (k && vals) ? ddb_item_set_n(vals, ":one", 1) : -ENOMEM;
+
+	if (!rc) {
+		expr.values = vals;
+		call_init(&call, deadline);
+		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
+				     DDB_RETURN_UPDATED_NEW, &out, &call);
+	}
+	if (!rc)
+		rc = out ? get_i64(out, A_COUNTER, &v) : -EPROTO;
+	if (!rc && v <= 0)
+		rc = -EPROTO;
+	if (!rc)
+		*fence = (uint64_t)v;
+	ddb_item_free(out);
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc == -ENOENT ? -EPROTO : rc;
+}
+
+static int sd_put_dir(struct store *s, const struct dir_record *d,
+		      int64_t deadline)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *it = key_item(d->key, RECORD_SORT_DIR);
+	struct ddb_expr cond = { .condition = "attribute_not_exists(" A_KEY ")" };
+	struct ddb_call call;
+	int rc = it ? 0 : -ENOMEM;
+
+	if (!rc)
+		rc = ddb_item_set_n(it, A_MODE, d->mode);
+	if (!rc)
+		rc = ddb_item_set_n(it, A_UID, d->uid);
+	if (!rc)
+		rc = ddb_item_set_n(it, A_GID, d->gid);
+	if (!rc)
+		rc = ddb_item_set_n(it, A_CREATED, d->created_real_ms);
+	if (!rc) {
+		call_init(&call, deadline);
+		rc = ddb_put_item(sd->ddb, sd->table, it, &cond, NULL, &call);
+	}
+	ddb_item_free(it);
+	return rc == -ECANCELED ? -EEXIST : rc;
+}
+
+static int sd_delete_dir(struct store *s, const char *key, int64_t deadline)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_DIR);
+	struct ddb_expr cond = { .condition = "attribute_exists(" A_KEY ")" };
+	struct ddb_call call;
+	int rc;
+
+	if (!k)
+		return -ENOMEM;
+	call_init(&call, deadline);
+	rc = ddb_delete_item(sd->ddb, sd->table, k, &cond, DDB_RETURN_NONE,
+			     NULL, &call);
+	ddb_item_free(k);
+	return rc == -ECANCELED ? -ENOENT : rc;
+}
+
+static int sd_list(struct store *s, const char *prefix, int64_t deadline,
+		   store_row_fn fn, void *arg)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *vals = ddb_item_new(), *start = NULL;
+	struct ddb_read rd = {
+		.filter = *prefix ? "(" A_SORT " = :lk OR " A_SORT
+				    " = :dir) AND begins_with(" A_KEY ", :p)" :
+				    A_SORT " = :lk OR " A_SORT " = :dir",
+		.values = vals,
+		.consistent = true,
+	};
+	struct lock_record rec;
+	struct dir_record dir;
+	struct ddb_call call;
+	int pages = 0, rc;
+
+	if (!vals || ddb_item_set_s(vals, ":lk", RECORD_SORT_LOCK) ||
+	    ddb_item_set_s(vals, ":dir", RECORD_SORT_DIR) ||
+	    (*prefix && ddb_item_set_s(vals, ":p", prefix))) {
+		ddb_item_free(vals);
+		return -ENOMEM;
+	}
+	record_init(&rec);
+	dir_record_init(&dir);
+	do {
+		struct ddb_page page = { 0 };
+		size_t i;
+
+		call_init(&call, deadline);
+		rc = ddb_scan(sd->ddb, sd->table, &rd, start, &page, &call);
+		ddb_item_free(start);
+		start = NULL;
+		for (i = 0; !rc && i < page.n; i++) {
+			struct store_row row = { 0 };
+			const char *sort;
+
+			if (ddb_item_get_s(page.items[i], A_SORT, &sort))
+				continue;
+			if (!strcmp(sort, RECORD_SORT_LOCK)) {
+				rc = store_ddb_item_to_record(
+					page.items[i], sd->default_lease_ms,
+					&rec);
+				row.kind = STORE_ROW_LOCK;
+				row.lock = &rec;
+			} else if (!strcmp(sort, RECORD_SORT_DIR)) {
+				rc = dir_of_item(page.items[i], &dir);
+				row.kind = STORE_ROW_DIR;
+				row.dir = &dir;
+			} else {
+				continue;
+			}
+			if (rc == -EPROTO) {
+				rc = 0;  /* a row without a key string */
+				continue;
+			}
+			if (!rc)
+				rc = fn(arg, &row);
+		}
+		if (!rc && page.last_key) {
+			start = page.last_key;
+			page.last_key = NULL;
+		}
+		ddb_page_fini(&page);
+	} while (!rc && start && ++pages < 100000);
+	ddb_item_free(start);
+	record_fini(&rec);
+	dir_record_fini(&dir);
+	ddb_item_free(vals);
+	return rc > 0 ? 0 : rc;
+}
+
+static void sd_destroy(struct store *s)
+{
+	struct store_ddb *sd = to_sd(s);
+
+	free(sd->table);
+	free(sd);
+}
+
+static const struct store_ops ddb_store_ops = {
+	.get_lock = sd_get_lock,
+	.lookup = sd_lookup,
+	.put_lock = sd_put_lock,
+	.renew_lock = sd_renew_lock,
+	.delete_lock = sd_delete_lock,
+	.next_fence = sd_next_fence,
+	.put_dir = sd_put_dir,
+	.delete_dir = sd_delete_dir,
+	.list = sd_list,
+	.destroy = sd_destroy,
+};
+
+struct store *store_ddb_new(struct ddb *d, const char *table,
+			    int64_t default_lease_ms)
+{
+	struct store_ddb *sd = calloc(1, sizeof(*sd));
+
+	if (!sd)
+		return NULL;
+	sd->table = strdup(table);
+	if (!sd->table) {
+		free(sd);
+		return NULL;
+	}
+	sd->base.ops = &ddb_store_ops;
+	sd->ddb = d;
+	sd->default_lease_ms = default_lease_ms;
+	return &sd->base;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+static void say_error(const char *what, const struct ddb_call *call,
+		      char *msg, size_t msglen)
+{
+	char detail[400];
+
+	awserr_format(&call->err, detail, sizeof(detail));
+	snprintf(msg, msglen, "%s: %s", what, detail);
+}
+
+int store_ddb_check_table(struct ddb *d, const char *table,
+			  int64_t deadline_mono_ms, int *ttl_enabled,
+			  char *msg, size_t msglen)
+{
+	struct ddb_table_info ti;
+	struct ddb_call call;
+	char status[32], attr[256];
+	int rc;
+
+	call_init(&call, deadline_mono_ms);
+	rc = ddb_describe_table(d, table, &ti, &call);
+	if (rc == -ENXIO) {
+		snprintf(msg, msglen,
+			 "table '%s' does not exist (create it with "
+			 "--create-table, or see contrib/create-table.sh)",
+			 table);
+		return rc;
+	}
+	if (rc) {
+		say_error("cannot describe the table", &call, msg, msglen);
+		return rc;
+	}
+	if (strcmp(ti.status, "ACTIVE")) {
+		call_init(&call, deadline_mono_ms);
+		rc = ddb_wait_table_active(d, table, deadline_mono_ms, &call);
+		if (rc) {
+			snprintf(msg, msglen, "table '%s' is %s, not ACTIVE",
+				 table, ti.status);
+			return rc;
+		}
+	}
+	if (strcmp(ti.hash_name, A_KEY) || strcmp(ti.hash_type, "S") ||
+	    strcmp(ti.range_name, A_SORT) || strcmp(ti.range_type, "S")) {
+		snprintf(msg, msglen,
+			 "table '%s' has the key (%s %s, %s %s); lockfs needs "
+			 "HASH lock_key (S) and RANGE sort_key (S)",
+			 table, ti.hash_name, ti.hash_type,
+			 ti.range_name[0] ? ti.range_name : "no sort key",
+			 ti.range_type);
+		return -EINVAL;
+	}
+	if (ttl_enabled) {
+		call_init(&call, deadline_mono_ms);
+		*ttl_enabled = !ddb_describe_ttl(d, table, status,
+						 sizeof(status), attr,
+						 sizeof(attr), &call) &&
+			       !strcmp(status, "ENABLED") &&
+			       !strcmp(attr, A_EXPIRY);
+	}
+	return 0;
+}
+
+int store_ddb_create_table(struct ddb *d, const char *table,
+			   int64_t deadline_mono_ms, char *msg, size_t msglen)
+{
+	struct ddb_call call;
+	int rc;
+
+	call_init(&call, deadline_mono_ms);
+	rc = ddb_create_table(d, table, A_KEY, A_SORT, &call);
+	if (rc && rc != -EEXIST) {
+		say_error("cannot create the table", &call, msg, msglen);
+		return rc;
+	}
+	call_init(&call, deadline_mono_ms);
+	rc = ddb_wait_table_active(d, table, deadline_mono_ms, &call);
+	if (rc) {
+		say_error("the table did not become ACTIVE", &call, msg,
+			  msglen);
+		return rc;
+	}
+	call_init(&call, deadline_mono_ms);
+	rc = ddb_update_ttl(d, table, A_EXPIRY, true, &call);
+	if (rc) {
+		say_error("cannot enable TTL on expiry_time", &call, msg,
+			  msglen);
+		return rc;
+	}
+	return 0;
+}

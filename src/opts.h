@@ -1,0 +1,62 @@
+/* opts: the command line and -o options (the same words on the command
+ * line, in fstab and in systemd units), their validation, --help and
+ * --version. Used by main only, before any thread exists. */
+#ifndef LOCKFS_OPTS_H
+#define LOCKFS_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lock.h"
+
+struct lockfs_opts {
+	/* as given (malloc'd by fuse_opt) */
+	char *table;
+	char *region;
+	char *endpoint;
+	char *profile;
+	char *prefix;
+	char *owner;
+	char *hold_s;
+	char *lease_s;
+	char *heartbeat_s;
+	char *safe_period_s;
+	char *lost_signal_s;
+	char *attr_timeout_s;
+	char *entry_timeout_s;
+	char *max_threads_s;
+	char *ca_file;
+	int create_table;
+	int allow_break;
+	int show_help;
+	int show_version;
+	char *source;          /* first of two non-option arguments */
+	char *mountpoint;      /* the last non-option argument */
+	int n_nonopt;
+
+	/* derived by opts_parse */
+	int64_t lease_ms;
+	int64_t heartbeat_ms;
+	int64_t safe_period_ms;
+	enum hold_mode hold;
+	int lost_signal;
+	double attr_timeout;
+	double entry_timeout;
+	unsigned max_threads;
+	int foreground;
+	int debug;
+};
+
+struct fuse_args;
+
+/* Parses argv into o, leaving in args what libfuse must see (mount options
+ * such as allow_other). Returns 0, or -1 with a one-line reason in err. */
+int opts_parse(int argc, char **argv, struct lockfs_opts *o,
+	       struct fuse_args *args, char *err, size_t errlen);
+void opts_free(struct lockfs_opts *o);
+void opts_print_help(FILE *out, const char *prog);
+void opts_print_version(FILE *out);
+const char *opts_hold_name(enum hold_mode h);
+
+#endif

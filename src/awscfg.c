@@ -76,8 +76,8 @@ static int profile_region(const char *profile, char *out, size_t outlen,
 	if (rc == -ENOENT || rc == -ENOTDIR)
 		return 0;
 	if (rc == -EINVAL)
-		return fail(errmsg, errlen, "%.200s line %d: syntax error", path,
-			    line);
+		return fail(errmsg, errlen, "%.200s line %d: syntax error",
+			    path, line);
 	if (rc)
 		return fail(errmsg, errlen, "cannot read %.200s: %s", path,
 			    rc == -EFBIG ? "larger than 1 MiB" : strerror(-rc));
@@ -90,7 +90,8 @@ static int profile_region(const char *profile, char *out, size_t outlen,
 	v = awsini_get(ini, section, "region");
 	if (v && text_copy(out, outlen, v)) {
 		awsini_free(ini);
-		return fail(errmsg, errlen, "region in %.200s is too long", path);
+		return fail(errmsg, errlen, "region in %.200s is too long",
+			    path);
 	}
 	awsini_free(ini);
 	return 0;
@@ -128,7 +129,8 @@ int awscfg_resolve(const char *opt_profile, const char *opt_region,
 	if (errmsg && errlen)
 		errmsg[0] = '\0';
 
-	profile = opt_profile && opt_profile[0] ? opt_profile : env("AWS_PROFILE");
+	profile = opt_profile && opt_profile[0] ? opt_profile
+						: env("AWS_PROFILE");
 	if (!profile)
 		profile = "default";
 	if (text_copy(out->profile, sizeof(out->profile), profile))
@@ -162,9 +164,10 @@ int awscfg_resolve(const char *opt_profile, const char *opt_region,
 		strcpy(out->region, "us-east-1");
 	}
 	if (!region_ok(out->region))
-		return fail(errmsg, errlen,
-			    "bad region \"%.60s\": only a-z, 0-9 and '-' allowed",
-			    out->region);
+		return fail(
+			errmsg, errlen,
+			"bad region \"%.60s\": only a-z, 0-9 and '-' allowed",
+			out->region);
 
 	if (endpoint) {
 		if (http_url_host_path(endpoint, host, sizeof(host), path,

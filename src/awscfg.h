@@ -8,19 +8,22 @@
 struct aws_settings {
 	char profile[128];
 	char region[64];
-	char endpoint[512];  /* URL without trailing slash */
+	char endpoint[512]; /* URL without trailing slash */
 	int endpoint_is_default;
 };
 
 /* Resolution order:
  *   profile:  opt_profile, AWS_PROFILE, "default"
  *   region:   opt_region, AWS_REGION, AWS_DEFAULT_REGION, "region" of the
- *             profile in AWS_CONFIG_FILE (~/.aws/config); if none and an
- *             endpoint was given explicitly, "us-east-1"
+ *             profile in AWS_CONFIG_FILE (~/.aws/config; "[profile x]", or
+ *             "[default]" / "[profile default]"); if none and an endpoint
+ *             was given explicitly, "us-east-1"
  *   endpoint: opt_endpoint, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,
  *             else https://dynamodb.<region>.amazonaws.com (.com.cn for cn-*)
- * Returns 0, or -EINVAL with a one-line reason in errmsg (no region, bad
- * URL scheme, region with characters other than [a-z0-9-]). */
+ * Empty options count as unset; trailing slashes of the endpoint are
+ * dropped. Returns 0, or -EINVAL with a one-line reason in errmsg (may be
+ * NULL): no region, bad URL scheme, region with characters other than
+ * [a-z0-9-], a value too long for its field, a broken config file. */
 int awscfg_resolve(const char *opt_profile, const char *opt_region,
 		   const char *opt_endpoint, struct aws_settings *out,
 		   char *errmsg, size_t errlen);

@@ -25,7 +25,7 @@
 struct awsini_kv {
 	char *key;
 	char *value;
-	size_t vlen, vcap;  /* continuation lines grow value geometrically */
+	size_t vlen, vcap; /* continuation lines grow value geometrically */
 };
 
 struct awsini_section {
@@ -235,8 +235,8 @@ static char *header_name(const char *s, const char *e, int *nomem)
 
 struct parse_state {
 	struct awsini *ini;
-	ssize_t sec;    /* current section or -1 */
-	ssize_t kv;     /* property that may continue, or -1 */
+	ssize_t sec; /* current section or -1 */
+	ssize_t kv;  /* property that may continue, or -1 */
 };
 
 static int parse_header(struct parse_state *st, const char *s, const char *e)
@@ -264,8 +264,7 @@ static int parse_header(struct parse_state *st, const char *s, const char *e)
 	return 0;
 }
 
-static int parse_property(struct parse_state *st, const char *s,
-			  const char *e)
+static int parse_property(struct parse_state *st, const char *s, const char *e)
 {
 	const char *eq = memchr(s, '=', (size_t)(e - s));
 	const char *ks = s, *ke, *vs, *ve;

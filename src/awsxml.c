@@ -64,7 +64,7 @@ static const char *skip_markup(const char *p, const char *end, int *bad)
 		return q + 3;
 	}
 	if (starts(p, end, "<!") && !starts(p, end, "<![CDATA[")) {
-		*bad = 1;  /* DOCTYPE and other declarations */
+		*bad = 1; /* DOCTYPE and other declarations */
 		return NULL;
 	}
 	return NULL;
@@ -108,8 +108,11 @@ static size_t entity(const char *p, const char *end, uint32_t *cp)
 	static const struct {
 		const char *name;
 		char c;
-	} named[] = { { "&lt;", '<' },   { "&gt;", '>' },   { "&amp;", '&' },
-		      { "&quot;", '"' }, { "&apos;", '\'' } };
+	} named[] = { { "&lt;", '<' },
+		      { "&gt;", '>' },
+		      { "&amp;", '&' },
+		      { "&quot;", '"' },
+		      { "&apos;", '\'' } };
 	size_t i, n;
 	uint32_t v = 0;
 	int hex, digits = 0;
@@ -205,7 +208,7 @@ static int content(const char *p, const char *end, const char *qname,
 		}
 		q = skip_markup(p, end, &bad);
 		if (!q)
-			return -EPROTO;  /* a child element, DTD or garbage */
+			return -EPROTO; /* a child element, DTD or garbage */
 		p = q;
 	}
 	return -EPROTO;
@@ -258,8 +261,8 @@ int awsxml_text(const char *xml, size_t len, const char *name, char **out)
 			return -EPROTO;
 		while (q < end && *q != '>') {
 			if (*q == '"' || *q == '\'') {
-				const char *close = memchr(q + 1, *q,
-							   (size_t)(end - q - 1));
+				const char *close = memchr(
+					q + 1, *q, (size_t)(end - q - 1));
 
 				if (!close)
 					return -EPROTO;
@@ -275,7 +278,8 @@ int awsxml_text(const char *xml, size_t len, const char *name, char **out)
 		p = q + 1;
 		local = memchr(qn, ':', qlen);
 		local = local ? local + 1 : qn;
-		if ((size_t)(qn + qlen - local) != nlen || memcmp(local, name, nlen))
+		if ((size_t)(qn + qlen - local) != nlen ||
+		    memcmp(local, name, nlen))
 			continue;
 		if (self_close) {
 			*out = strdup("");

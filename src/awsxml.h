@@ -8,8 +8,11 @@
 
 #include <stddef.h>
 
-/* Finds <name>text</name> (any namespace prefix) and returns a malloc'd,
- * unescaped copy of text in *out. 0, -ENOENT, -EPROTO (malformed), -ENOMEM. */
+/* Finds <name>text</name> (any namespace prefix; "<name/>" is empty text)
+ * and returns a malloc'd, unescaped copy of text in *out (CDATA kept,
+ * comments dropped). 0, -ENOENT, -EPROTO (malformed before or inside the
+ * element, a DTD, a child element, a NUL byte), -ENOMEM. *out is NULL
+ * unless 0 is returned. */
 int awsxml_text(const char *xml, size_t len, const char *name, char **out);
 
 #endif

@@ -25,24 +25,24 @@
 #define CREDS_TAG "creds"
 
 #define CREDS_METADATA_TIMEOUT_MS 1000L
-#define CREDS_STS_TIMEOUT_MS      5000L
+#define CREDS_STS_TIMEOUT_MS	  5000L
 #define CREDS_PROCESS_TIMEOUT_MS  60000L
-#define CREDS_MAX_ANSWER_BYTES    ((size_t)64 << 10)
+#define CREDS_MAX_ANSWER_BYTES	  ((size_t)64 << 10)
 
 /* Refresh this long before expiry, or after half the lifetime for
  * credentials that live less than twice as long. */
 #define CREDS_REFRESH_MARGIN_MS (5 * 60 * 1000LL)
 /* Cached credentials are handed out while a refresh runs (or after one
  * failed) until this long before they expire (at most half the margin). */
-#define CREDS_USABLE_SLACK_MS   (10 * 1000LL)
+#define CREDS_USABLE_SLACK_MS (10 * 1000LL)
 /* After a failed refresh of still-usable credentials, wait this long before
  * the next attempt (at most half of the remaining usable time). */
-#define CREDS_RETRY_MS          (10 * 1000LL)
-#define CREDS_RETRY_MIN_MS      500LL
+#define CREDS_RETRY_MS	   (10 * 1000LL)
+#define CREDS_RETRY_MIN_MS 500LL
 
 static const struct creds_provider *const chain_order[] = {
-	&creds_env_provider,  &creds_profile_provider, &creds_webid_provider,
-	&creds_ecs_provider,  &creds_imds_provider,
+	&creds_env_provider, &creds_profile_provider, &creds_webid_provider,
+	&creds_ecs_provider, &creds_imds_provider,
 };
 
 #define CHAIN_LEN (sizeof(chain_order) / sizeof(chain_order[0]))
@@ -56,19 +56,19 @@ struct creds_chain {
 	char *ca_file;
 	char session_name[64];
 	const struct clk *clock;
-	int64_t wait_max_ms;        /* bound on waiting for another refresh */
+	int64_t wait_max_ms; /* bound on waiting for another refresh */
 
 	pthread_mutex_t mu;
-	pthread_cond_t cv;          /* signalled when a refresh finishes */
-	struct aws_creds cached;    /* protected by mu */
-	int have_cached;            /* protected by mu */
-	int64_t refresh_at_real_ms; /* protected by mu */
+	pthread_cond_t cv;	      /* signalled when a refresh finishes */
+	struct aws_creds cached;      /* protected by mu */
+	int have_cached;	      /* protected by mu */
+	int64_t refresh_at_real_ms;   /* protected by mu */
 	int64_t usable_until_real_ms; /* protected by mu */
 	int64_t retry_after_mono_ms;  /* protected by mu */
-	int refreshing;             /* protected by mu */
-	uint64_t refresh_gen;       /* protected by mu: finished refreshes */
-	int last_rc;                /* protected by mu: last refresh result */
-	struct aws_error last_err;  /* protected by mu */
+	int refreshing;		      /* protected by mu */
+	uint64_t refresh_gen;	      /* protected by mu: finished refreshes */
+	int last_rc;		      /* protected by mu: last refresh result */
+	struct aws_error last_err;    /* protected by mu */
 };
 
 /* ---- helpers shared by the providers ---- */
@@ -162,10 +162,12 @@ int aws_creds_dup(struct aws_creds *dst, const struct aws_creds *src)
 {
 	struct aws_creds c = { 0 };
 
-	c.access_key_id = src->access_key_id ? strdup(src->access_key_id) : NULL;
+	c.access_key_id =
+		src->access_key_id ? strdup(src->access_key_id) : NULL;
 	c.secret_access_key =
 		src->secret_access_key ? strdup(src->secret_access_key) : NULL;
-	c.session_token = src->session_token ? strdup(src->session_token) : NULL;
+	c.session_token =
+		src->session_token ? strdup(src->session_token) : NULL;
 	if ((src->access_key_id && !c.access_key_id) ||
 	    (src->secret_access_key && !c.secret_access_key) ||
 	    (src->session_token && !c.session_token)) {
@@ -203,7 +205,7 @@ static int expect_char(const char **s, const char *any)
 /* Days from 1970-01-01 to y-m-d (proleptic Gregorian, y >= 1970). */
 static int64_t days_since_epoch(int y, int m, int d)
 {
-	static const int before_month[12] = { 0,   31,  59,  90,  120, 151,
+	static const int before_month[12] = { 0,   31,	59,  90,  120, 151,
 					      181, 212, 243, 273, 304, 334 };
 	/* Leap days up to the end of the year before (Jan, Feb) or of y. */
 	int64_t ly = m <= 2 ? y - 1 : y;
@@ -306,8 +308,8 @@ static int json_fields(const char *who, const char *source,
 		}
 	}
 	if (kind == CREDS_JSON_PROCESS) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(root,
-								  "Version");
+		const cJSON *v =
+			cJSON_GetObjectItemCaseSensitive(root, "Version");
 
 		if (!cJSON_IsNumber(v) || v->valuedouble != 1.0)
 			return creds_fail(err, -EPROTO, 0, NULL,
@@ -316,8 +318,8 @@ static int json_fields(const char *who, const char *source,
 	}
 	id = json_str(root, "AccessKeyId");
 	secret = json_str(root, "SecretAccessKey");
-	token = json_str(root, kind == CREDS_JSON_PROCESS ? "SessionToken" :
-							     "Token");
+	token = json_str(root,
+			 kind == CREDS_JSON_PROCESS ? "SessionToken" : "Token");
 	exp = json_str(root, "Expiration");
 	if (!id || !id[0] || !secret || !secret[0])
 		return creds_fail(err, -EPROTO, 0, NULL,
@@ -395,12 +397,12 @@ int creds_read_file(const char *path, size_t max, struct buf *out)
 	return 0;
 }
 
-struct http_client *creds_http_client(const struct creds_ctx *ctx,
-				      int metadata)
+struct http_client *creds_http_client(const struct creds_ctx *ctx, int metadata)
 {
 	struct http_opts o = ctx->http;
 
-	if (!o.max_response_bytes || o.max_response_bytes > CREDS_MAX_ANSWER_BYTES)
+	if (!o.max_response_bytes ||
+	    o.max_response_bytes > CREDS_MAX_ANSWER_BYTES)
 		o.max_response_bytes = CREDS_MAX_ANSWER_BYTES;
 	if (metadata) {
 		o.no_proxy = 1;
@@ -438,9 +440,9 @@ struct creds_chain *creds_chain_new(const struct creds_config *cfg)
 		free(ch);
 		return NULL;
 	}
-	profile = cfg->profile && cfg->profile[0] ?
-			  cfg->profile :
-			  creds_env_get(&ch->env, CREDS_PROFILE);
+	profile = cfg->profile && cfg->profile[0]
+			  ? cfg->profile
+			  : creds_env_get(&ch->env, CREDS_PROFILE);
 	ch->ctx.profile_explicit = profile != NULL;
 	ch->profile = strdup(profile ? profile : "default");
 	ch->region = cfg->region && cfg->region[0] ? strdup(cfg->region) : NULL;
@@ -458,16 +460,17 @@ struct creds_chain *creds_chain_new(const struct creds_config *cfg)
 	ch->ctx.profile = ch->profile;
 	ch->ctx.region = ch->region;
 	ch->ctx.session_name = ch->session_name;
-	ch->ctx.metadata_timeout_ms =
-		cfg->timeout_ms > 0 ? cfg->timeout_ms : CREDS_METADATA_TIMEOUT_MS;
+	ch->ctx.metadata_timeout_ms = cfg->timeout_ms > 0
+					      ? cfg->timeout_ms
+					      : CREDS_METADATA_TIMEOUT_MS;
 	ch->ctx.sts_timeout_ms =
 		cfg->timeout_ms > 0 ? cfg->timeout_ms : CREDS_STS_TIMEOUT_MS;
-	ch->ctx.process_timeout_ms = cfg->process_timeout_ms > 0 ?
-					     cfg->process_timeout_ms :
-					     CREDS_PROCESS_TIMEOUT_MS;
+	ch->ctx.process_timeout_ms = cfg->process_timeout_ms > 0
+					     ? cfg->process_timeout_ms
+					     : CREDS_PROCESS_TIMEOUT_MS;
 	ch->ctx.http = cfg->http;
 	ch->ctx.http.ca_file = ch->ca_file;
-	/* A refresh makes at most a few bounded exchanges or one process run. */
+	/* A refresh is a few bounded exchanges or one process run. */
 	ch->wait_max_ms = ch->ctx.process_timeout_ms + ch->ctx.sts_timeout_ms +
 			  4 * ch->ctx.metadata_timeout_ms + 10000;
 
@@ -557,12 +560,12 @@ static void cache_store(struct creds_chain *ch, struct aws_creds *fresh,
 			 ch->cached.source);
 		life_ms = 0;
 	}
-	margin_ms = life_ms / 2 < CREDS_REFRESH_MARGIN_MS ?
-			    life_ms / 2 :
-			    CREDS_REFRESH_MARGIN_MS;
-	slack_ms = margin_ms / 2 < CREDS_USABLE_SLACK_MS ?
-			   margin_ms / 2 :
-			   CREDS_USABLE_SLACK_MS;
+	margin_ms = life_ms / 2 < CREDS_REFRESH_MARGIN_MS
+			    ? life_ms / 2
+			    : CREDS_REFRESH_MARGIN_MS;
+	slack_ms = margin_ms / 2 < CREDS_USABLE_SLACK_MS
+			   ? margin_ms / 2
+			   : CREDS_USABLE_SLACK_MS;
 	ch->refresh_at_real_ms = ch->cached.expires_real_ms - margin_ms;
 	ch->usable_until_real_ms = ch->cached.expires_real_ms - slack_ms;
 }
@@ -573,7 +576,8 @@ static int copy_cached(struct creds_chain *ch, struct aws_creds *out,
 	int rc = aws_creds_dup(out, &ch->cached);
 
 	if (rc)
-		return creds_fail(err, rc, 0, NULL, "credentials: out of memory");
+		return creds_fail(err, rc, 0, NULL,
+				  "credentials: out of memory");
 	awserr_clear(err);
 	return 0;
 }
@@ -601,8 +605,9 @@ int creds_chain_get(struct creds_chain *ch, struct aws_creds *out,
 
 			if (!ch->cached.expires_real_ms ||
 			    now_real_ms < ch->refresh_at_real_ms ||
-			    (usable && (ch->refreshing ||
-					now_mono_ms < ch->retry_after_mono_ms))) {
+			    (usable &&
+			     (ch->refreshing ||
+			      now_mono_ms < ch->retry_after_mono_ms))) {
 				rc = copy_cached(ch, out, err);
 				pthread_mutex_unlock(&ch->mu);
 				return rc;
@@ -656,8 +661,9 @@ int creds_chain_get(struct creds_chain *ch, struct aws_creds *out,
 		rc = copy_cached(ch, out, err);
 	} else if (ch->have_cached && now_real_ms < ch->usable_until_real_ms) {
 		int64_t left_ms = ch->usable_until_real_ms - now_real_ms;
-		int64_t retry_ms = left_ms / 2 < CREDS_RETRY_MS ? left_ms / 2 :
-								   CREDS_RETRY_MS;
+		int64_t retry_ms = left_ms / 2 < CREDS_RETRY_MS
+					   ? left_ms / 2
+					   : CREDS_RETRY_MS;
 
 		if (retry_ms < CREDS_RETRY_MIN_MS)
 			retry_ms = CREDS_RETRY_MIN_MS;

@@ -16,7 +16,7 @@
 
 #include <cjson/cJSON.h>
 
-#define ECS_HOST "http://169.254.170.2"
+#define ECS_HOST      "http://169.254.170.2"
 #define ECS_MAX_TOKEN ((size_t)16 << 10)
 
 /* The host of an http(s) URL without brackets or port, into out. */
@@ -108,7 +108,8 @@ static int status_error(const struct http_response *resp, const char *token,
 	if (code && token[0] && strstr(code->valuestring, token))
 		code = NULL;
 	creds_fail(err, 0, resp->status, code ? code->valuestring : NULL,
-		   "ECS: the credentials endpoint answered HTTP %ld%s%.64s%s%.120s",
+		   "ECS: the credentials endpoint answered HTTP "
+		   "%ld%s%.64s%s%.120s",
 		   resp->status, code ? ": " : "",
 		   code ? code->valuestring : "", msg ? ": " : "",
 		   msg ? msg->valuestring : "");
@@ -119,25 +120,27 @@ static int status_error(const struct http_response *resp, const char *token,
 static int auth_token(const struct creds_ctx *ctx, struct buf *token,
 		      struct aws_error *err)
 {
-	const char *file = creds_env_get(ctx->env, CREDS_CONTAINER_AUTH_TOKEN_FILE);
+	const char *file =
+		creds_env_get(ctx->env, CREDS_CONTAINER_AUTH_TOKEN_FILE);
 	const char *value = creds_env_get(ctx->env, CREDS_CONTAINER_AUTH_TOKEN);
 	int rc;
 
 	if (file) {
 		rc = creds_read_file(file, ECS_MAX_TOKEN, token);
 		if (rc)
-			return creds_fail(err, rc == -ENOMEM ? rc : -EINVAL, 0,
-					  NULL,
-					  "ECS: cannot read "
-					  "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE "
-					  "%.150s: %s",
-					  file, strerror(-rc));
+			return creds_fail(
+				err, rc == -ENOMEM ? rc : -EINVAL, 0, NULL,
+				"ECS: cannot read "
+				"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE "
+				"%.150s: %s",
+				file, strerror(-rc));
 	} else if (value) {
 		rc = buf_puts(token, value);
 		if (rc)
-			return creds_fail(err, -EINVAL, 0, NULL,
-					  "ECS: AWS_CONTAINER_AUTHORIZATION_TOKEN "
-					  "is too long");
+			return creds_fail(
+				err, -EINVAL, 0, NULL,
+				"ECS: AWS_CONTAINER_AUTHORIZATION_TOKEN "
+				"is too long");
 	}
 	if (!creds_header_safe(buf_str(token)))
 		return creds_fail(err, -EINVAL, 0, NULL,
@@ -167,25 +170,28 @@ static int ecs_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 				     rel[0] == '/' ? "" : "/",
 				     rel) >= sizeof(url) ||
 		    !creds_header_safe(rel) || strchr(rel, ' '))
-			return creds_fail(err, -EINVAL, 0, NULL,
-					  "ECS: bad "
-					  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+			return creds_fail(
+				err, -EINVAL, 0, NULL,
+				"ECS: bad "
+				"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
 		strcpy(host, "169.254.170.2");
 	} else {
 		if (url_host(full, host, sizeof(host), &https) ||
 		    (size_t)snprintf(url, sizeof(url), "%s", full) >=
 			    sizeof(url) ||
 		    !creds_header_safe(full) || strchr(full, ' '))
-			return creds_fail(err, -EINVAL, 0, NULL,
-					  "ECS: AWS_CONTAINER_CREDENTIALS_FULL_URI "
-					  "is not an http(s) URL");
+			return creds_fail(
+				err, -EINVAL, 0, NULL,
+				"ECS: AWS_CONTAINER_CREDENTIALS_FULL_URI "
+				"is not an http(s) URL");
 		if (!https && !host_allowed(host))
-			return creds_fail(err, -EINVAL, 0, NULL,
-					  "ECS: AWS_CONTAINER_CREDENTIALS_FULL_URI "
-					  "host %.100s is not allowed over http "
-					  "(use https, or a loopback, ECS or EKS "
-					  "address)",
-					  host);
+			return creds_fail(
+				err, -EINVAL, 0, NULL,
+				"ECS: AWS_CONTAINER_CREDENTIALS_FULL_URI "
+				"host %.100s is not allowed over http "
+				"(use https, or a loopback, ECS or EKS "
+				"address)",
+				host);
 	}
 
 	buf_init(&token, ECS_MAX_TOKEN);
@@ -207,9 +213,9 @@ static int ecs_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 	req.timeout_ms = ctx->metadata_timeout_ms;
 	rc = http_perform(http, &req, &resp);
 	if (rc) {
-		rc = creds_fail_transport(err, rc,
-					  "ECS: credentials endpoint on %.100s: %s",
-					  host, strerror(-rc));
+		rc = creds_fail_transport(
+			err, rc, "ECS: credentials endpoint on %.100s: %s",
+			host, strerror(-rc));
 		goto out;
 	}
 	if (resp.status != 200) {

@@ -24,7 +24,8 @@ static const char *const var_names[CREDS_VAR_COUNT] = {
 	[CREDS_ROLE_SESSION_NAME] = "AWS_ROLE_SESSION_NAME",
 	[CREDS_ENDPOINT_URL_STS] = "AWS_ENDPOINT_URL_STS",
 	[CREDS_ENDPOINT_URL] = "AWS_ENDPOINT_URL",
-	[CREDS_CONTAINER_RELATIVE_URI] = "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+	[CREDS_CONTAINER_RELATIVE_URI] =
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
 	[CREDS_CONTAINER_FULL_URI] = "AWS_CONTAINER_CREDENTIALS_FULL_URI",
 	[CREDS_CONTAINER_AUTH_TOKEN] = "AWS_CONTAINER_AUTHORIZATION_TOKEN",
 	[CREDS_CONTAINER_AUTH_TOKEN_FILE] =
@@ -59,7 +60,7 @@ int creds_env_snapshot(struct creds_env *env)
 			goto nomem;
 	}
 	if (!env->val[CREDS_HOME])
-		env->val[CREDS_HOME] = home_from_passwd();  /* may stay NULL */
+		env->val[CREDS_HOME] = home_from_passwd(); /* may stay NULL */
 	return 0;
 nomem:
 	creds_env_fini(env);
@@ -108,7 +109,8 @@ static int env_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 				  "AWS_SECRET_ACCESS_KEY or AWS_SESSION_TOKEN "
 				  "holds spaces or control characters");
 	if (rc)
-		return creds_fail(err, rc, 0, NULL, "environment: out of memory");
+		return creds_fail(err, rc, 0, NULL,
+				  "environment: out of memory");
 	return 0;
 }
 

@@ -14,8 +14,8 @@
 #include <strings.h>
 
 #define IMDS_DEFAULT_ENDPOINT "http://169.254.169.254"
-#define IMDS_TOKEN_PATH       "/latest/api/token"
-#define IMDS_ROLE_PATH        "/latest/meta-data/iam/security-credentials/"
+#define IMDS_TOKEN_PATH	      "/latest/api/token"
+#define IMDS_ROLE_PATH	      "/latest/meta-data/iam/security-credentials/"
 #define IMDS_TOKEN_TTL_S      "21600"
 
 struct imds {
@@ -58,9 +58,8 @@ static int get_token(struct imds *m, struct aws_error *err)
 		return creds_fail(err, -ENOKEY, 0, NULL, "not reachable: %s",
 				  strerror(-rc));
 	if (rc)
-		return creds_fail_transport(err, rc,
-					    "EC2 IMDS: token request: %s",
-					    strerror(-rc));
+		return creds_fail_transport(
+			err, rc, "EC2 IMDS: token request: %s", strerror(-rc));
 	if (m->resp.status == 401 || m->resp.status == 403)
 		return creds_fail(err, -EACCES, m->resp.status, NULL,
 				  "EC2 IMDS: token request refused (HTTP %ld)",
@@ -73,7 +72,8 @@ static int get_token(struct imds *m, struct aws_error *err)
 	rc = buf_append(&m->token, m->resp.body.data, m->resp.body.len);
 	if (rc)
 		return creds_fail(err, rc, 0, NULL, "EC2 IMDS: out of memory");
-	while (m->token.len && strchr(" \t\r\n", m->token.data[m->token.len - 1]))
+	while (m->token.len &&
+	       strchr(" \t\r\n", m->token.data[m->token.len - 1]))
 		m->token.data[--m->token.len] = '\0';
 	if (!m->token.len || !creds_header_safe(m->token.data) ||
 	    memchr(m->token.data, '\0', m->token.len))
@@ -91,7 +91,8 @@ static int get_status(struct imds *m, int rc, const char *what,
 					    strerror(-rc));
 	if (m->resp.status == 404)
 		return creds_fail(err, -ENOKEY, 404, NULL,
-				  "no IAM role attached (HTTP 404 on %s)", what);
+				  "no IAM role attached (HTTP 404 on %s)",
+				  what);
 	if (m->resp.status != 200)
 		return creds_fail(err, creds_status_errno(m->resp.status),
 				  m->resp.status, NULL,
@@ -119,7 +120,8 @@ static int role_name_ok(const char *s, size_t n)
 static int imds_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 		      struct aws_error *err)
 {
-	const char *disabled = creds_env_get(ctx->env, CREDS_EC2_METADATA_DISABLED);
+	const char *disabled =
+		creds_env_get(ctx->env, CREDS_EC2_METADATA_DISABLED);
 	const char *ep = creds_env_get(ctx->env, CREDS_EC2_METADATA_ENDPOINT);
 	struct http_header tok = { "X-aws-ec2-metadata-token", NULL };
 	struct imds m = { .ctx = ctx };
@@ -133,7 +135,8 @@ static int imds_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 	if (!ep)
 		ep = IMDS_DEFAULT_ENDPOINT;
 	if (http_url_host_path(ep, host, sizeof(host), path, sizeof(path)) ||
-	    (size_t)snprintf(m.base, sizeof(m.base), "%s", ep) >= sizeof(m.base))
+	    (size_t)snprintf(m.base, sizeof(m.base), "%s", ep) >=
+		    sizeof(m.base))
 		return creds_fail(err, -EINVAL, 0, NULL,
 				  "EC2 IMDS: AWS_EC2_METADATA_SERVICE_ENDPOINT "
 				  "is not an http(s) URL");
@@ -145,7 +148,8 @@ static int imds_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 	http_response_init(&m.resp);
 	m.http = creds_http_client(ctx, 1);
 	if (!m.http) {
-		rc = creds_fail(err, -ENOMEM, 0, NULL, "EC2 IMDS: out of memory");
+		rc = creds_fail(err, -ENOMEM, 0, NULL,
+				"EC2 IMDS: out of memory");
 		goto out;
 	}
 	rc = get_token(&m, err);
@@ -164,8 +168,8 @@ static int imds_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 				"EC2 IMDS: malformed role name answer");
 		goto out;
 	}
-	snprintf(role_path, sizeof(role_path), "%s%.*s", IMDS_ROLE_PATH,
-		 (int)n, body);
+	snprintf(role_path, sizeof(role_path), "%s%.*s", IMDS_ROLE_PATH, (int)n,
+		 body);
 
 	rc = get_status(&m, imds_request(&m, "GET", role_path, &tok),
 			"the role credentials", err);

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROCESS_MAX_OUTPUT ((size_t)64 << 10)
+#define PROCESS_MAX_OUTPUT   ((size_t)64 << 10)
 #define PROCESS_REAP_POLL_MS 5
 
 static void kill_and_reap(pid_t pid)
@@ -50,9 +50,9 @@ static int spawn_shell(const char *cmd, int out_fd, pid_t *pid)
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
 	if (!rc)
-		rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-							     POSIX_SPAWN_SETSIGMASK |
-							     POSIX_SPAWN_SETSIGDEF);
+		rc = posix_spawnattr_setflags(
+			&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+				       POSIX_SPAWN_SETSIGDEF);
 	if (!rc)
 		rc = posix_spawnattr_setpgroup(&attr, 0);
 	if (!rc)
@@ -144,8 +144,9 @@ int creds_process_run(const struct creds_ctx *ctx, const char *who,
 	close(pfd[1]);
 	if (rc) {
 		close(pfd[0]);
-		return creds_fail(err, rc, 0, NULL, "%s: cannot run /bin/sh: %s",
-				  what, strerror(-rc));
+		return creds_fail(err, rc, 0, NULL,
+				  "%s: cannot run /bin/sh: %s", what,
+				  strerror(-rc));
 	}
 	buf_init(&output, PROCESS_MAX_OUTPUT);
 	rc = read_output(pfd[0], deadline_mono_ms, &output);
@@ -175,7 +176,8 @@ int creds_process_run(const struct creds_ctx *ctx, const char *who,
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		rc = creds_fail(err, -EIO, 0, NULL,
 				"%s: exited with status %d (see its stderr)",
-				what, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+				what,
+				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		goto out;
 	}
 	rc = creds_json_parse(what, "credential_process", CREDS_JSON_PROCESS,

@@ -20,11 +20,11 @@
 struct profile_files {
 	char cred_path[PROFILE_PATH_MAX];
 	char conf_path[PROFILE_PATH_MAX];
-	struct awsini *cred;        /* NULL when the file is absent */
+	struct awsini *cred; /* NULL when the file is absent */
 	struct awsini *conf;
-	char conf_section[300];     /* "profile x" or "default" */
+	char conf_section[300]; /* "profile x" or "default" */
 	int in_cred, in_conf;
-	char who[64];               /* "profile \"x\"" for messages */
+	char who[64]; /* "profile \"x\"" for messages */
 };
 
 /* Expands a leading "~/" with HOME. 0 or -ENAMETOOLONG / -ENOENT. */
@@ -67,8 +67,9 @@ static int load_one(const char *path, struct awsini **out,
 		return creds_fail(err, -EINVAL, 0, NULL,
 				  "profile: %.200s is larger than 1 MiB", path);
 	if (rc)
-		return creds_fail(err, rc, 0, NULL, "profile: cannot read %.200s: %s",
-				  path, strerror(-rc));
+		return creds_fail(err, rc, 0, NULL,
+				  "profile: cannot read %.200s: %s", path,
+				  strerror(-rc));
 	return 0;
 }
 
@@ -86,9 +87,9 @@ static int files_load(const struct creds_ctx *ctx, struct profile_files *f,
 
 	memset(f, 0, sizeof(*f));
 	snprintf(f->who, sizeof(f->who), "profile \"%.40s\"", ctx->profile);
-	rc = expand_path(ctx,
-			 creds_env_get(ctx->env, CREDS_SHARED_CREDENTIALS_FILE),
-			 ".aws/credentials", f->cred_path, sizeof(f->cred_path));
+	rc = expand_path(
+		ctx, creds_env_get(ctx->env, CREDS_SHARED_CREDENTIALS_FILE),
+		".aws/credentials", f->cred_path, sizeof(f->cred_path));
 	if (rc == -ENAMETOOLONG)
 		return creds_fail(err, -EINVAL, 0, NULL,
 				  "profile: credentials file path too long");
@@ -105,8 +106,8 @@ static int files_load(const struct creds_ctx *ctx, struct profile_files *f,
 		return rc;
 	}
 	if (strcmp(ctx->profile, "default"))
-		snprintf(f->conf_section, sizeof(f->conf_section),
-			 "profile %s", ctx->profile);
+		snprintf(f->conf_section, sizeof(f->conf_section), "profile %s",
+			 ctx->profile);
 	else if (f->conf && awsini_has_section(f->conf, "profile default"))
 		strcpy(f->conf_section, "profile default");
 	else
@@ -138,9 +139,9 @@ static int static_keys(const struct creds_ctx *ctx,
 	int rc;
 
 	/* All keys come from one file: the credentials file if it has any. */
-	if (f->in_cred && (awsini_get(f->cred, ctx->profile, "aws_access_key_id") ||
-			   awsini_get(f->cred, ctx->profile,
-				      "aws_secret_access_key"))) {
+	if (f->in_cred &&
+	    (awsini_get(f->cred, ctx->profile, "aws_access_key_id") ||
+	     awsini_get(f->cred, ctx->profile, "aws_secret_access_key"))) {
 		ini = f->cred;
 		sec = ctx->profile;
 		path = f->cred_path;
@@ -174,7 +175,8 @@ static int static_keys(const struct creds_ctx *ctx,
 				  "characters",
 				  f->who, path);
 	if (rc)
-		return creds_fail(err, rc, 0, NULL, "%s: out of memory", f->who);
+		return creds_fail(err, rc, 0, NULL, "%s: out of memory",
+				  f->who);
 	return 0;
 }
 
@@ -193,12 +195,13 @@ static int web_identity(const struct creds_ctx *ctx,
 				  "AssumeRole); use credential_process",
 				  f->who);
 	if (!file)
-		return creds_fail(err, -EINVAL, 0, NULL,
-				  "%s: role_arn without web_identity_token_file",
-				  f->who);
+		return creds_fail(
+			err, -EINVAL, 0, NULL,
+			"%s: role_arn without web_identity_token_file", f->who);
 	if (expand_path(ctx, file, "", path, sizeof(path)))
 		return creds_fail(err, -EINVAL, 0, NULL,
-				  "%s: bad web_identity_token_file path", f->who);
+				  "%s: bad web_identity_token_file path",
+				  f->who);
 	return creds_webid_assume(ctx, f->who, path, role_arn,
 				  session ? session : ctx->session_name, out,
 				  err);

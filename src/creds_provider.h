@@ -41,7 +41,7 @@ enum creds_var {
 };
 
 struct creds_env {
-	char *val[CREDS_VAR_COUNT];  /* NULL when unset or empty */
+	char *val[CREDS_VAR_COUNT]; /* NULL when unset or empty */
 };
 
 /* creds_env.c: copies the variables (HOME falls back to the password
@@ -55,14 +55,14 @@ const char *creds_env_get(const struct creds_env *env, enum creds_var v);
 /* What a provider sees. */
 struct creds_ctx {
 	const struct creds_env *env;
-	const char *profile;        /* config, AWS_PROFILE, else "default" */
-	int profile_explicit;       /* chosen by config or AWS_PROFILE */
-	const char *region;         /* NULL when unknown */
-	const char *session_name;   /* default RoleSessionName */
-	long metadata_timeout_ms;   /* ECS and IMDS, per request */
-	long sts_timeout_ms;        /* STS, per request */
-	long process_timeout_ms;    /* credential_process, whole run */
-	struct http_opts http;      /* base options; metadata adds no_proxy */
+	const char *profile;	  /* config, AWS_PROFILE, else "default" */
+	int profile_explicit;	  /* chosen by config or AWS_PROFILE */
+	const char *region;	  /* NULL when unknown */
+	const char *session_name; /* default RoleSessionName */
+	long metadata_timeout_ms; /* ECS and IMDS, per request */
+	long sts_timeout_ms;	  /* STS, per request */
+	long process_timeout_ms;  /* credential_process, whole run */
+	struct http_opts http;	  /* base options; metadata adds no_proxy */
 };
 
 /* A provider. fetch returns
@@ -125,7 +125,7 @@ int creds_parse_time(const char *s, int64_t *real_ms);
 /* The JSON answers with credentials. */
 enum creds_json_kind {
 	CREDS_JSON_PROCESS, /* Version 1, SessionToken, Expiration optional */
-	CREDS_JSON_ECS,     /* Token, Expiration */
+	CREDS_JSON_ECS,	    /* Token, Expiration */
 	CREDS_JSON_IMDS,    /* Code "Success", Token, Expiration */
 };
 

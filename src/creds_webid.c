@@ -117,9 +117,10 @@ static int parse_error(const char *who, const struct http_response *resp,
 		   "%s: STS AssumeRoleWithWebIdentity: %.64s%s%.150s", who,
 		   code ? code : "error", msg ? ": " : "", msg ? msg : "");
 	if (!code && !msg)
-		creds_fail(err, 0, resp->status, NULL,
-			   "%s: STS AssumeRoleWithWebIdentity answered HTTP %ld",
-			   who, resp->status);
+		creds_fail(
+			err, 0, resp->status, NULL,
+			"%s: STS AssumeRoleWithWebIdentity answered HTTP %ld",
+			who, resp->status);
 	free(code);
 	free(msg);
 	rc = awserr_to_errno(err);
@@ -144,7 +145,8 @@ static int parse_success(const char *who, const struct http_response *resp,
 		else if (rc)
 			rc = creds_fail(err, -EPROTO, resp->status, NULL,
 					"%s: STS answer %s %s", who,
-					rc == -ENOENT ? "lacks" : "has a malformed",
+					rc == -ENOENT ? "lacks"
+						      : "has a malformed",
 					names[i]);
 	}
 	if (!rc && creds_parse_time(v[3], &expires_real_ms))
@@ -210,7 +212,8 @@ int creds_webid_assume(const struct creds_ctx *ctx, const char *who,
 	}
 	http = creds_http_client(ctx, 0);
 	if (!http) {
-		rc = creds_fail(err, -ENOMEM, 0, NULL, "%s: out of memory", who);
+		rc = creds_fail(err, -ENOMEM, 0, NULL, "%s: out of memory",
+				who);
 		goto out;
 	}
 	req.url = url;
@@ -238,7 +241,8 @@ out:
 static int webid_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 		       struct aws_error *err)
 {
-	const char *file = creds_env_get(ctx->env, CREDS_WEB_IDENTITY_TOKEN_FILE);
+	const char *file =
+		creds_env_get(ctx->env, CREDS_WEB_IDENTITY_TOKEN_FILE);
 	const char *arn = creds_env_get(ctx->env, CREDS_ROLE_ARN);
 	const char *session = creds_env_get(ctx->env, CREDS_ROLE_SESSION_NAME);
 
@@ -247,9 +251,10 @@ static int webid_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 		return creds_fail(err, -ENOKEY, 0, NULL,
 				  "AWS_WEB_IDENTITY_TOKEN_FILE unset");
 	if (!arn)
-		return creds_fail(err, -EINVAL, 0, NULL,
-				  "web identity: AWS_WEB_IDENTITY_TOKEN_FILE is "
-				  "set but AWS_ROLE_ARN is not");
+		return creds_fail(
+			err, -EINVAL, 0, NULL,
+			"web identity: AWS_WEB_IDENTITY_TOKEN_FILE is "
+			"set but AWS_ROLE_ARN is not");
 	return creds_webid_assume(ctx, "web identity", file, arn,
 				  session ? session : ctx->session_name, out,
 				  err);

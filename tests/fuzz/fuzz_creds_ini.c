@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = awsini_parse((const char *)data, size, &ini, &line);
 	if (rc) {
 		if (ini || (rc == -EINVAL && line <= 0))
-			abort();  /* errors leave nothing and name a line */
+			abort(); /* errors leave nothing and name a line */
 		return 0;
 	}
 	for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const char *v = awsini_get(ini, sections[i], keys[j]);
 
 			if (v && strlen(v) > size)
-				abort();  /* values come from the input */
+				abort(); /* values come from the input */
 		}
 	}
 	awsini_free(ini);

@@ -21,14 +21,14 @@ static void check_creds(const struct aws_creds *c)
 		for (const char *p = s[i]; p && *p; p++)
 			if ((unsigned char)*p <= 0x20 ||
 			    (unsigned char)*p >= 0x7f)
-				abort();  /* must be safe in HTTP headers */
+				abort(); /* must be safe in HTTP headers */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const enum creds_json_kind kinds[] = {
-		CREDS_JSON_PROCESS, CREDS_JSON_ECS, CREDS_JSON_IMDS
-	};
+	static const enum creds_json_kind kinds[] = { CREDS_JSON_PROCESS,
+						      CREDS_JSON_ECS,
+						      CREDS_JSON_IMDS };
 	struct aws_creds c = { 0 };
 	struct aws_error e;
 	char *s = malloc(size + 1);
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    c.expires_real_ms <= 0)
 				abort();
 		} else if (!e.message[0]) {
-			abort();  /* every failure says why */
+			abort(); /* every failure says why */
 		}
 		aws_creds_clear(&c);
 	}

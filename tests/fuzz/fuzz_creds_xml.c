@@ -10,9 +10,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const names[] = { "AccessKeyId", "SecretAccessKey",
-					     "SessionToken", "Expiration",
-					     "Code", "Message", "K" };
+	static const char *const names[] = { "AccessKeyId",
+					     "SecretAccessKey",
+					     "SessionToken",
+					     "Expiration",
+					     "Code",
+					     "Message",
+					     "K" };
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -24,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!out || strlen(out) > size)
 				abort();
 			free(out);
-		} else if (out || (rc != -ENOENT && rc != -EPROTO &&
-				   rc != -ENOMEM)) {
+		} else if (out ||
+			   (rc != -ENOENT && rc != -EPROTO && rc != -ENOMEM)) {
 			abort();
 		}
 	}

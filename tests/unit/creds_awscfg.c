@@ -96,7 +96,8 @@ static void test_endpoint(void)
 	setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:8001", 1);
 	CHECK_INT(resolve(NULL, "eu-west-1", NULL), 0);
 	CHECK_STR(s.endpoint, "http://127.0.0.1:8001");
-	CHECK_INT(resolve(NULL, "eu-west-1", "https://ddb.example.test/x//"), 0);
+	CHECK_INT(resolve(NULL, "eu-west-1", "https://ddb.example.test/x//"),
+		  0);
 	CHECK_STR(s.endpoint, "https://ddb.example.test/x");
 	/* An explicit endpoint and no region: us-east-1. */
 	CHECK_INT(resolve(NULL, NULL, NULL), 0);
@@ -116,8 +117,9 @@ static void test_endpoint(void)
 	CHECK_CONTAINS(msg, "bad region");
 	CHECK_INT(resolve(NULL, "eu-west-1.evil.com/", NULL), -EINVAL);
 	CHECK_INT(resolve(NULL, "eu_west_1", NULL), -EINVAL);
-	setenv("AWS_REGION", "a-region-name-that-is-far-too-long-to-fit-in-the-"
-			     "settings-buffer-of-64",
+	setenv("AWS_REGION",
+	       "a-region-name-that-is-far-too-long-to-fit-in-the-"
+	       "settings-buffer-of-64",
 	       1);
 	CHECK_INT(resolve(NULL, NULL, NULL), -EINVAL);
 	unsetenv("AWS_REGION");

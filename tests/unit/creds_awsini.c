@@ -30,23 +30,24 @@ static int parse_err_line(const char *text)
 
 static void test_basic(void)
 {
-	struct awsini *ini = parse_ok(
-		"# leading comment\n"
-		"; another comment\n"
-		"\n"
-		"[default]\n"
-		"aws_access_key_id = AKIDDEFAULT\n"
-		"aws_secret_access_key=secret/with+chars=\n"
-		"region = eu-west-1 # trailing comment\n"
-		"odd = a#b;c\n"
-		"eq = x=y\n"
-		"empty =\n"
-		"[ profile   dev ]   ; header comment\r\n"
-		"Region = us-west-2\r\n"
-		"[plain]\n"
-		"k = v\n");
+	struct awsini *ini =
+		parse_ok("# leading comment\n"
+			 "; another comment\n"
+			 "\n"
+			 "[default]\n"
+			 "aws_access_key_id = AKIDDEFAULT\n"
+			 "aws_secret_access_key=secret/with+chars=\n"
+			 "region = eu-west-1 # trailing comment\n"
+			 "odd = a#b;c\n"
+			 "eq = x=y\n"
+			 "empty =\n"
+			 "[ profile   dev ]   ; header comment\r\n"
+			 "Region = us-west-2\r\n"
+			 "[plain]\n"
+			 "k = v\n");
 
-	CHECK_STR(awsini_get(ini, "default", "aws_access_key_id"), "AKIDDEFAULT");
+	CHECK_STR(awsini_get(ini, "default", "aws_access_key_id"),
+		  "AKIDDEFAULT");
 	CHECK_STR(awsini_get(ini, "default", "aws_secret_access_key"),
 		  "secret/with+chars=");
 	CHECK_STR(awsini_get(ini, "default", "region"), "eu-west-1");
@@ -103,14 +104,17 @@ static void test_merge_and_continuation(void)
 		for (i = 0; i < 5000; i++)
 			CHECK_INT(buf_printf(&b, "  line%d\n", i), 0);
 		ini = parse_ok(buf_str(&b));
-		CHECK(strstr(awsini_get(ini, "big", "v"), "\nline4999") != NULL);
-		CHECK(!strncmp(awsini_get(ini, "big", "v"), "start\nline0\n", 12));
+		CHECK(strstr(awsini_get(ini, "big", "v"), "\nline4999") !=
+		      NULL);
+		CHECK(!strncmp(awsini_get(ini, "big", "v"), "start\nline0\n",
+			       12));
 		awsini_free(ini);
 		buf_fini(&b);
 	}
 
 	/* The profile prefix needs a blank after it. */
-	ini = parse_ok("[profilex]\nk=1\n[profile]\nk=2\n[profile\tp q]\nk=3\n");
+	ini = parse_ok(
+		"[profilex]\nk=1\n[profile]\nk=2\n[profile\tp q]\nk=3\n");
 	CHECK_STR(awsini_get(ini, "profilex", "k"), "1");
 	CHECK_STR(awsini_get(ini, "profile", "k"), "2");
 	CHECK_STR(awsini_get(ini, "profile p q", "k"), "3");

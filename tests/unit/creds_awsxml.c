@@ -12,11 +12,13 @@ static const char sts_ok[] =
 	"<AssumeRoleWithWebIdentityResponse "
 	"xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">\n"
 	"  <AssumeRoleWithWebIdentityResult>\n"
-	"    <SubjectFromWebIdentityToken>system:sa</SubjectFromWebIdentityToken>\n"
+	"    "
+	"<SubjectFromWebIdentityToken>system:sa</SubjectFromWebIdentityToken>\n"
 	"    <!-- a comment with <AccessKeyId>FAKE</AccessKeyId> -->\n"
 	"    <Credentials>\n"
 	"      <SessionToken>tok/en+==</SessionToken>\n"
-	"      <SecretAccessKey>se&amp;cret&lt;&gt;&quot;&apos;</SecretAccessKey>\n"
+	"      "
+	"<SecretAccessKey>se&amp;cret&lt;&gt;&quot;&apos;</SecretAccessKey>\n"
 	"      <Expiration>2026-11-22T10:00:00Z</Expiration>\n"
 	"      <AccessKeyId>ASIAEXAMPLE</AccessKeyId>\n"
 	"    </Credentials>\n"
@@ -74,7 +76,7 @@ int main(void)
 	check_text(sts_err, "Message",
 		   "Not authorized to perform sts:AssumeRoleWithWebIdentity");
 	CHECK_INT(rc_of(sts_err, "AccessKeyId"), -ENOENT);
-	CHECK_INT(rc_of(sts_ok, "Access"), -ENOENT);     /* exact names */
+	CHECK_INT(rc_of(sts_ok, "Access"), -ENOENT); /* exact names */
 	CHECK_INT(rc_of(sts_ok, "KeyId"), -ENOENT);
 	/* An element with children has no text of its own here. */
 	CHECK_INT(rc_of(sts_ok, "Credentials"), -EPROTO);
@@ -118,7 +120,8 @@ int main(void)
 		static const char nul[] = "<K>a\0b</K>";
 		char *out = NULL;
 
-		CHECK_INT(awsxml_text(nul, sizeof(nul) - 1, "K", &out), -EPROTO);
+		CHECK_INT(awsxml_text(nul, sizeof(nul) - 1, "K", &out),
+			  -EPROTO);
 		CHECK(out == NULL);
 		/* The length bounds the scan: the element is cut off. */
 		CHECK_INT(awsxml_text("<K>abc</K>", 8, "K", &out), -EPROTO);

@@ -10,19 +10,20 @@
 #include "creds_test.h"
 
 #define ECS_PATH "/creds"
-#define ECS_OK                                                              \
-	"{\"AccessKeyId\":\"ASIAECS{N}\",\"SecretAccessKey\":\"SECRETECS\"," \
+#define ECS_OK                                                                 \
+	"{\"AccessKeyId\":\"ASIAECS{N}\",\"SecretAccessKey\":\"SECRETECS\","   \
 	"\"Token\":\"TOKENECS\",\"Expiration\":\"{EXP}\"}"
-#define STS_OK                                                              \
+#define STS_OK                                                                 \
 	"<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult>" \
-	"<Credentials><AccessKeyId>ASIASTS{N}</AccessKeyId>"                 \
-	"<SecretAccessKey>SECRETSTS</SecretAccessKey>"                      \
-	"<SessionToken>TOKENSTS</SessionToken>"                             \
-	"<Expiration>{EXP}</Expiration></Credentials>"                      \
-	"</AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>"
-#define IMDS_OK                                                             \
-	"{\"Code\":\"Success\",\"AccessKeyId\":\"ASIAIMDS{N}\","             \
-	"\"SecretAccessKey\":\"SECRETIMDS\",\"Token\":\"TOKENIMDS\","        \
+	"<Credentials><AccessKeyId>ASIASTS{N}</AccessKeyId>"                   \
+	"<SecretAccessKey>SECRETSTS</SecretAccessKey>"                         \
+	"<SessionToken>TOKENSTS</SessionToken>"                                \
+	"<Expiration>{EXP}</Expiration></Credentials>"                         \
+	"</AssumeRoleWithWebIdentityResult></"                                 \
+	"AssumeRoleWithWebIdentityResponse>"
+#define IMDS_OK                                                                \
+	"{\"Code\":\"Success\",\"AccessKeyId\":\"ASIAIMDS{N}\","               \
+	"\"SecretAccessKey\":\"SECRETIMDS\",\"Token\":\"TOKENIMDS\","          \
 	"\"Expiration\":\"{EXP}\"}"
 
 static struct aws_creds c;
@@ -46,8 +47,9 @@ static struct all_fakes configure_all(void)
 	f.ecs_r = ct_route_add(f.ecs, "GET", ECS_PATH, 200, ECS_OK);
 	f.imds = ct_service_start();
 	ct_route_add(f.imds, "PUT", "/latest/api/token", 200, "T");
-	ct_route_add(f.imds, "GET", "/latest/meta-data/iam/security-credentials/",
-		     200, "role");
+	ct_route_add(f.imds, "GET",
+		     "/latest/meta-data/iam/security-credentials/", 200,
+		     "role");
 	f.imds_r = ct_route_add(f.imds, "GET",
 				"/latest/meta-data/iam/security-credentials/"
 				"role",
@@ -354,11 +356,11 @@ static void test_one_refresh_in_flight(void)
 
 static void check_no_secret(int want_rc)
 {
-	static const char *const secrets[] = { "SECRETENV",  "SECRETFILE",
-					       "SECRETPROC", "SECRETECS",
-					       "SECRETIMDS", "SECRETSTS",
-					       "WEBTOKENSECRET",
-					       "ECSAUTHSECRET", NULL };
+	static const char *const secrets[] = {
+		"SECRETENV",	  "SECRETFILE",	   "SECRETPROC",
+		"SECRETECS",	  "SECRETIMDS",	   "SECRETSTS",
+		"WEBTOKENSECRET", "ECSAUTHSECRET", NULL
+	};
 	int i;
 
 	CHECK_INT(ct_get(&c, &e), want_rc);
@@ -379,7 +381,8 @@ static void test_no_secret_in_messages(void)
 	check_no_secret(-EINVAL);
 
 	ct_env_reset();
-	ct_write("credentials", "[default]\naws_secret_access_key = SECRETFILE\n");
+	ct_write("credentials",
+		 "[default]\naws_secret_access_key = SECRETFILE\n");
 	check_no_secret(-EINVAL);
 	ct_write("credentials", "[default]\naws_access_key_id = A\n"
 				"aws_secret_access_key = SECRETFILE\x01\n");
@@ -412,8 +415,8 @@ static void test_no_secret_in_messages(void)
 	ct_route_add(s, "PUT", "/latest/api/token", 200, "T");
 	ct_route_add(s, "GET", "/latest/meta-data/iam/security-credentials/",
 		     200, "role");
-	ct_route_add(s, "GET", "/latest/meta-data/iam/security-credentials/role",
-		     200,
+	ct_route_add(s, "GET",
+		     "/latest/meta-data/iam/security-credentials/role", 200,
 		     "{\"Code\":\"Success\",\"AccessKeyId\":\"A\","
 		     "\"SecretAccessKey\":\"SECRETIMDS\",\"Token\":\"T\","
 		     "\"Expiration\":\"yesterday\"}");

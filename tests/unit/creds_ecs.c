@@ -6,9 +6,9 @@
 
 #include "creds_test.h"
 
-#define ECS_OK                                                               \
-	"{\"AccessKeyId\":\"ASIAECS{N}\",\"SecretAccessKey\":\"SECRETECS\","  \
-	"\"Token\":\"TOKENECS\",\"Expiration\":\"{EXP}\","                   \
+#define ECS_OK                                                                 \
+	"{\"AccessKeyId\":\"ASIAECS{N}\",\"SecretAccessKey\":\"SECRETECS\","   \
+	"\"Token\":\"TOKENECS\",\"Expiration\":\"{EXP}\","                     \
 	"\"RoleArn\":\"arn:aws:iam::1:role/task\"}"
 
 static struct aws_creds c;
@@ -63,13 +63,14 @@ static void test_success(void)
 	{
 		char url[256];
 
-		snprintf(url, sizeof(url), "http://localhost:%d/v2/credentials/abc",
+		snprintf(url, sizeof(url),
+			 "http://localhost:%d/v2/credentials/abc",
 			 fakehttp_port(s->srv));
 		setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", url, 1);
 		CHECK_INT(ct_get(&c, &e), 0);
 	}
-	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "https://127.0.0.1:1/creds",
-	       1);
+	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI",
+	       "https://127.0.0.1:1/creds", 1);
 	CHECK_INT(ct_get(&c, &e), -ECONNREFUSED);
 	CHECK_INT(e.transport, -ECONNREFUSED);
 	CHECK_CONTAINS(e.message, "ECS");
@@ -120,7 +121,7 @@ static void test_failures(void)
 	s->routes[0].drop = 0;
 	s->routes[0].delay_ms = 1500;
 	t0 = clk_sys_mono_ms();
-	CHECK_INT(ct_get(&c, &e), -ETIMEDOUT);  /* timeout_ms 500 */
+	CHECK_INT(ct_get(&c, &e), -ETIMEDOUT); /* timeout_ms 500 */
 	CHECK(clk_sys_mono_ms() - t0 < 1400);
 	CHECK_INT(e.transport, -ETIMEDOUT);
 
@@ -130,7 +131,8 @@ static void test_failures(void)
 	CHECK_INT(ct_get(&c, &e), -EINVAL);
 	CHECK_CONTAINS(e.message, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
 	unsetenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
-	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "SECRETTOK\r\nX-Evil: 1", 1);
+	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "SECRETTOK\r\nX-Evil: 1",
+	       1);
 	CHECK_INT(ct_get(&c, &e), -EINVAL);
 	CHECK_LACKS(e.message, "SECRETTOK");
 	CHECK_INT(ct_hits(&s->routes[0]), 0);

@@ -10,8 +10,12 @@
 
 static int64_t tm_ms(int y, int mo, int d, int h, int mi, int s)
 {
-	struct tm tm = { .tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d,
-			 .tm_hour = h, .tm_min = mi, .tm_sec = s };
+	struct tm tm = { .tm_year = y - 1900,
+			 .tm_mon = mo - 1,
+			 .tm_mday = d,
+			 .tm_hour = h,
+			 .tm_min = mi,
+			 .tm_sec = s };
 
 	return (int64_t)timegm(&tm) * 1000;
 }
@@ -191,7 +195,7 @@ static void test_set_dup(void)
 	CHECK_INT(creds_set(&a, "AK", "", NULL, 0, "x"), -EINVAL);
 	CHECK_INT(creds_set(&a, "AK", "S\x7f", NULL, 0, "x"), -EINVAL);
 	CHECK_INT(creds_set(&a, "AK", "SK", "T\n", 0, "x"), -EINVAL);
-	CHECK_STR(a.session_token, "TK");  /* untouched by the refusals */
+	CHECK_STR(a.session_token, "TK"); /* untouched by the refusals */
 	CHECK_INT(aws_creds_dup(&b, &a), 0);
 	CHECK_STR(b.access_key_id, "AK");
 	CHECK_STR(b.secret_access_key, "SK");

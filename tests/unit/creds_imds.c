@@ -11,13 +11,13 @@
 #define LIST_PATH  "/latest/meta-data/iam/security-credentials/"
 #define ROLE_PATH  LIST_PATH "lockfs-role"
 
-#define IMDS_OK                                                              \
-	"{\n  \"Code\" : \"Success\",\n"                                     \
-	"  \"LastUpdated\" : \"2026-11-22T03:00:00Z\",\n"                    \
-	"  \"Type\" : \"AWS-HMAC\",\n"                                       \
-	"  \"AccessKeyId\" : \"ASIAIMDS{N}\",\n"                             \
-	"  \"SecretAccessKey\" : \"SECRETIMDS\",\n"                          \
-	"  \"Token\" : \"TOKENIMDS\",\n"                                     \
+#define IMDS_OK                                                                \
+	"{\n  \"Code\" : \"Success\",\n"                                       \
+	"  \"LastUpdated\" : \"2026-11-22T03:00:00Z\",\n"                      \
+	"  \"Type\" : \"AWS-HMAC\",\n"                                         \
+	"  \"AccessKeyId\" : \"ASIAIMDS{N}\",\n"                               \
+	"  \"SecretAccessKey\" : \"SECRETIMDS\",\n"                            \
+	"  \"Token\" : \"TOKENIMDS\",\n"                                       \
 	"  \"Expiration\" : \"{EXP}\"\n}"
 
 static struct aws_creds c;
@@ -33,7 +33,8 @@ static struct imds_fake imds_setup(void)
 	struct imds_fake f;
 
 	f.s = ct_service_start();
-	f.token = ct_route_add(f.s, "PUT", TOKEN_PATH, 200, "IMDS-SESSION-TOKEN");
+	f.token =
+		ct_route_add(f.s, "PUT", TOKEN_PATH, 200, "IMDS-SESSION-TOKEN");
 	f.list = ct_route_add(f.s, "GET", LIST_PATH, 200, "lockfs-role\n");
 	f.role = ct_route_add(f.s, "GET", ROLE_PATH, 200, IMDS_OK);
 	ct_env_reset();
@@ -153,7 +154,7 @@ static void test_failures(void)
 	/* A slow answer to the credentials request: a timeout error. */
 	f.role->delay_ms = 1500;
 	t0 = clk_sys_mono_ms();
-	CHECK_INT(ct_get(&c, &e), -ETIMEDOUT);  /* timeout_ms 500 */
+	CHECK_INT(ct_get(&c, &e), -ETIMEDOUT); /* timeout_ms 500 */
 	CHECK(clk_sys_mono_ms() - t0 < 1400);
 	CHECK_CONTAINS(e.message, "EC2 IMDS: the role credentials");
 	f.role->delay_ms = 0;
@@ -176,7 +177,8 @@ static void test_failures(void)
 	CHECK_STR(e.type, "");
 	CHECK_CONTAINS(e.message, "no AWS credentials:");
 	CHECK_CONTAINS(e.message, "environment (AWS_ACCESS_KEY_ID unset)");
-	CHECK_CONTAINS(e.message, "profile (\"default\" not in the shared files)");
+	CHECK_CONTAINS(e.message,
+		       "profile (\"default\" not in the shared files)");
 	CHECK_CONTAINS(e.message,
 		       "web identity (AWS_WEB_IDENTITY_TOKEN_FILE unset)");
 	CHECK_CONTAINS(e.message, "ECS (AWS_CONTAINER_CREDENTIALS_* unset)");

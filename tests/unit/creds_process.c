@@ -20,8 +20,8 @@ static int run(const char *command, long timeout_ms)
 	char conf[2048];
 
 	ct_env_reset();
-	snprintf(conf, sizeof(conf),
-		 "[profile p]\ncredential_process = %s\n", command);
+	snprintf(conf, sizeof(conf), "[profile p]\ncredential_process = %s\n",
+		 command);
 	ct_write("config", conf);
 	aws_creds_clear(&c);
 	awserr_clear(&e);

@@ -61,19 +61,18 @@ static void test_env(void)
 static void test_files(void)
 {
 	ct_env_reset();
-	ct_write("credentials",
-		 "# keys\n"
-		 "[default]\n"
-		 "aws_access_key_id = AKIDDEF ; comment\n"
-		 "aws_secret_access_key = SECRETDEF\n"
-		 "\n"
-		 "[dev]\n"
-		 "aws_access_key_id=AKIDDEV\n"
-		 "aws_secret_access_key=SECRETDEV\n"
-		 "aws_session_token=TOKENDEV\n"
-		 "[profile notthis]\n"
-		 "aws_access_key_id=WRONG\n"
-		 "aws_secret_access_key=WRONG\n");
+	ct_write("credentials", "# keys\n"
+				"[default]\n"
+				"aws_access_key_id = AKIDDEF ; comment\n"
+				"aws_secret_access_key = SECRETDEF\n"
+				"\n"
+				"[dev]\n"
+				"aws_access_key_id=AKIDDEV\n"
+				"aws_secret_access_key=SECRETDEV\n"
+				"aws_session_token=TOKENDEV\n"
+				"[profile notthis]\n"
+				"aws_access_key_id=WRONG\n"
+				"aws_secret_access_key=WRONG\n");
 	ct_write("config",
 		 "[default]\nregion = eu-west-1\n"
 		 "[profile cfgonly]\n"

@@ -24,30 +24,30 @@
 #include "http.h"
 
 #define CT_MAX_SERVICES 32
-#define CT_MAX_ROUTES   8
+#define CT_MAX_ROUTES	8
 
 struct ct_route {
-	const char *method;  /* NULL: any */
-	const char *target;  /* exact path and query; NULL: any */
-	int status;          /* 0: 200 */
-	const char *body;    /* "{EXP}": expiration time, "{N}": hit number */
+	const char *method; /* NULL: any */
+	const char *target; /* exact path and query; NULL: any */
+	int status;	    /* 0: 200 */
+	const char *body;   /* "{EXP}": expiration time, "{N}": hit number */
 	int delay_ms;
 	int drop;
-	int hits;            /* atomic */
+	int hits; /* atomic */
 };
 
 struct ct_service {
 	struct ct_route routes[CT_MAX_ROUTES];
 	int n_routes;
-	const struct clk *clock;   /* for {EXP}; NULL: the system clock */
-	int64_t exp_offset_ms;     /* {EXP} = now + this; 0: one hour */
+	const struct clk *clock; /* for {EXP}; NULL: the system clock */
+	int64_t exp_offset_ms;	 /* {EXP} = now + this; 0: one hour */
 	struct fakehttp *srv;
 	pthread_mutex_t mu;
-	char last_target[2048];    /* protected by mu */
-	char last_method[16];      /* protected by mu */
-	char last_headers[16384];  /* protected by mu */
-	char last_body[16384];     /* protected by mu */
-	int unmatched;             /* atomic */
+	char last_target[2048];	  /* protected by mu */
+	char last_method[16];	  /* protected by mu */
+	char last_headers[16384]; /* protected by mu */
+	char last_body[16384];	  /* protected by mu */
+	int unmatched;		  /* atomic */
 };
 
 static char ct_dir[256];
@@ -129,18 +129,28 @@ static inline void ct_write(const char *name, const char *text)
 	ct_write_mode(name, text, 0600);
 }
 
-static const char *const ct_vars[] = {
-	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-	"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SHARED_CREDENTIALS_FILE",
-	"AWS_CONFIG_FILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN",
-	"AWS_ROLE_SESSION_NAME", "AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL",
-	"AWS_ENDPOINT_URL_DYNAMODB", "AWS_REGION", "AWS_DEFAULT_REGION",
-	"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-	"AWS_CONTAINER_CREDENTIALS_FULL_URI",
-	"AWS_CONTAINER_AUTHORIZATION_TOKEN",
-	"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "AWS_EC2_METADATA_DISABLED",
-	"AWS_EC2_METADATA_SERVICE_ENDPOINT", NULL
-};
+static const char *const ct_vars[] = { "AWS_ACCESS_KEY_ID",
+				       "AWS_SECRET_ACCESS_KEY",
+				       "AWS_SESSION_TOKEN",
+				       "AWS_PROFILE",
+				       "AWS_DEFAULT_PROFILE",
+				       "AWS_SHARED_CREDENTIALS_FILE",
+				       "AWS_CONFIG_FILE",
+				       "AWS_WEB_IDENTITY_TOKEN_FILE",
+				       "AWS_ROLE_ARN",
+				       "AWS_ROLE_SESSION_NAME",
+				       "AWS_ENDPOINT_URL_STS",
+				       "AWS_ENDPOINT_URL",
+				       "AWS_ENDPOINT_URL_DYNAMODB",
+				       "AWS_REGION",
+				       "AWS_DEFAULT_REGION",
+				       "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+				       "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+				       "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+				       "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+				       "AWS_EC2_METADATA_DISABLED",
+				       "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+				       NULL };
 
 /* Every case starts here: no AWS variable, HOME and the shared files in the
  * temporary directory (and absent), IMDS disabled. */
@@ -267,9 +277,8 @@ static inline const char *ct_url(const struct ct_service *s, const char *path)
 }
 
 /* A header of the last request into out ("" when absent). */
-static inline const char *ct_last_header(struct ct_service *s,
-					 const char *name, char *out,
-					 size_t outlen)
+static inline const char *ct_last_header(struct ct_service *s, const char *name,
+					 char *out, size_t outlen)
 {
 	struct fakehttp_request req;
 
@@ -304,27 +313,27 @@ static inline int ct_get(struct aws_creds *out, struct aws_error *err)
 	return ct_get_cfg(&cfg, out, err);
 }
 
-#define CHECK_CONTAINS(hay, needle)                                          \
-	do {                                                                 \
-		const char *ct_h_ = (hay), *ct_n_ = (needle);                \
-		check_count++;                                               \
-		if (!ct_h_ || !strstr(ct_h_, ct_n_)) {                       \
-			fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n",      \
-				__FILE__, __LINE__, ct_h_ ? ct_h_ : "(null)", \
-				ct_n_);                                      \
-			exit(1);                                             \
-		}                                                            \
+#define CHECK_CONTAINS(hay, needle)                                            \
+	do {                                                                   \
+		const char *ct_h_ = (hay), *ct_n_ = (needle);                  \
+		check_count++;                                                 \
+		if (!ct_h_ || !strstr(ct_h_, ct_n_)) {                         \
+			fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n",        \
+				__FILE__, __LINE__, ct_h_ ? ct_h_ : "(null)",  \
+				ct_n_);                                        \
+			exit(1);                                               \
+		}                                                              \
 	} while (0)
 
-#define CHECK_LACKS(hay, needle)                                             \
-	do {                                                                 \
-		const char *ct_h_ = (hay), *ct_n_ = (needle);                \
-		check_count++;                                               \
-		if (ct_h_ && strstr(ct_h_, ct_n_)) {                         \
-			fprintf(stderr, "%s:%d: \"%s\" holds \"%s\"\n",      \
-				__FILE__, __LINE__, ct_h_, ct_n_);           \
-			exit(1);                                             \
-		}                                                            \
+#define CHECK_LACKS(hay, needle)                                               \
+	do {                                                                   \
+		const char *ct_h_ = (hay), *ct_n_ = (needle);                  \
+		check_count++;                                                 \
+		if (ct_h_ && strstr(ct_h_, ct_n_)) {                           \
+			fprintf(stderr, "%s:%d: \"%s\" holds \"%s\"\n",        \
+				__FILE__, __LINE__, ct_h_, ct_n_);             \
+			exit(1);                                               \
+		}                                                              \
 	} while (0)
 
 #endif

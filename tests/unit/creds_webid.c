@@ -8,24 +8,24 @@
 
 #include "creds_test.h"
 
-#define STS_OK                                                               \
-	"<AssumeRoleWithWebIdentityResponse "                                \
-	"xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">\n"             \
-	"<AssumeRoleWithWebIdentityResult>\n"                                \
-	"<SubjectFromWebIdentityToken>sub</SubjectFromWebIdentityToken>\n"   \
-	"<Credentials>\n"                                                    \
-	"<SessionToken>TOKENSTS{N}</SessionToken>\n"                         \
-	"<SecretAccessKey>SECRETSTS</SecretAccessKey>\n"                     \
-	"<Expiration>{EXP}</Expiration>\n"                                   \
-	"<AccessKeyId>ASIASTS{N}</AccessKeyId>\n"                            \
-	"</Credentials>\n"                                                   \
-	"</AssumeRoleWithWebIdentityResult>\n"                               \
-	"<ResponseMetadata><RequestId>r</RequestId></ResponseMetadata>\n"    \
+#define STS_OK                                                                 \
+	"<AssumeRoleWithWebIdentityResponse "                                  \
+	"xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">\n"               \
+	"<AssumeRoleWithWebIdentityResult>\n"                                  \
+	"<SubjectFromWebIdentityToken>sub</SubjectFromWebIdentityToken>\n"     \
+	"<Credentials>\n"                                                      \
+	"<SessionToken>TOKENSTS{N}</SessionToken>\n"                           \
+	"<SecretAccessKey>SECRETSTS</SecretAccessKey>\n"                       \
+	"<Expiration>{EXP}</Expiration>\n"                                     \
+	"<AccessKeyId>ASIASTS{N}</AccessKeyId>\n"                              \
+	"</Credentials>\n"                                                     \
+	"</AssumeRoleWithWebIdentityResult>\n"                                 \
+	"<ResponseMetadata><RequestId>r</RequestId></ResponseMetadata>\n"      \
 	"</AssumeRoleWithWebIdentityResponse>\n"
 
-#define STS_ERR(code, msg)                                                   \
-	"<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">" \
-	"<Error><Type>Sender</Type><Code>" code "</Code><Message>" msg       \
+#define STS_ERR(code, msg)                                                     \
+	"<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"  \
+	"<Error><Type>Sender</Type><Code>" code "</Code><Message>" msg         \
 	"</Message></Error><RequestId>r</RequestId></ErrorResponse>"
 
 #define ROLE "arn:aws:iam::123456789012:role/lock role"
@@ -75,7 +75,7 @@ static void test_success(void)
 	CHECK_CONTAINS(s->last_body, "&RoleSessionName=lockfs-");
 	CHECK_CONTAINS(s->last_body, "&WebIdentityToken=eyJhbGciOi."
 				     "JSUzI1NiJ9%2B%2F%3D.SIGNATURE-WEBTOKEN");
-	CHECK_LACKS(s->last_body, "%0A");  /* the newline was trimmed */
+	CHECK_LACKS(s->last_body, "%0A"); /* the newline was trimmed */
 
 	/* AWS_ROLE_SESSION_NAME is used when set. */
 	setenv("AWS_ROLE_SESSION_NAME", "my-session", 1);
@@ -94,9 +94,9 @@ static void test_errors(void)
 {
 	struct ct_service *s;
 
-	s = sts_setup(403, STS_ERR("AccessDenied",
-				   "Not authorized to perform "
-				   "sts:AssumeRoleWithWebIdentity"));
+	s = sts_setup(403,
+		      STS_ERR("AccessDenied", "Not authorized to perform "
+					      "sts:AssumeRoleWithWebIdentity"));
 	CHECK_INT(ct_get(&c, &e), -EACCES);
 	CHECK_STR(e.type, "AccessDenied");
 	CHECK_INT(e.http_status, 403);

@@ -531,10 +531,9 @@ static int chain_resolve(struct creds_chain *ch, struct aws_creds *out,
 		}
 		if (used < sizeof(summary))
 			used += (size_t)snprintf(
-				summary + used, sizeof(summary) - used,
-				"%s %s%s%s%s", i ? ";" : "", p->name,
-				err->message[0] ? " (" : "", err->message,
-				err->message[0] ? ")" : "");
+				summary + used, sizeof(summary) - used, "%s %s",
+				i ? ";" : "",
+				err->message[0] ? err->message : p->name);
 	}
 	return creds_fail(err, -ENOKEY, 0, NULL, "%s", summary);
 }

@@ -55,8 +55,8 @@ static int get_token(struct imds *m, struct aws_error *err)
 	int rc = imds_request(m, "PUT", IMDS_TOKEN_PATH, &ttl);
 
 	if (rc && not_reachable(rc))
-		return creds_fail(err, -ENOKEY, 0, NULL, "not reachable: %s",
-				  strerror(-rc));
+		return creds_fail(err, -ENOKEY, 0, NULL,
+				  "EC2 IMDS not reachable (%s)", strerror(-rc));
 	if (rc)
 		return creds_fail_transport(
 			err, rc, "EC2 IMDS: token request: %s", strerror(-rc));
@@ -91,7 +91,7 @@ static int get_status(struct imds *m, int rc, const char *what,
 					    strerror(-rc));
 	if (m->resp.status == 404)
 		return creds_fail(err, -ENOKEY, 404, NULL,
-				  "no IAM role attached (HTTP 404 on %s)",
+				  "EC2 IMDS: no IAM role (HTTP 404 on %s)",
 				  what);
 	if (m->resp.status != 200)
 		return creds_fail(err, creds_status_errno(m->resp.status),
@@ -131,7 +131,7 @@ static int imds_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 	int rc;
 
 	if (disabled && !strcasecmp(disabled, "true"))
-		return creds_fail(err, -ENOKEY, 0, NULL, "disabled");
+		return creds_fail(err, -ENOKEY, 0, NULL, "EC2 IMDS disabled");
 	if (!ep)
 		ep = IMDS_DEFAULT_ENDPOINT;
 	if (http_url_host_path(ep, host, sizeof(host), path, sizeof(path)) ||

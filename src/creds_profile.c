@@ -224,7 +224,8 @@ static int profile_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 					f.who, f.cred_path, f.conf_path);
 		else
 			rc = creds_fail(err, -ENOKEY, 0, NULL,
-					"\"%.24s\" not in the shared files",
+					"no profile \"%.24s\" in the shared "
+					"files",
 					ctx->profile);
 		goto out;
 	}
@@ -251,8 +252,8 @@ static int profile_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 				f.who, ctx->profile);
 		goto out;
 	}
-	rc = creds_fail(err, -ENOKEY, 0, NULL, "\"%.24s\" has no credentials",
-			ctx->profile);
+	rc = creds_fail(err, -ENOKEY, 0, NULL,
+			"profile \"%.24s\" has no credentials", ctx->profile);
 out:
 	files_fini(&f);
 	return rc;

@@ -67,8 +67,10 @@ struct creds_ctx {
 
 /* A provider. fetch returns
  *   0        with *out filled (out->source set),
- *   -ENOKEY  when it is not configured: the chain moves on; err->message may
- *            hold a short reason ("disabled") for the final summary,
+ *   -ENOKEY  when it is not configured: the chain moves on; err->message
+ *            holds a short self-contained reason ("AWS_ACCESS_KEY_ID
+ *            unset") that the chain joins into its "no AWS credentials"
+ *            summary (all five must fit in err->message),
  *   other    -errno when it is configured and failed: the chain stops;
  *            err->message is one line naming the provider, never a secret. */
 struct creds_provider {

@@ -158,7 +158,7 @@ static void test_files(void)
 	/* No files at all, default profile: nothing configured. */
 	ct_env_reset();
 	CHECK_INT(get_profile(NULL), -ENOKEY);
-	CHECK_CONTAINS(e.message, "\"default\" not in the shared files");
+	CHECK_CONTAINS(e.message, "no profile \"default\" in the shared files");
 
 	/* Default paths under HOME, and "~/" in the variables. */
 	ct_env_reset();

@@ -21,7 +21,10 @@
 
 #define AWSREQ_DEFAULT_ATTEMPT_MS  5000
 #define AWSREQ_DEFAULT_DEADLINE_MS 15000
-#define AWSREQ_CONTENT_TYPE	   "application/x-amz-json-1.0"
+/* A retry is not started with less time than this before the deadline: it
+ * would only replace the real error with a timeout. */
+#define AWSREQ_MIN_ATTEMPT_MS 20
+#define AWSREQ_CONTENT_TYPE   "application/x-amz-json-1.0"
 
 struct awsreq_thread {
 	struct awsreq *r;
@@ -339,7 +342,8 @@ int awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
 			break;
 		now = clk_mono_ms(r->cfg.clock);
 		delay = retry_backoff_ms(&r->cfg.retry, done + 1, &t->rng);
-		if (!retry_should_retry(&r->cfg.retry, done, now, delay,
+		if (!retry_should_retry(&r->cfg.retry, done, now,
+					delay + AWSREQ_MIN_ATTEMPT_MS,
 					deadline_mono_ms))
 			break;
 		if (log_enabled(LOGL_DEBUG)) {

@@ -1,0 +1,55 @@
+/* fuzz_ddb_error: error answers on arbitrary bytes: the envelope
+ * (awserr_from_json, both message spellings), the Item of a
+ * ConditionalCheckFailedException and the CancellationReasons (or the
+ * reason list in the message) of a TransactionCanceledException. Never a
+ * memory error; the errno and index stay in their documented ranges. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddb.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *body = (const char *)data;
+	struct aws_error err;
+	struct ddb_item *it;
+	char line[512];
+	int rc, idx;
+
+	awserr_from_json(&err, 400, body, size);
+	if (!memchr(err.type, '\0', sizeof(err.type)) ||
+	    !memchr(err.message, '\0', sizeof(err.message)))
+		abort();
+	(void)awserr_format(&err, line, sizeof(line));
+	(void)awserr_to_errno(&err);
+
+	rc = ddb_parse_condition_failure(body, size, &it);
+	if (rc && it)
+		abort();
+	ddb_item_free(it);
+
+	rc = ddb_parse_tx_cancel(body, size, &idx, &it);
+	switch (rc) {
+	case -ECANCELED:
+		if (idx < 0)
+			abort();
+		break;
+	case -EAGAIN:
+	case -EINVAL:
+	case -ENOSPC:
+	case -EIO:
+	case -EPROTO:
+	case -ENOMEM:
+		if (idx != -1 || it)
+			abort();
+		break;
+	default:
+		abort();
+	}
+	ddb_item_free(it);
+	return 0;
+}

@@ -1,0 +1,535 @@
+/* ddb_awsreq: one signed JSON 1.0 call against a loopback fake server:
+ * the headers sent and what was signed, retries of throttling and 5xx,
+ * retries bounded by attempts and by the deadline, no retry of refused
+ * conditions or validation errors, the answer body kept on failure,
+ * malformed and oversize answers, refused connections, per-thread clients
+ * and metrics. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "awsreq.h"
+#include "check.h"
+#include "clk.h"
+#include "fakehttp.h"
+#include "sigv4.h"
+
+#define TARGET "DynamoDB_20120810.GetItem"
+#define BODY   "{\"TableName\":\"t\"}"
+
+/* What the handler does, chosen by each scenario. */
+enum mode {
+	M_ECHO_HEADERS, /* 200 with a JSON object; remembers the request */
+	M_THROTTLE_2,	/* 2x ThrottlingException, then 200 */
+	M_PTE_1,	/* ProvisionedThroughputExceeded, then 200 */
+	M_5XX_2,	/* 500, 503, then 200 */
+	M_ALWAYS_503,
+	M_CONDITION, /* ConditionalCheckFailedException with an Item */
+	M_VALIDATION,
+	M_NOT_JSON, /* 200 with text */
+	M_EMPTY,    /* 200 with an empty body */
+	M_BIG,	    /* 200 with 5000 bytes */
+	M_SLOW,	    /* answers after 1500 ms */
+	M_DROP_1,   /* closes the first connection, then 200 */
+	M_OK,
+};
+
+struct scenario {
+	atomic_int mode;
+	pthread_mutex_t mu;
+	char headers[16384]; /* of the last request, protected by mu */
+	char body[4096];
+};
+
+static char big[5001];
+
+static void handler(const struct fakehttp_request *req,
+		    struct fakehttp_response *resp, void *arg)
+{
+	struct scenario *sc = arg;
+
+	switch (atomic_load(&sc->mode)) {
+	case M_ECHO_HEADERS:
+		pthread_mutex_lock(&sc->mu);
+		snprintf(sc->headers, sizeof(sc->headers), "%s", req->headers);
+		snprintf(sc->body, sizeof(sc->body), "%s", req->body);
+		pthread_mutex_unlock(&sc->mu);
+		resp->body = "{\"ok\":true}";
+		break;
+	case M_THROTTLE_2:
+		if (req->index < 2) {
+			resp->status = 400;
+			resp->body = "{\"__type\":\"com.amazonaws.dynamodb."
+				     "v20120810#ThrottlingException\","
+				     "\"message\":\"Rate exceeded\"}";
+		} else {
+			resp->body = "{}";
+		}
+		break;
+	case M_PTE_1:
+		if (req->index < 1) {
+			resp->status = 400;
+			resp->body = "{\"__type\":\"com.amazonaws.dynamodb."
+				     "v20120810#"
+				     "ProvisionedThroughputExceededException\","
+				     "\"message\":\"slow down\"}";
+		} else {
+			resp->body = "{}";
+		}
+		break;
+	case M_5XX_2:
+		if (req->index == 0) {
+			resp->status = 500;
+			resp->body = "{\"__type\":\"com.amazonaws.dynamodb."
+				     "v20120810#InternalServerError\"}";
+		} else if (req->index == 1) {
+			resp->status = 503;
+			resp->content_type = "text/html";
+			resp->body = "<html>unavailable</html>";
+		} else {
+			resp->body = "{}";
+		}
+		break;
+	case M_ALWAYS_503:
+		resp->status = 503;
+		resp->body = "{\"__type\":\"x#ServiceUnavailable\"}";
+		break;
+	case M_CONDITION:
+		resp->status = 400;
+		resp->body = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+			     "ConditionalCheckFailedException\",\"Message\":"
+			     "\"The conditional request failed\",\"Item\":"
+			     "{\"k\":{\"S\":\"v\"}}}";
+		break;
+	case M_VALIDATION:
+		resp->status = 400;
+		resp->body = "{\"__type\":\"com.amazon.coral.validate#"
+			     "ValidationException\",\"message\":\"bad\"}";
+		break;
+	case M_NOT_JSON:
+		resp->content_type = "text/html";
+		resp->body = "<html>proxy says hi</html>";
+		break;
+	case M_EMPTY:
+		resp->body = "";
+		break;
+	case M_BIG:
+		resp->body = big;
+		break;
+	case M_SLOW:
+		resp->delay_ms = 1500;
+		resp->body = "{}";
+		break;
+	case M_DROP_1:
+		if (req->index == 0)
+			resp->drop = 1;
+		else
+			resp->body = "{}";
+		break;
+	default:
+		resp->body = "{}";
+		break;
+	}
+}
+
+static struct creds_chain *chain;
+static struct metrics metrics;
+static int64_t last_call_ms; /* duration of the last awsreq_json of run() */
+
+static struct awsreq *new_req(const char *url, int max_attempts,
+			      long attempt_ms)
+{
+	struct awsreq_config cfg = {
+		.endpoint = url,
+		.region = "us-east-1",
+		.service = "dynamodb",
+		.creds = chain,
+		.http = { .max_response_bytes = 1000 },
+		.attempt_timeout_ms = attempt_ms,
+		.retry = { .max_attempts = max_attempts,
+			   .base_ms = 5,
+			   .cap_ms = 20 },
+		.metrics = &metrics,
+	};
+
+	return awsreq_new(&cfg);
+}
+
+/* Runs one call against a fresh server in the given mode. */
+static int run(struct scenario *sc, enum mode mode, int max_attempts,
+	       int64_t deadline_mono_ms, struct buf *resp,
+	       struct aws_error *err, int *attempts, int *requests)
+{
+	struct fakehttp *s;
+	struct awsreq *r;
+	int rc;
+
+	atomic_store(&sc->mode, mode);
+	s = fakehttp_start(handler, sc);
+	CHECK(s);
+	r = new_req(fakehttp_url(s), max_attempts, 0);
+	CHECK(r);
+	last_call_ms = clk_sys_mono_ms();
+	rc = awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY),
+			 deadline_mono_ms, resp, err, attempts);
+	last_call_ms = clk_sys_mono_ms() - last_call_ms;
+	*requests = fakehttp_requests(s);
+	awsreq_free(r);
+	fakehttp_stop(s);
+	return rc;
+}
+
+static void check_signed_headers(struct scenario *sc)
+{
+	struct fakehttp_request fake = { 0 };
+	struct buf resp = BUF_INIT, want = BUF_INIT;
+	struct aws_error err;
+	char ctype[64], target[64], date[32], host[64], token[64], authz[512],
+		expect_host[64];
+	int attempts, requests;
+	struct fakehttp *s;
+	struct awsreq *r;
+
+	atomic_store(&sc->mode, M_ECHO_HEADERS);
+	s = fakehttp_start(handler, sc);
+	CHECK(s);
+	r = new_req(fakehttp_url(s), 0, 0);
+	CHECK(r);
+	CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
+			      &resp, &err, &attempts),
+		  0);
+	CHECK_INT(attempts, 1);
+	CHECK_INT(err.http_status, 200);
+	CHECK_STR(buf_str(&resp), "{\"ok\":true}");
+	requests = fakehttp_requests(s);
+	CHECK_INT(requests, 1);
+
+	snprintf(fake.headers, sizeof(fake.headers), "%s", sc->headers);
+	CHECK_STR(sc->body, BODY);
+	CHECK_INT(fakehttp_header(&fake, "Content-Type", ctype, sizeof(ctype)),
+		  0);
+	CHECK_STR(ctype, "application/x-amz-json-1.0");
+	CHECK_INT(
+		fakehttp_header(&fake, "X-Amz-Target", target, sizeof(target)),
+		0);
+	CHECK_STR(target, TARGET);
+	CHECK_INT(fakehttp_header(&fake, "Host", host, sizeof(host)), 0);
+	snprintf(expect_host, sizeof(expect_host), "127.0.0.1:%d",
+		 fakehttp_port(s));
+	CHECK_STR(host, expect_host);
+	CHECK_INT(fakehttp_header(&fake, "X-Amz-Date", date, sizeof(date)), 0);
+	CHECK_INT(strlen(date), 16);
+	CHECK(date[8] == 'T' && date[15] == 'Z');
+	CHECK_INT(fakehttp_header(&fake, "X-Amz-Security-Token", token,
+				  sizeof(token)),
+		  0);
+	CHECK_STR(token, "the-session-token");
+	CHECK_INT(fakehttp_header(&fake, "Authorization", authz, sizeof(authz)),
+		  0);
+
+	/* The Authorization is exactly the signature of what was sent. */
+	struct sigv4_header sh[] = {
+		{ "Content-Type", ctype },
+		{ "Host", host },
+		{ "X-Amz-Date", date },
+		{ "X-Amz-Target", target },
+		{ "X-Amz-Security-Token", token },
+	};
+	struct sigv4_creds cr = { "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG",
+				  "the-session-token" };
+	struct sigv4_params params = { "us-east-1", "dynamodb", date, false };
+	CHECK_INT(sigv4_sign("POST", "/", NULL, sh, 5, BODY, strlen(BODY), &cr,
+			     &params, &want),
+		  0);
+	CHECK_STR(authz, buf_str(&want));
+	CHECK(strstr(authz, "SignedHeaders=content-type;host;x-amz-date;"
+			    "x-amz-security-token;x-amz-target,"));
+	CHECK(!strncmp(authz, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 40));
+	CHECK(!strstr(sc->headers, "wJalrXUtnFEMI"));
+
+	/* Many calls on one thread reuse the keep-alive connection: the fake
+	 * server has 64 connection slots and never reuses one. */
+	for (int i = 0; i < 100; i++)
+		CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY,
+				      strlen(BODY), 0, &resp, &err, NULL),
+			  0);
+	CHECK_INT(fakehttp_requests(s), 101);
+	CHECK_INT(metrics.ddb[DDB_OP_GET_ITEM].count, 101);
+	CHECK_INT(metrics.ddb[DDB_OP_GET_ITEM].errors, 0);
+	awsreq_free(r);
+	fakehttp_stop(s);
+	buf_fini(&resp);
+	buf_fini(&want);
+}
+
+static void check_retries(struct scenario *sc)
+{
+	struct buf resp = BUF_INIT;
+	struct aws_error err;
+	int attempts, requests, rc;
+	uint64_t retries = metrics_get(&metrics, MC_DDB_RETRIES);
+	uint64_t throttles = metrics_get(&metrics, MC_DDB_THROTTLES);
+
+	rc = run(sc, M_THROTTLE_2, 0, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(rc, 0);
+	CHECK_INT(attempts, 3);
+	CHECK_INT(requests, 3);
+	CHECK_INT(metrics_get(&metrics, MC_DDB_RETRIES), retries + 2);
+	CHECK_INT(metrics_get(&metrics, MC_DDB_THROTTLES), throttles + 2);
+
+	rc = run(sc, M_PTE_1, 0, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(rc, 0);
+	CHECK_INT(attempts, 2);
+	CHECK_INT(metrics_get(&metrics, MC_DDB_THROTTLES), throttles + 3);
+
+	rc = run(sc, M_5XX_2, 0, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(rc, 0);
+	CHECK_INT(attempts, 3);
+	CHECK_INT(requests, 3);
+	CHECK_STR(buf_str(&resp), "{}");
+
+	/* A dropped connection is retried on a new one. */
+	rc = run(sc, M_DROP_1, 0, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(rc, 0);
+	CHECK_INT(attempts, 2);
+
+	/* Bounded by max_attempts: the last error is reported. */
+	rc = run(sc, M_ALWAYS_503, 4, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(rc, -EIO);
+	CHECK_INT(attempts, 4);
+	CHECK_INT(requests, 4);
+	CHECK_INT(err.http_status, 503);
+	CHECK_STR(err.type, "ServiceUnavailable");
+
+	/* Never retried: a failed condition (its body is kept) and a
+	 * validation error. */
+	rc = run(sc, M_CONDITION, 0, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(rc, -ECANCELED);
+	CHECK_INT(attempts, 1);
+	CHECK_INT(requests, 1);
+	CHECK_STR(err.type, "ConditionalCheckFailedException");
+	CHECK_STR(err.message, "The conditional request failed");
+	CHECK(strstr(buf_str(&resp), "\"Item\":{\"k\":{\"S\":\"v\"}}"));
+	rc = run(sc, M_VALIDATION, 0, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(rc, -EINVAL);
+	CHECK_INT(requests, 1);
+	CHECK_STR(err.type, "ValidationException");
+	buf_fini(&resp);
+}
+
+static void check_deadlines(struct scenario *sc)
+{
+	struct buf resp = BUF_INIT;
+	struct aws_error err;
+	int attempts, requests, rc;
+	int64_t start = clk_sys_mono_ms(), elapsed;
+
+	/* Endless 503 with many attempts allowed: the deadline stops it (the
+	 * last attempt may be cut by the deadline itself). */
+	rc = run(sc, M_ALWAYS_503, 1000, start + 300, &resp, &err, &attempts,
+		 &requests);
+	elapsed = last_call_ms;
+	CHECK(rc == -EIO || rc == -ETIMEDOUT);
+	CHECK(attempts > 2);
+	CHECK(attempts < 1000);
+	CHECK(elapsed <= 700);
+
+	/* A slow server: the attempt's timeout is cut at the deadline. */
+	start = clk_sys_mono_ms();
+	rc = run(sc, M_SLOW, 1000, start + 400, &resp, &err, &attempts,
+		 &requests);
+	elapsed = last_call_ms;
+	CHECK_INT(rc, -ETIMEDOUT);
+	CHECK_INT(err.transport, -ETIMEDOUT);
+	CHECK_INT(attempts, 1);
+	CHECK(elapsed >= 350);
+	CHECK(elapsed < 1200);
+
+	/* A deadline already passed: nothing is sent. */
+	rc = run(sc, M_OK, 0, clk_sys_mono_ms() - 1, &resp, &err, &attempts,
+		 &requests);
+	CHECK_INT(rc, -ETIMEDOUT);
+	CHECK_INT(attempts, 0);
+	CHECK_INT(requests, 0);
+
+	/* Per-attempt timeout shorter than the answer: retried, then the
+	 * deadline ends it. */
+	{
+		struct fakehttp *s;
+		struct awsreq *r;
+
+		atomic_store(&sc->mode, M_SLOW);
+		s = fakehttp_start(handler, sc);
+		r = new_req(fakehttp_url(s), 3, 100);
+		start = clk_sys_mono_ms();
+		rc = awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY),
+				 start + 5000, &resp, &err, &attempts);
+		elapsed = clk_sys_mono_ms() - start;
+		CHECK_INT(rc, -ETIMEDOUT);
+		CHECK_INT(attempts, 3);
+		CHECK(elapsed < 1000);
+		awsreq_free(r);
+		fakehttp_stop(s);
+	}
+	buf_fini(&resp);
+}
+
+static void check_bad_answers(struct scenario *sc)
+{
+	struct buf resp = BUF_INIT;
+	struct aws_error err;
+	int attempts, requests, rc;
+	int64_t start;
+
+	rc = run(sc, M_NOT_JSON, 0, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(rc, -EPROTO);
+	CHECK_INT(attempts, 1);
+	CHECK_INT(err.http_status, 200);
+	CHECK(err.message[0]);
+	rc = run(sc, M_EMPTY, 0, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(rc, -EPROTO);
+
+	/* Over the 1000-byte cap: -EMSGSIZE, not retried, nothing beyond the
+	 * cap kept. */
+	rc = run(sc, M_BIG, 0, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(rc, -EMSGSIZE);
+	CHECK_INT(attempts, 1);
+	CHECK(resp.len <= 1000);
+
+	/* Nothing listens on port 1: refused, retried a bounded number of
+	 * times. */
+	{
+		struct awsreq *r = new_req("http://127.0.0.1:1", 3, 0);
+
+		start = clk_sys_mono_ms();
+		rc = awsreq_json(r, DDB_OP_PUT_ITEM, TARGET, BODY, strlen(BODY),
+				 0, &resp, &err, &attempts);
+		CHECK_INT(rc, -ECONNREFUSED);
+		CHECK_INT(err.transport, -ECONNREFUSED);
+		CHECK_INT(attempts, 3);
+		CHECK(clk_sys_mono_ms() - start < 2000);
+		CHECK_INT(resp.len, 0);
+		awsreq_free(r);
+	}
+
+	/* Bad endpoints are refused at creation. */
+	CHECK(!new_req("ftp://127.0.0.1/", 0, 0));
+	CHECK(!new_req("127.0.0.1:8000", 0, 0));
+	buf_fini(&resp);
+}
+
+struct worker {
+	struct awsreq *r;
+	int ok;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct buf resp = BUF_INIT;
+	struct aws_error err;
+	int i;
+
+	for (i = 0; i < 20; i++)
+		if (!awsreq_json(w->r, DDB_OP_QUERY, TARGET, BODY, strlen(BODY),
+				 0, &resp, &err, NULL))
+			w->ok++;
+	buf_fini(&resp);
+	return NULL;
+}
+
+/* Threads that use the awsreq and exit (their clients are freed then), and
+ * threads still alive at awsreq_free (freed there): ASan sees no leak. */
+static void check_threads(struct scenario *sc)
+{
+	struct worker w[4];
+	pthread_t th[4];
+	struct fakehttp *s;
+	struct awsreq *r;
+	int i;
+
+	atomic_store(&sc->mode, M_OK);
+	s = fakehttp_start(handler, sc);
+	r = new_req(fakehttp_url(s), 0, 0);
+	for (i = 0; i < 4; i++) {
+		w[i] = (struct worker){ .r = r };
+		CHECK_INT(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_INT(w[i].ok, 20);
+	}
+	CHECK_INT(fakehttp_requests(s), 80);
+	/* This thread keeps its client until awsreq_free. */
+	w[0] = (struct worker){ .r = r };
+	worker_main(&w[0]);
+	CHECK_INT(w[0].ok, 20);
+	awsreq_free(r);
+	fakehttp_stop(s);
+}
+
+static void check_no_credentials(struct scenario *sc)
+{
+	struct creds_config cc = { 0 };
+	struct creds_chain *none;
+	struct buf resp = BUF_INIT;
+	struct aws_error err;
+	struct fakehttp *s;
+	struct awsreq *r;
+	int attempts;
+
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	unsetenv("AWS_SESSION_TOKEN");
+	setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+	setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
+	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+	none = creds_chain_new(&cc);
+	CHECK(none);
+	atomic_store(&sc->mode, M_OK);
+	s = fakehttp_start(handler, sc);
+	struct awsreq_config cfg = { .endpoint = fakehttp_url(s),
+				     .region = "us-east-1",
+				     .service = "dynamodb",
+				     .creds = none };
+	r = awsreq_new(&cfg);
+	CHECK(r);
+	CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
+			      &resp, &err, &attempts),
+		  -ENOKEY);
+	CHECK_INT(attempts, 0);
+	CHECK_INT(fakehttp_requests(s), 0);
+	awsreq_free(r);
+	fakehttp_stop(s);
+	creds_chain_free(none);
+	buf_fini(&resp);
+}
+
+int main(void)
+{
+	static struct scenario sc = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	struct creds_config cc = { 0 };
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[0] = '{';
+	metrics_init(&metrics);
+	CHECK_INT(http_global_init(), 0);
+	setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG", 1);
+	setenv("AWS_SESSION_TOKEN", "the-session-token", 1);
+	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+	chain = creds_chain_new(&cc);
+	CHECK(chain);
+
+	check_signed_headers(&sc);
+	check_retries(&sc);
+	check_deadlines(&sc);
+	check_bad_answers(&sc);
+	check_threads(&sc);
+	creds_chain_free(chain);
+	check_no_credentials(&sc);
+	http_global_cleanup();
+	CHECK_DONE();
+}

@@ -1,0 +1,832 @@
+/* ddb_ops: every DynamoDB operation against a scripted loopback server:
+ * the JSON each request carries (parsed back with cJSON), the target, how
+ * each answer shape comes back to the caller (items, old items on failed
+ * conditions in both message spellings, pages, cancellation reasons, table
+ * and TTL descriptions), pagination, the idempotency token of retried
+ * transactions, and a retried write whose first attempt timed out. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "ddb.h"
+#include "fakehttp.h"
+
+#define MAX_SEEN 32
+
+struct answer {
+	int status;
+	const char *body;
+	int delay_ms;
+};
+
+/* The script of answers and what the server saw, protected by mu. */
+static struct {
+	pthread_mutex_t mu;
+	struct answer answers[8];
+	int n_answers;
+	int next;
+	char target[MAX_SEEN][64];
+	char *body[MAX_SEEN];
+	int n_seen;
+} fx = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void handler(const struct fakehttp_request *req,
+		    struct fakehttp_response *resp, void *arg)
+{
+	struct answer a = { 200, "{}", 0 };
+
+	(void)arg;
+	pthread_mutex_lock(&fx.mu);
+	if (fx.n_seen < MAX_SEEN) {
+		if (fakehttp_header(req, "X-Amz-Target", fx.target[fx.n_seen],
+				    sizeof(fx.target[0])))
+			fx.target[fx.n_seen][0] = '\0';
+		fx.body[fx.n_seen++] = strdup(req->body);
+	}
+	if (fx.n_answers)
+		a = fx.answers[fx.next < fx.n_answers ? fx.next
+						      : fx.n_answers - 1];
+	fx.next++;
+	pthread_mutex_unlock(&fx.mu);
+	resp->status = a.status ? a.status : 200;
+	resp->body = a.body;
+	resp->delay_ms = a.delay_ms;
+}
+
+/* Sets the answers for the next requests and forgets what was seen. */
+static void script(const struct answer *a, int n)
+{
+	int i;
+
+	pthread_mutex_lock(&fx.mu);
+	for (i = 0; i < fx.n_seen; i++)
+		free(fx.body[i]);
+	if (n)
+		memcpy(fx.answers, a, (size_t)n * sizeof(*a));
+	fx.n_answers = n;
+	fx.next = 0;
+	fx.n_seen = 0;
+	pthread_mutex_unlock(&fx.mu);
+}
+
+static void answer1(int status, const char *body)
+{
+	struct answer a = { status, body, 0 };
+
+	script(&a, 1);
+}
+
+static int seen(void)
+{
+	int n;
+
+	pthread_mutex_lock(&fx.mu);
+	n = fx.n_seen;
+	pthread_mutex_unlock(&fx.mu);
+	return n;
+}
+
+/* Request i as JSON (the caller deletes it); checks its target. */
+static cJSON *request(int i, const char *op)
+{
+	char want[64];
+	cJSON *j;
+
+	CHECK(i < seen());
+	snprintf(want, sizeof(want), "DynamoDB_20120810.%s", op);
+	CHECK_STR(fx.target[i], want);
+	j = cJSON_Parse(fx.body[i]);
+	CHECK(cJSON_IsObject(j));
+	return j;
+}
+
+static const char *jstr(const cJSON *obj, const char *path)
+{
+	char buf[256], *save = NULL, *part;
+	const cJSON *cur = obj;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (part = strtok_r(buf, ".", &save); part && cur;
+	     part = strtok_r(NULL, ".", &save)) {
+		if (cJSON_IsArray(cur))
+			cur = cJSON_GetArrayItem(cur, atoi(part));
+		else
+			cur = cJSON_GetObjectItemCaseSensitive(cur, part);
+	}
+	return cJSON_IsString(cur) ? cur->valuestring : NULL;
+}
+
+static const cJSON *jget(const cJSON *obj, const char *name)
+{
+	return cJSON_GetObjectItemCaseSensitive(obj, name);
+}
+
+/* JSON text of a member, for exact comparisons. */
+static void check_member_json(const cJSON *obj, const char *name,
+			      const char *want)
+{
+	char *text = cJSON_PrintUnformatted(jget(obj, name));
+
+	CHECK_STR(text, want);
+	cJSON_free(text);
+}
+
+static struct ddb_item *lock_key(const char *k)
+{
+	struct ddb_item *key = ddb_item_new();
+
+	CHECK_INT(ddb_item_set_s(key, "lock_key", k), 0);
+	CHECK_INT(ddb_item_set_s(key, "sort_key", "-"), 0);
+	return key;
+}
+
+#define CCF_TYPE                                                               \
+	"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException"
+
+static void check_get(struct ddb *d)
+{
+	struct ddb_item *key = lock_key("a/b"), *it;
+	struct ddb_call call = { 0 };
+	const char *s;
+	cJSON *j;
+
+	answer1(200, "{\"Item\":{\"lock_key\":{\"S\":\"a/b\"},"
+		     "\"owner_name\":{\"S\":\"me\"}}}");
+	CHECK_INT(ddb_get_item(d, "locks", key, true, &it, &call), 0);
+	CHECK_INT(call.attempts, 1);
+	CHECK_INT(ddb_item_get_s(it, "owner_name", &s), 0);
+	CHECK_STR(s, "me");
+	ddb_item_free(it);
+	j = request(0, "GetItem");
+	CHECK_STR(jstr(j, "TableName"), "locks");
+	check_member_json(j, "Key",
+			  "{\"lock_key\":{\"S\":\"a/b\"},"
+			  "\"sort_key\":{\"S\":\"-\"}}");
+	CHECK(cJSON_IsTrue(jget(j, "ConsistentRead")));
+	cJSON_Delete(j);
+
+	answer1(200, "{}");
+	it = (struct ddb_item *)1;
+	CHECK_INT(ddb_get_item(d, "locks", key, false, &it, NULL), -ENOENT);
+	CHECK(!it);
+	j = request(0, "GetItem");
+	CHECK(!jget(j, "ConsistentRead"));
+	cJSON_Delete(j);
+
+	answer1(200, "{\"Item\":{\"a\":{\"S\":5}}}");
+	CHECK_INT(ddb_get_item(d, "locks", key, true, &it, &call), -EPROTO);
+	CHECK(!it);
+	CHECK(strstr(call.err.message, "GetItem"));
+
+	answer1(400, "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+		     "ResourceNotFoundException\",\"message\":\"Requested "
+		     "resource not found\"}");
+	CHECK_INT(ddb_get_item(d, "missing", key, true, &it, &call), -ENXIO);
+	CHECK_STR(call.err.type, "ResourceNotFoundException");
+
+	CHECK_INT(ddb_get_item(d, NULL, key, true, &it, &call), -EINVAL);
+	ddb_item_free(key);
+}
+
+static void check_put(struct ddb *d)
+{
+	static const char *const names[] = { "#k", "lock_key", "#r",
+					     "record_version_number", NULL };
+	struct ddb_item *item = lock_key("a"), *values = ddb_item_new(), *old;
+	struct ddb_expr cond = { .condition = "attribute_not_exists(#k) OR "
+					      "#r = :rvn",
+				 .names = names,
+				 .values = values };
+	struct ddb_call call = { 0 };
+	const char *s;
+	cJSON *j;
+
+	CHECK_INT(ddb_item_set_s(item, "record_version_number", "mine"), 0);
+	CHECK_INT(ddb_item_set_n(item, "lease_duration", 30), 0);
+	CHECK_INT(ddb_item_set_b(item, "data", "\x00\x01\xff", 3), 0);
+	CHECK_INT(ddb_item_set_s(values, ":rvn", "seen"), 0);
+
+	/* Refused, with the old item; DynamoDB Local spells Message. */
+	answer1(400,
+		"{\"__type\":\"" CCF_TYPE "\",\"Message\":\"The "
+		"conditional request failed\",\"Item\":{\"lock_key\":"
+		"{\"S\":\"a\"},\"record_version_number\":{\"S\":\"theirs\"}}}");
+	CHECK_INT(ddb_put_item(d, "locks", item, &cond, &old, &call),
+		  -ECANCELED);
+	CHECK_INT(seen(), 1);
+	CHECK_INT(call.attempts, 1);
+	CHECK_STR(call.err.message, "The conditional request failed");
+	CHECK_INT(ddb_item_get_s(old, "record_version_number", &s), 0);
+	CHECK_STR(s, "theirs");
+	ddb_item_free(old);
+	j = request(0, "PutItem");
+	CHECK_STR(jstr(j, "TableName"), "locks");
+	CHECK_STR(jstr(j, "ConditionExpression"),
+		  "attribute_not_exists(#k) OR #r = :rvn");
+	CHECK_STR(jstr(j, "ReturnValuesOnConditionCheckFailure"), "ALL_OLD");
+	check_member_json(
+		j, "ExpressionAttributeNames",
+		"{\"#k\":\"lock_key\",\"#r\":\"record_version_number\"}");
+	check_member_json(j, "ExpressionAttributeValues",
+			  "{\":rvn\":{\"S\":\"seen\"}}");
+	check_member_json(
+		j, "Item",
+		"{\"data\":{\"B\":\"AAH/\"},\"lease_duration\":{\"N\":"
+		"\"30\"},\"lock_key\":{\"S\":\"a\"},"
+		"\"record_version_number\":{\"S\":\"mine\"},"
+		"\"sort_key\":{\"S\":\"-\"}}");
+	CHECK(!jget(j, "ReturnValues"));
+	cJSON_Delete(j);
+
+	/* The other spelling, and no Item at all. */
+	answer1(400, "{\"__type\":\"" CCF_TYPE "\",\"message\":\"The "
+		     "conditional request failed\",\"Item\":{\"x\":{\"N\":"
+		     "\"1\"}}}");
+	CHECK_INT(ddb_put_item(d, "locks", item, &cond, &old, &call),
+		  -ECANCELED);
+	CHECK_STR(call.err.message, "The conditional request failed");
+	CHECK_INT(ddb_item_count(old), 1);
+	ddb_item_free(old);
+	answer1(400, "{\"__type\":\"" CCF_TYPE "\"}");
+	CHECK_INT(ddb_put_item(d, "locks", item, &cond, &old, &call),
+		  -ECANCELED);
+	CHECK(!old);
+	/* An unreadable Item is never taken for "no item". */
+	answer1(400, "{\"__type\":\"" CCF_TYPE "\",\"Item\":{\"x\":7}}");
+	CHECK_INT(ddb_put_item(d, "locks", item, &cond, &old, &call), -EPROTO);
+	CHECK(!old);
+
+	/* Unconditional: none of the condition fields. */
+	answer1(200, "{}");
+	CHECK_INT(ddb_put_item(d, "locks", item, NULL, &old, &call), 0);
+	CHECK(!old);
+	j = request(0, "PutItem");
+	CHECK(!jget(j, "ConditionExpression"));
+	CHECK(!jget(j, "ReturnValuesOnConditionCheckFailure"));
+	CHECK(!jget(j, "ExpressionAttributeNames"));
+	CHECK(!jget(j, "ExpressionAttributeValues"));
+	cJSON_Delete(j);
+
+	/* A condition without placeholders sends no empty maps. */
+	struct ddb_expr plain = { .condition =
+					  "attribute_not_exists(lock_key)" };
+	CHECK_INT(ddb_put_item(d, "locks", item, &plain, NULL, NULL), 0);
+	j = request(0, "PutItem");
+	CHECK(!jget(j, "ExpressionAttributeNames"));
+	CHECK(!jget(j, "ExpressionAttributeValues"));
+	cJSON_Delete(j);
+
+	/* Odd name lists are refused before sending. */
+	static const char *const odd[] = { "#k", NULL };
+	struct ddb_expr bad = { .condition = "x", .names = odd };
+	answer1(200, "{}");
+	CHECK_INT(ddb_put_item(d, "locks", item, &bad, NULL, &call), -EINVAL);
+	CHECK_INT(seen(), 0);
+	ddb_item_free(values);
+	ddb_item_free(item);
+}
+
+/* A write whose first attempt timed out after the server may have applied
+ * it: the retry fails its condition and the caller gets the item as it is
+ * now, to see that the write was its own. */
+static void check_retried_write(struct ddb *d)
+{
+	struct ddb_item *item = lock_key("r"), *old;
+	struct ddb_expr cond = { .condition =
+					 "attribute_not_exists(lock_key)" };
+	struct ddb_call call = { 0 };
+	const char *s;
+	struct answer a[] = {
+		{ 200, "{}", 600 },
+		{ 400,
+		  "{\"__type\":\"" CCF_TYPE "\",\"Message\":\"The "
+		  "conditional request failed\",\"Item\":{\"lock_key\":"
+		  "{\"S\":\"r\"},\"record_version_number\":{\"S\":"
+		  "\"mine\"}}}",
+		  0 },
+	};
+
+	CHECK_INT(ddb_item_set_s(item, "record_version_number", "mine"), 0);
+	script(a, 2);
+	CHECK_INT(ddb_put_item(d, "locks", item, &cond, &old, &call),
+		  -ECANCELED);
+	CHECK_INT(call.attempts, 2);
+	CHECK_INT(ddb_item_get_s(old, "record_version_number", &s), 0);
+	CHECK_STR(s, "mine");
+	ddb_item_free(old);
+	ddb_item_free(item);
+}
+
+static void check_update(struct ddb *d)
+{
+	static const char *const names[] = { "#r", "record_version_number",
+					     NULL };
+	struct ddb_item *key = lock_key("u"), *values = ddb_item_new(), *out;
+	struct ddb_expr e = { .condition = "#r = :mine",
+			      .update = "SET #r = :new, expiry_time = :exp",
+			      .names = names,
+			      .values = values };
+	struct ddb_call call = { 0 };
+	const char *s;
+	cJSON *j;
+
+	ddb_item_set_s(values, ":mine", "v1");
+	ddb_item_set_s(values, ":new", "v2");
+	ddb_item_set_n(values, ":exp", 1700000000);
+	answer1(200, "{\"Attributes\":{\"record_version_number\":{\"S\":"
+		     "\"v2\"}}}");
+	CHECK_INT(ddb_update_item(d, "locks", key, &e, DDB_RETURN_ALL_NEW, &out,
+				  &call),
+		  0);
+	CHECK_INT(ddb_item_get_s(out, "record_version_number", &s), 0);
+	CHECK_STR(s, "v2");
+	ddb_item_free(out);
+	j = request(0, "UpdateItem");
+	CHECK_STR(jstr(j, "UpdateExpression"),
+		  "SET #r = :new, expiry_time = :exp");
+	CHECK_STR(jstr(j, "ConditionExpression"), "#r = :mine");
+	CHECK_STR(jstr(j, "ReturnValues"), "ALL_NEW");
+	CHECK_STR(jstr(j, "ReturnValuesOnConditionCheckFailure"), "ALL_OLD");
+	CHECK_STR(jstr(j, "ExpressionAttributeValues.:exp.N"), "1700000000");
+	check_member_json(j, "Key",
+			  "{\"lock_key\":{\"S\":\"u\"},"
+			  "\"sort_key\":{\"S\":\"-\"}}");
+	cJSON_Delete(j);
+
+	answer1(400, "{\"__type\":\"" CCF_TYPE "\",\"Message\":\"x\","
+		     "\"Item\":{\"record_version_number\":{\"S\":\"v9\"}}}");
+	CHECK_INT(ddb_update_item(d, "locks", key, &e, DDB_RETURN_NONE, &out,
+				  &call),
+		  -ECANCELED);
+	CHECK_INT(ddb_item_get_s(out, "record_version_number", &s), 0);
+	CHECK_STR(s, "v9");
+	ddb_item_free(out);
+	j = request(0, "UpdateItem");
+	CHECK(!jget(j, "ReturnValues"));
+	cJSON_Delete(j);
+
+	answer1(200, "{}");
+	CHECK_INT(ddb_update_item(d, "locks", key, &e, DDB_RETURN_UPDATED_OLD,
+				  &out, &call),
+		  0);
+	CHECK(!out);
+	j = request(0, "UpdateItem");
+	CHECK_STR(jstr(j, "ReturnValues"), "UPDATED_OLD");
+	cJSON_Delete(j);
+
+	struct ddb_expr no_update = { .condition = "x" };
+	CHECK_INT(ddb_update_item(d, "locks", key, &no_update, DDB_RETURN_NONE,
+				  &out, &call),
+		  -EINVAL);
+	CHECK_INT(ddb_update_item(d, "locks", key, NULL, DDB_RETURN_NONE, &out,
+				  &call),
+		  -EINVAL);
+	ddb_item_free(values);
+	ddb_item_free(key);
+}
+
+static void check_delete(struct ddb *d)
+{
+	struct ddb_item *key = lock_key("d"), *values = ddb_item_new(), *old;
+	struct ddb_expr cond = { .condition = "record_version_number = :mine",
+				 .values = values };
+	struct ddb_call call = { 0 };
+	const char *s;
+	cJSON *j;
+
+	ddb_item_set_s(values, ":mine", "v1");
+	answer1(200, "{\"Attributes\":{\"owner_name\":{\"S\":\"me\"}}}");
+	CHECK_INT(ddb_delete_item(d, "locks", key, &cond, DDB_RETURN_ALL_OLD,
+				  &old, &call),
+		  0);
+	CHECK_INT(ddb_item_get_s(old, "owner_name", &s), 0);
+	CHECK_STR(s, "me");
+	ddb_item_free(old);
+	j = request(0, "DeleteItem");
+	CHECK_STR(jstr(j, "ReturnValues"), "ALL_OLD");
+	CHECK_STR(jstr(j, "ConditionExpression"),
+		  "record_version_number = :mine");
+	CHECK_STR(jstr(j, "ReturnValuesOnConditionCheckFailure"), "ALL_OLD");
+	cJSON_Delete(j);
+
+	answer1(400, "{\"__type\":\"" CCF_TYPE "\",\"message\":\"x\","
+		     "\"Item\":{\"owner_name\":{\"S\":\"other\"}}}");
+	CHECK_INT(ddb_delete_item(d, "locks", key, &cond, DDB_RETURN_NONE, &old,
+				  &call),
+		  -ECANCELED);
+	CHECK_INT(ddb_item_get_s(old, "owner_name", &s), 0);
+	CHECK_STR(s, "other");
+	ddb_item_free(old);
+
+	answer1(200, "{}");
+	CHECK_INT(ddb_delete_item(d, "locks", key, NULL, DDB_RETURN_ALL_OLD,
+				  &old, &call),
+		  0);
+	CHECK(!old);
+	CHECK_INT(ddb_delete_item(d, "locks", key, NULL, DDB_RETURN_ALL_NEW,
+				  &old, &call),
+		  -EINVAL);
+	ddb_item_free(values);
+	ddb_item_free(key);
+}
+
+static void check_pages(struct ddb *d)
+{
+	static const char *const names[] = { "#k", "lock_key", NULL };
+	struct ddb_item *values = ddb_item_new(), *start = NULL;
+	struct ddb_read rd = { .key_condition = "#k = :k",
+			       .filter = "begins_with(owner_name, :o)",
+			       .projection = "#k, sort_key",
+			       .names = names,
+			       .values = values,
+			       .consistent = true,
+			       .limit = 2 };
+	struct answer a[] = {
+		{ 200,
+		  "{\"Items\":[{\"sort_key\":{\"S\":\"1\"}},{\"sort_key\":"
+		  "{\"S\":\"2\"}}],\"Count\":2,\"ScannedCount\":2,"
+		  "\"LastEvaluatedKey\":{\"lock_key\":{\"S\":\"q\"},"
+		  "\"sort_key\":{\"S\":\"2\"}}}",
+		  0 },
+		{ 200,
+		  "{\"Items\":[{\"sort_key\":{\"S\":\"3\"}}],\"Count\":1,"
+		  "\"ScannedCount\":2,\"LastEvaluatedKey\":{\"lock_key\":"
+		  "{\"S\":\"q\"},\"sort_key\":{\"S\":\"4\"}}}",
+		  0 },
+		{ 200,
+		  "{\"Items\":[{\"sort_key\":{\"S\":\"5\"}}],\"Count\":1,"
+		  "\"ScannedCount\":1}",
+		  0 },
+	};
+	struct ddb_page page;
+	struct ddb_call call = { 0 };
+	char got[64] = "";
+	int pages = 0;
+	size_t i;
+	cJSON *j;
+
+	ddb_item_set_s(values, ":k", "q");
+	ddb_item_set_s(values, ":o", "host");
+	script(a, 3);
+	do {
+		const char *s;
+
+		CHECK_INT(ddb_query(d, "locks", &rd, start, &page, &call), 0);
+		for (i = 0; i < page.n; i++) {
+			CHECK_INT(ddb_item_get_s(page.items[i], "sort_key", &s),
+				  0);
+			strcat(got, s);
+		}
+		ddb_item_free(start);
+		start = page.last_key;
+		page.last_key = NULL;
+		ddb_page_fini(&page);
+		pages++;
+	} while (start && pages < 10);
+	CHECK_INT(pages, 3);
+	CHECK_STR(got, "1235");
+	CHECK_INT(seen(), 3);
+	j = request(0, "Query");
+	CHECK_STR(jstr(j, "KeyConditionExpression"), "#k = :k");
+	CHECK_STR(jstr(j, "FilterExpression"), "begins_with(owner_name, :o)");
+	CHECK_STR(jstr(j, "ProjectionExpression"), "#k, sort_key");
+	CHECK_STR(jstr(j, "ExpressionAttributeNames.#k"), "lock_key");
+	CHECK_STR(jstr(j, "ExpressionAttributeValues.:o.S"), "host");
+	CHECK(cJSON_IsTrue(jget(j, "ConsistentRead")));
+	CHECK_INT(jget(j, "Limit")->valueint, 2);
+	CHECK(!jget(j, "ExclusiveStartKey"));
+	cJSON_Delete(j);
+	j = request(1, "Query");
+	check_member_json(j, "ExclusiveStartKey",
+			  "{\"lock_key\":{\"S\":\"q\"},\"sort_key\":{\"S\":"
+			  "\"2\"}}");
+	cJSON_Delete(j);
+	j = request(2, "Query");
+	CHECK_STR(jstr(j, "ExclusiveStartKey.sort_key.S"), "4");
+	cJSON_Delete(j);
+
+	/* Scan: no key condition, Limit only when asked. */
+	struct ddb_read scan = { .filter = "begins_with(lock_key, :p)",
+				 .values = values };
+	ddb_item_remove(values, ":k");
+	ddb_item_remove(values, ":o");
+	ddb_item_set_s(values, ":p", "dir/");
+	answer1(200, "{\"Items\":[],\"Count\":0,\"ScannedCount\":7}");
+	CHECK_INT(ddb_scan(d, "locks", &scan, NULL, &page, &call), 0);
+	CHECK_INT(page.n, 0);
+	CHECK_INT(page.scanned, 7);
+	CHECK(!page.last_key);
+	ddb_page_fini(&page);
+	j = request(0, "Scan");
+	CHECK(!jget(j, "KeyConditionExpression"));
+	CHECK(!jget(j, "Limit"));
+	CHECK(!jget(j, "ConsistentRead"));
+	CHECK_STR(jstr(j, "FilterExpression"), "begins_with(lock_key, :p)");
+	cJSON_Delete(j);
+
+	answer1(200, "{\"Items\":[{\"a\":{\"N\":\"x\"}}]}");
+	CHECK_INT(ddb_scan(d, "locks", &scan, NULL, &page, &call), -EPROTO);
+	CHECK(!page.n && !page.items);
+	rd.key_condition = NULL;
+	CHECK_INT(ddb_query(d, "locks", &rd, NULL, &page, &call), -EINVAL);
+	ddb_item_free(values);
+}
+
+static void check_transact(struct ddb *d)
+{
+	struct ddb_item *put = lock_key("t1"), *k2 = lock_key("t2"),
+			*k3 = lock_key("t3"), *k4 = lock_key("t4"),
+			*values = ddb_item_new(), *old;
+	struct ddb_tx_op ops[] = {
+		{ DDB_TX_PUT,
+		  put,
+		  { .condition = "attribute_not_exists(lock_key)" } },
+		{ DDB_TX_UPDATE,
+		  k2,
+		  { .update = "SET n = :one", .values = values } },
+		{ DDB_TX_DELETE, k3, { 0 } },
+		{ DDB_TX_CHECK,
+		  k4,
+		  { .condition = "attribute_exists(lock_key)" } },
+	};
+	struct answer a[] = {
+		{ 500,
+		  "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+		  "InternalServerError\"}",
+		  0 },
+		{ 400,
+		  "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+		  "TransactionCanceledException\",\"Message\":\"Transaction "
+		  "cancelled, please refer cancellation reasons for specific "
+		  "reasons [None, None, None, ConditionalCheckFailed]\","
+		  "\"CancellationReasons\":[{\"Code\":\"None\"},{\"Code\":"
+		  "\"None\"},{\"Code\":\"None\"},{\"Code\":"
+		  "\"ConditionalCheckFailed\",\"Message\":\"The conditional "
+		  "request failed\",\"Item\":{\"lock_key\":{\"S\":\"t4\"},"
+		  "\"owner_name\":{\"S\":\"x\"}}}]}",
+		  0 },
+	};
+	struct ddb_call call = { 0 };
+	const char *s;
+	int idx;
+	cJSON *j;
+
+	ddb_item_set_n(values, ":one", 1);
+	script(a, 2);
+	CHECK_INT(ddb_transact_write(d, "locks", ops, 4, &idx, &old, &call),
+		  -ECANCELED);
+	CHECK_INT(idx, 3);
+	CHECK_INT(call.attempts, 2);
+	CHECK_INT(ddb_item_get_s(old, "owner_name", &s), 0);
+	CHECK_STR(s, "x");
+	ddb_item_free(old);
+	/* The retry is the same request: same idempotency token. */
+	CHECK_INT(seen(), 2);
+	CHECK_STR(fx.body[0], fx.body[1]);
+	j = request(0, "TransactWriteItems");
+	CHECK_INT(strlen(jstr(j, "ClientRequestToken")), 36);
+	CHECK_INT(cJSON_GetArraySize(jget(j, "TransactItems")), 4);
+	CHECK_STR(jstr(j, "TransactItems.0.Put.TableName"), "locks");
+	CHECK_STR(jstr(j, "TransactItems.0.Put.Item.lock_key.S"), "t1");
+	CHECK_STR(jstr(j, "TransactItems.0.Put.ConditionExpression"),
+		  "attribute_not_exists(lock_key)");
+	CHECK_STR(jstr(j, "TransactItems.0.Put."
+			  "ReturnValuesOnConditionCheckFailure"),
+		  "ALL_OLD");
+	CHECK_STR(jstr(j, "TransactItems.1.Update.Key.lock_key.S"), "t2");
+	CHECK_STR(jstr(j, "TransactItems.1.Update.UpdateExpression"),
+		  "SET n = :one");
+	CHECK_STR(jstr(j, "TransactItems.1.Update.ExpressionAttributeValues."
+			  ":one.N"),
+		  "1");
+	CHECK_STR(jstr(j, "TransactItems.2.Delete.Key.lock_key.S"), "t3");
+	CHECK(!jstr(j, "TransactItems.2.Delete.ConditionExpression"));
+	CHECK_STR(jstr(j, "TransactItems.3.ConditionCheck.ConditionExpression"),
+		  "attribute_exists(lock_key)");
+	cJSON_Delete(j);
+
+	/* Every call gets a new token. */
+	char token[40];
+	answer1(200, "{}");
+	CHECK_INT(ddb_transact_write(d, "locks", ops, 1, &idx, &old, &call), 0);
+	CHECK_INT(idx, -1);
+	CHECK(!old);
+	j = request(0, "TransactWriteItems");
+	snprintf(token, sizeof(token), "%s", jstr(j, "ClientRequestToken"));
+	cJSON_Delete(j);
+	answer1(200, "{}");
+	CHECK_INT(ddb_transact_write(d, "locks", ops, 1, NULL, NULL, NULL), 0);
+	j = request(0, "TransactWriteItems");
+	CHECK(strcmp(token, jstr(j, "ClientRequestToken")) != 0);
+	cJSON_Delete(j);
+
+	answer1(400, "{\"__type\":\"x#TransactionCanceledException\","
+		     "\"CancellationReasons\":[{\"Code\":"
+		     "\"TransactionConflict\"}]}");
+	CHECK_INT(ddb_transact_write(d, "locks", ops, 1, &idx, &old, &call),
+		  -EAGAIN);
+	CHECK_INT(idx, -1);
+	CHECK_STR(call.err.type, "TransactionCanceledException");
+	answer1(400, "{\"__type\":\"x#TransactionCanceledException\"}");
+	CHECK_INT(ddb_transact_write(d, "locks", ops, 1, &idx, &old, &call),
+		  -EPROTO);
+
+	/* Refused before sending. */
+	script(NULL, 0);
+	struct ddb_tx_op check_nocond = { DDB_TX_CHECK, k4, { 0 } };
+	struct ddb_tx_op update_noexpr = { DDB_TX_UPDATE, k2, { 0 } };
+	CHECK_INT(ddb_transact_write(d, "locks", ops, 0, &idx, &old, &call),
+		  -EINVAL);
+	CHECK_INT(ddb_transact_write(d, "locks", ops, 101, &idx, &old, &call),
+		  -EINVAL);
+	CHECK_INT(ddb_transact_write(d, "locks", &check_nocond, 1, &idx, &old,
+				     &call),
+		  -EINVAL);
+	CHECK_INT(ddb_transact_write(d, "locks", &update_noexpr, 1, &idx, &old,
+				     &call),
+		  -EINVAL);
+	CHECK_INT(seen(), 0);
+	ddb_item_free(values);
+	ddb_item_free(put);
+	ddb_item_free(k2);
+	ddb_item_free(k3);
+	ddb_item_free(k4);
+}
+
+#define TABLE_JSON(status)                                                     \
+	"{\"Table\":{\"TableName\":\"locks\",\"TableStatus\":\"" status "\","  \
+	"\"KeySchema\":[{\"AttributeName\":\"lock_key\",\"KeyType\":"          \
+	"\"HASH\"},{\"AttributeName\":\"sort_key\",\"KeyType\":\"RANGE\"}],"   \
+	"\"AttributeDefinitions\":[{\"AttributeName\":\"lock_key\","           \
+	"\"AttributeType\":\"S\"},{\"AttributeName\":\"sort_key\","            \
+	"\"AttributeType\":\"S\"}],\"ItemCount\":3}}"
+#define NOT_FOUND                                                              \
+	"{\"__type\":\"com.amazonaws.dynamodb.v20120810#"                      \
+	"ResourceNotFoundException\",\"message\":\"Requested resource not "    \
+	"found\"}"
+
+static void check_tables(struct ddb *d)
+{
+	struct ddb_table_info info;
+	struct ddb_call call = { 0 };
+	char status[32], attr[64];
+	int64_t start;
+	cJSON *j;
+
+	answer1(200, "{\"TableDescription\":{\"TableStatus\":\"CREATING\"}}");
+	CHECK_INT(ddb_create_table(d, "locks", "lock_key", "sort_key", &call),
+		  0);
+	j = request(0, "CreateTable");
+	CHECK_STR(jstr(j, "TableName"), "locks");
+	CHECK_STR(jstr(j, "BillingMode"), "PAY_PER_REQUEST");
+	check_member_json(j, "AttributeDefinitions",
+			  "[{\"AttributeName\":\"lock_key\",\"AttributeType\":"
+			  "\"S\"},{\"AttributeName\":\"sort_key\","
+			  "\"AttributeType\":\"S\"}]");
+	check_member_json(j, "KeySchema",
+			  "[{\"AttributeName\":\"lock_key\",\"KeyType\":"
+			  "\"HASH\"},{\"AttributeName\":\"sort_key\","
+			  "\"KeyType\":\"RANGE\"}]");
+	CHECK(!jget(j, "ProvisionedThroughput"));
+	cJSON_Delete(j);
+	answer1(400, "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+		     "ResourceInUseException\",\"message\":\"Table already "
+		     "exists: locks\"}");
+	CHECK_INT(ddb_create_table(d, "locks", "lock_key", "sort_key", &call),
+		  -EEXIST);
+
+	answer1(200, TABLE_JSON("ACTIVE"));
+	CHECK_INT(ddb_describe_table(d, "locks", &info, &call), 0);
+	CHECK_STR(info.status, "ACTIVE");
+	CHECK_STR(info.hash_name, "lock_key");
+	CHECK_STR(info.range_name, "sort_key");
+	CHECK_STR(info.range_type, "S");
+	CHECK_INT(info.item_count, 3);
+	answer1(400, NOT_FOUND);
+	CHECK_INT(ddb_describe_table(d, "nope", &info, &call), -ENXIO);
+
+	/* Waiting: not visible yet, creating, active. */
+	struct answer w[] = { { 400, NOT_FOUND, 0 },
+			      { 200, TABLE_JSON("CREATING"), 0 },
+			      { 200, TABLE_JSON("ACTIVE"), 0 } };
+	script(w, 3);
+	CHECK_INT(ddb_wait_table_active(d, "locks", 0, &call), 0);
+	CHECK_INT(seen(), 3);
+	CHECK_INT(call.attempts, 3);
+	answer1(200, TABLE_JSON("CREATING"));
+	start = clk_sys_mono_ms();
+	CHECK_INT(ddb_wait_table_active(d, "locks", start + 300, &call),
+		  -ETIMEDOUT);
+	CHECK(clk_sys_mono_ms() - start < 1000);
+	CHECK(seen() >= 2);
+	CHECK(strstr(call.err.message, "CREATING"));
+	answer1(400, NOT_FOUND);
+	CHECK_INT(ddb_wait_table_active(d, "locks", clk_sys_mono_ms() + 200,
+					&call),
+		  -ENXIO);
+	answer1(400, "{\"__type\":\"x#AccessDeniedException\"}");
+	CHECK_INT(ddb_wait_table_active(d, "locks", 0, &call), -EACCES);
+	CHECK_INT(seen(), 1);
+
+	/* TTL. */
+	answer1(200, "{\"TimeToLiveSpecification\":{\"AttributeName\":"
+		     "\"expiry_time\",\"Enabled\":true}}");
+	CHECK_INT(ddb_update_ttl(d, "locks", "expiry_time", true, &call), 0);
+	j = request(0, "UpdateTimeToLive");
+	CHECK_STR(jstr(j, "TimeToLiveSpecification.AttributeName"),
+		  "expiry_time");
+	CHECK(cJSON_IsTrue(
+		jget(jget(j, "TimeToLiveSpecification"), "Enabled")));
+	cJSON_Delete(j);
+
+	struct answer again[] = {
+		{ 400,
+		  "{\"__type\":\"com.amazon.coral.validate#"
+		  "ValidationException\",\"message\":\"TimeToLive is "
+		  "already enabled\"}",
+		  0 },
+		{ 200,
+		  "{\"TimeToLiveDescription\":{\"AttributeName\":"
+		  "\"expiry_time\",\"TimeToLiveStatus\":\"ENABLED\"}}",
+		  0 },
+	};
+	script(again, 2);
+	CHECK_INT(ddb_update_ttl(d, "locks", "expiry_time", true, &call), 0);
+	CHECK_INT(call.attempts, 2);
+	CHECK_STR(call.err.type, "");
+	j = request(1, "DescribeTimeToLive");
+	CHECK_STR(jstr(j, "TableName"), "locks");
+	cJSON_Delete(j);
+	script(again, 2);
+	CHECK_INT(ddb_update_ttl(d, "locks", "other_attr", true, &call),
+		  -EINVAL);
+	CHECK_STR(call.err.type, "ValidationException");
+
+	answer1(200, "{\"TimeToLiveDescription\":{\"AttributeName\":"
+		     "\"expiry_time\",\"TimeToLiveStatus\":\"ENABLING\"}}");
+	CHECK_INT(ddb_describe_ttl(d, "locks", status, sizeof(status), attr,
+				   sizeof(attr), &call),
+		  0);
+	CHECK_STR(status, "ENABLING");
+	CHECK_STR(attr, "expiry_time");
+	answer1(200, "{\"TimeToLiveDescription\":{}}");
+	CHECK_INT(ddb_describe_ttl(d, "locks", status, sizeof(status), attr,
+				   sizeof(attr), &call),
+		  -EPROTO);
+}
+
+int main(void)
+{
+	struct creds_config cc = { 0 };
+	struct creds_chain *chain;
+	struct fakehttp *s;
+	struct awsreq *r, *r_short;
+	struct ddb *d, *d_short;
+
+	CHECK_INT(http_global_init(), 0);
+	setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+	unsetenv("AWS_SESSION_TOKEN");
+	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+	chain = creds_chain_new(&cc);
+	CHECK(chain);
+	s = fakehttp_start(handler, NULL);
+	CHECK(s);
+	struct awsreq_config cfg = {
+		.endpoint = fakehttp_url(s),
+		.region = "us-east-1",
+		.service = "dynamodb",
+		.creds = chain,
+		.retry = { .base_ms = 5, .cap_ms = 20 },
+	};
+	r = awsreq_new(&cfg);
+	cfg.attempt_timeout_ms = 200;
+	r_short = awsreq_new(&cfg);
+	d = ddb_new(r);
+	d_short = ddb_new(r_short);
+	CHECK(d && d_short);
+	CHECK(!ddb_new(NULL));
+
+	check_get(d);
+	check_put(d);
+	check_retried_write(d_short);
+	check_update(d);
+	check_delete(d);
+	check_pages(d);
+	check_transact(d);
+	check_tables(d);
+
+	script(NULL, 0);
+	ddb_free(d);
+	ddb_free(d_short);
+	ddb_free(NULL);
+	awsreq_free(r);
+	awsreq_free(r_short);
+	fakehttp_stop(s);
+	creds_chain_free(chain);
+	http_global_cleanup();
+	CHECK_DONE();
+}

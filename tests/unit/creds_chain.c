@@ -125,15 +125,16 @@ static void test_failure_stops(void)
 	unlink(ct_path("credentials"));
 
 	/* Web identity refused by STS: ECS and IMDS are not asked. */
-	f.sts_r->status = 403;
-	f.sts_r->body = "<ErrorResponse><Error><Code>AccessDenied</Code>"
-			"<Message>denied</Message></Error></ErrorResponse>";
+	CT_SET(f.sts_r->status, 403);
+	CT_SET(f.sts_r->body,
+	       "<ErrorResponse><Error><Code>AccessDenied</Code>"
+	       "<Message>denied</Message></Error></ErrorResponse>");
 	CHECK_INT(ct_get(&c, &e), -EACCES);
 	CHECK_CONTAINS(e.message, "web identity");
 	unsetenv("AWS_WEB_IDENTITY_TOKEN_FILE");
 
 	/* ECS failing: IMDS is not asked. */
-	f.ecs_r->status = 500;
+	CT_SET(f.ecs_r->status, 500);
 	CHECK_INT(ct_get(&c, &e), -EIO);
 	CHECK_CONTAINS(e.message, "ECS");
 	CHECK_INT(ct_hits(f.ecs_r), 1);
@@ -156,8 +157,7 @@ static void fake_ecs_start(struct fake_ecs *f, int64_t lifetime_ms)
 	ct_env_reset();
 	clk_fake_init(&f->clock, clk_sys_real_ms());
 	f->s = ct_service_start();
-	f->s->clock = &f->clock.clk;
-	f->s->exp_offset_ms = lifetime_ms;
+	ct_service_clock(f->s, &f->clock.clk, lifetime_ms);
 	f->r = ct_route_add(f->s, "GET", ECS_PATH, 200, ECS_OK);
 	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", ct_url(f->s, ECS_PATH), 1);
 	cfg.clock = &f->clock.clk;
@@ -223,7 +223,7 @@ static void test_failed_refresh_keeps_cached(void)
 	CHECK_INT(chain_get(&f), 0);
 	CHECK_STR(c.access_key_id, "ASIAECS1");
 	clk_fake_advance(&f.clock, 6 * 60 * 1000);
-	f.r->status = 500;
+	CT_SET(f.r->status, 500);
 	/* The refresh fails; the cached credentials are still good. */
 	CHECK_INT(chain_get(&f), 0);
 	CHECK_STR(c.access_key_id, "ASIAECS1");
@@ -235,20 +235,20 @@ static void test_failed_refresh_keeps_cached(void)
 	CHECK_INT(chain_get(&f), 0);
 	CHECK_STR(c.access_key_id, "ASIAECS1");
 	CHECK_INT(ct_hits(f.r), 3);
-	f.r->status = 200;
+	CT_SET(f.r->status, 200);
 	clk_fake_advance(&f.clock, 11 * 1000);
 	CHECK_INT(chain_get(&f), 0);
 	CHECK_STR(c.access_key_id, "ASIAECS4");
 	CHECK_INT(ct_hits(f.r), 4);
 	/* Past the expiry, a failure is an error. */
-	f.r->status = 500;
+	CT_SET(f.r->status, 500);
 	clk_fake_advance(&f.clock, 10 * 60 * 1000);
 	CHECK_INT(chain_get(&f), -EIO);
 	CHECK(c.access_key_id == NULL);
 	CHECK_CONTAINS(e.message, "ECS");
 	CHECK_INT(chain_get(&f), -EIO);
 	CHECK_INT(ct_hits(f.r), 6);
-	f.r->status = 200;
+	CT_SET(f.r->status, 200);
 	CHECK_INT(chain_get(&f), 0);
 	CHECK_STR(c.access_key_id, "ASIAECS7");
 	creds_chain_free(f.ch);
@@ -309,7 +309,7 @@ static void test_one_refresh_in_flight(void)
 	/* Nothing cached: everybody waits for the one request. */
 	memset(r, 0, sizeof(r));
 	fake_ecs_start(&f, 10 * 60 * 1000);
-	f.r->delay_ms = 300;
+	CT_SET(f.r->delay_ms, 300);
 	run_racers(f.ch, r);
 	for (i = 0; i < N_THREADS; i++) {
 		CHECK_INT(r[i].rc, 0);
@@ -320,7 +320,7 @@ static void test_one_refresh_in_flight(void)
 	/* Cached but due for refresh: one request, and the others keep
 	 * using the still-valid credentials without waiting for it. */
 	clk_fake_advance(&f.clock, 6 * 60 * 1000);
-	f.r->delay_ms = 600;
+	CT_SET(f.r->delay_ms, 600);
 	memset(r, 0, sizeof(r));
 	run_racers(f.ch, r);
 	for (i = 0; i < N_THREADS; i++) {
@@ -334,7 +334,7 @@ static void test_one_refresh_in_flight(void)
 	CHECK(new_keys >= 1);
 	CHECK(quick_old >= 1);
 	CHECK_INT(new_keys + quick_old, N_THREADS);
-	f.r->delay_ms = 0;
+	CT_SET(f.r->delay_ms, 0);
 	CHECK_INT(chain_get(&f), 0);
 	CHECK_STR(c.access_key_id, "ASIAECS2");
 	creds_chain_free(f.ch);
@@ -343,8 +343,8 @@ static void test_one_refresh_in_flight(void)
 	 * gets its error. */
 	memset(r, 0, sizeof(r));
 	fake_ecs_start(&f, 10 * 60 * 1000);
-	f.r->status = 503;
-	f.r->delay_ms = 300;
+	CT_SET(f.r->status, 503);
+	CT_SET(f.r->delay_ms, 300);
 	run_racers(f.ch, r);
 	for (i = 0; i < N_THREADS; i++)
 		CHECK_INT(r[i].rc, -EIO);
@@ -403,9 +403,9 @@ static void test_no_secret_in_messages(void)
 	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", ct_url(s, ECS_PATH), 1);
 	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "ECSAUTHSECRET", 1);
 	check_no_secret(-EPROTO);
-	r->status = 403;
-	r->body = "{\"code\":\"AccessDenied ECSAUTHSECRET\","
-		  "\"message\":\"bad token ECSAUTHSECRET\"}";
+	CT_SET(r->status, 403);
+	CT_SET(r->body, "{\"code\":\"AccessDenied ECSAUTHSECRET\","
+			"\"message\":\"bad token ECSAUTHSECRET\"}");
 	check_no_secret(-EACCES);
 	CHECK_CONTAINS(e.message, "HTTP 403");
 
@@ -435,10 +435,11 @@ static void test_no_secret_in_messages(void)
 	setenv("AWS_ROLE_ARN", "arn:aws:iam::1:role/r", 1);
 	setenv("AWS_ENDPOINT_URL_STS", fakehttp_url(s->srv), 1);
 	check_no_secret(-EPROTO);
-	r->status = 400;
-	r->body = "<ErrorResponse><Error><Code>InvalidIdentityToken</Code>"
-		  "<Message>token WEBTOKENSECRET is invalid</Message></Error>"
-		  "</ErrorResponse>";
+	CT_SET(r->status, 400);
+	CT_SET(r->body,
+	       "<ErrorResponse><Error><Code>InvalidIdentityToken</Code>"
+	       "<Message>token WEBTOKENSECRET is invalid</Message></Error>"
+	       "</ErrorResponse>");
 	check_no_secret(-EINVAL);
 	CHECK_CONTAINS(e.message, "InvalidIdentityToken");
 }

@@ -36,7 +36,7 @@ static void test_success(void)
 	CHECK_STR(c.session_token, "TOKENECS");
 	CHECK_STR(c.source, "ECS");
 	CHECK(c.expires_real_ms > clk_sys_real_ms());
-	CHECK_STR(s->last_method, "GET");
+	CHECK_STR(ct_last(s, s->last_method), "GET");
 	CHECK_STR(ct_last_header(s, "Authorization", v, sizeof(v)), "");
 
 	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "Basic ZXhhbXBsZQ==", 1);
@@ -116,10 +116,10 @@ static void test_failures(void)
 
 	/* Dropped connection and timeout. */
 	s = ecs_setup(200, ECS_OK);
-	s->routes[0].drop = 1;
+	CT_SET(s->routes[0].drop, 1);
 	CHECK_INT(ct_get(&c, &e), -ECONNRESET);
-	s->routes[0].drop = 0;
-	s->routes[0].delay_ms = 1500;
+	CT_SET(s->routes[0].drop, 0);
+	CT_SET(s->routes[0].delay_ms, 1500);
 	t0 = clk_sys_mono_ms();
 	CHECK_INT(ct_get(&c, &e), -ETIMEDOUT); /* timeout_ms 500 */
 	CHECK(clk_sys_mono_ms() - t0 < 1400);

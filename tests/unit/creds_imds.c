@@ -57,25 +57,25 @@ static void test_success(void)
 	CHECK_INT(ct_hits(f.token), 1);
 	CHECK_INT(ct_hits(f.list), 1);
 	CHECK_INT(ct_hits(f.role), 1);
-	CHECK_INT(f.s->unmatched, 0);
+	CHECK_INT(CT_GET(f.s->unmatched), 0);
 	/* The last request carried the session token. */
 	CHECK_STR(ct_last_header(f.s, "X-aws-ec2-metadata-token", v, sizeof(v)),
 		  "IMDS-SESSION-TOKEN");
 
 	/* A failing role list after a good token: the list GET had it too. */
-	f.list->status = 500;
+	CT_SET(f.list->status, 500);
 	CHECK_INT(ct_get(&c, &e), -EIO);
 	CHECK_INT(ct_hits(f.token), 2);
 	CHECK_STR(ct_last_header(f.s, "X-aws-ec2-metadata-token", v, sizeof(v)),
 		  "IMDS-SESSION-TOKEN");
-	f.list->status = 200;
+	CT_SET(f.list->status, 200);
 
 	/* A trailing slash on the endpoint and several roles (first wins). */
 	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", ct_url(f.s, "/"), 1);
-	f.list->body = "lockfs-role\nother-role\n";
+	CT_SET(f.list->body, "lockfs-role\nother-role\n");
 	CHECK_INT(ct_get(&c, &e), 0);
 	CHECK_STR(c.access_key_id, "ASIAIMDS2");
-	CHECK_INT(f.s->unmatched, 0);
+	CHECK_INT(CT_GET(f.s->unmatched), 0);
 
 	/* "true" in any case disables it: no request at all. */
 	setenv("AWS_EC2_METADATA_DISABLED", "TRUE", 1);
@@ -90,22 +90,22 @@ static void test_token_put_headers(void)
 	char v[256];
 
 	/* Stop after the PUT to look at it. */
-	f.token->status = 403;
+	CT_SET(f.token->status, 403);
 	CHECK_INT(ct_get(&c, &e), -EACCES);
-	CHECK_STR(f.s->last_method, "PUT");
-	CHECK_STR(f.s->last_target, TOKEN_PATH);
+	CHECK_STR(ct_last(f.s, f.s->last_method), "PUT");
+	CHECK_STR(ct_last(f.s, f.s->last_target), TOKEN_PATH);
 	CHECK_STR(ct_last_header(f.s, "X-aws-ec2-metadata-token-ttl-seconds", v,
 				 sizeof(v)),
 		  "21600");
 	CHECK_CONTAINS(e.message, "EC2 IMDS: token request refused (HTTP 403)");
 	CHECK_INT(ct_hits(f.list), 0);
-	f.token->status = 401;
+	CT_SET(f.token->status, 401);
 	CHECK_INT(ct_get(&c, &e), -EACCES);
 	CHECK_INT(e.http_status, 401);
-	f.token->status = 405;
+	CT_SET(f.token->status, 405);
 	CHECK_INT(ct_get(&c, &e), -EPROTO);
-	f.token->status = 200;
-	f.token->body = "";
+	CT_SET(f.token->status, 200);
+	CT_SET(f.token->body, "");
 	CHECK_INT(ct_get(&c, &e), -EPROTO);
 	CHECK_CONTAINS(e.message, "malformed token");
 }
@@ -116,60 +116,60 @@ static void test_failures(void)
 	int64_t t0;
 
 	/* No role attached: nothing configured, with the reason. */
-	f.list->status = 404;
+	CT_SET(f.list->status, 404);
 	CHECK_INT(ct_get(&c, &e), -ENOKEY);
 	CHECK_CONTAINS(e.message, "no AWS credentials");
 	CHECK_CONTAINS(e.message, "EC2 IMDS: no IAM role (HTTP 404");
-	f.list->status = 200;
-	f.role->status = 404;
+	CT_SET(f.list->status, 200);
+	CT_SET(f.role->status, 404);
 	CHECK_INT(ct_get(&c, &e), -ENOKEY);
-	f.role->status = 200;
-	f.list->body = "../../etc\n";
+	CT_SET(f.role->status, 200);
+	CT_SET(f.list->body, "../../etc\n");
 	CHECK_INT(ct_get(&c, &e), -EPROTO);
 	CHECK_CONTAINS(e.message, "malformed role name");
-	f.list->body = "\n";
+	CT_SET(f.list->body, "\n");
 	CHECK_INT(ct_get(&c, &e), -EPROTO);
-	f.list->body = "lockfs-role";
-	f.list->status = 401;
+	CT_SET(f.list->body, "lockfs-role");
+	CT_SET(f.list->status, 401);
 	CHECK_INT(ct_get(&c, &e), -EACCES);
-	f.list->status = 200;
+	CT_SET(f.list->status, 200);
 
-	f.role->body = "{\"Code\":\"Success\",\"AccessKeyId\":\"A\","
-		       "\"SecretAccessKey\":\"SECRETMAL";
+	CT_SET(f.role->body, "{\"Code\":\"Success\",\"AccessKeyId\":\"A\","
+			     "\"SecretAccessKey\":\"SECRETMAL");
 	CHECK_INT(ct_get(&c, &e), -EPROTO);
 	CHECK_CONTAINS(e.message, "EC2 IMDS: the answer is not valid JSON");
 	CHECK_LACKS(e.message, "SECRETMAL");
-	f.role->body = "{\"Code\":\"AssumeRoleUnauthorizedAccess\","
-		       "\"Message\":\"EC2 cannot assume the role\","
-		       "\"LastUpdated\":\"2026-11-22T03:00:00Z\"}";
+	CT_SET(f.role->body, "{\"Code\":\"AssumeRoleUnauthorizedAccess\","
+			     "\"Message\":\"EC2 cannot assume the role\","
+			     "\"LastUpdated\":\"2026-11-22T03:00:00Z\"}");
 	CHECK_INT(ct_get(&c, &e), -EACCES);
 	CHECK_STR(e.type, "AssumeRoleUnauthorizedAccess");
 	CHECK_CONTAINS(e.message, "AssumeRoleUnauthorizedAccess");
 	CHECK_CONTAINS(e.message, "EC2 cannot assume the role");
-	f.role->body = "{\"Code\":\"Success\",\"AccessKeyId\":\"A\","
-		       "\"SecretAccessKey\":\"S\",\"Token\":\"T\"}";
+	CT_SET(f.role->body, "{\"Code\":\"Success\",\"AccessKeyId\":\"A\","
+			     "\"SecretAccessKey\":\"S\",\"Token\":\"T\"}");
 	CHECK_INT(ct_get(&c, &e), -EPROTO);
-	f.role->body = IMDS_OK;
+	CT_SET(f.role->body, IMDS_OK);
 
 	/* A slow answer to the credentials request: a timeout error. */
-	f.role->delay_ms = 1500;
+	CT_SET(f.role->delay_ms, 1500);
 	t0 = clk_sys_mono_ms();
 	CHECK_INT(ct_get(&c, &e), -ETIMEDOUT); /* timeout_ms 500 */
 	CHECK(clk_sys_mono_ms() - t0 < 1400);
 	CHECK_CONTAINS(e.message, "EC2 IMDS: the role credentials");
-	f.role->delay_ms = 0;
+	CT_SET(f.role->delay_ms, 0);
 
 	/* A token request that times out: not on EC2, pass on quickly. */
-	f.token->delay_ms = 1500;
+	CT_SET(f.token->delay_ms, 1500);
 	t0 = clk_sys_mono_ms();
 	CHECK_INT(ct_get(&c, &e), -ENOKEY);
 	CHECK(clk_sys_mono_ms() - t0 < 1400);
 	CHECK_CONTAINS(e.message, "EC2 IMDS not reachable (");
-	f.token->delay_ms = 0;
+	CT_SET(f.token->delay_ms, 0);
 	/* Dropped without an answer: the same. */
-	f.token->drop = 1;
+	CT_SET(f.token->drop, 1);
 	CHECK_INT(ct_get(&c, &e), -ENOKEY);
-	f.token->drop = 0;
+	CT_SET(f.token->drop, 0);
 
 	/* Nothing listening: -ENOKEY listing everything that was tried. */
 	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1", 1);
@@ -184,7 +184,7 @@ static void test_failures(void)
 	/* The longest summary still fits whole in err->message. */
 	setenv("AWS_PROFILE", "a-profile-name-of-24-chr", 1);
 	ct_write("config", "[profile a-profile-name-of-24-chr]\nregion = x\n");
-	f.list->status = 404;
+	CT_SET(f.list->status, 404);
 	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", fakehttp_url(f.s->srv), 1);
 	CHECK_INT(ct_get(&c, &e), -ENOKEY);
 	CHECK_CONTAINS(e.message, "profile \"a-profile-name-of-24-chr\" has no "

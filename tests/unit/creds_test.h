@@ -37,8 +37,8 @@ struct ct_route {
 };
 
 struct ct_service {
-	struct ct_route routes[CT_MAX_ROUTES];
-	int n_routes;
+	struct ct_route routes[CT_MAX_ROUTES]; /* added under mu */
+	int n_routes;			       /* protected by mu */
 	const struct clk *clock; /* for {EXP}; NULL: the system clock */
 	int64_t exp_offset_ms;	 /* {EXP} = now + this; 0: one hour */
 	struct fakehttp *srv;
@@ -199,30 +199,43 @@ static inline void ct_render(const struct ct_service *s, const char *body,
 	out[n] = '\0';
 }
 
+/* Changes a route field while connection threads may read it. */
+#define CT_SET(field, value)                                                   \
+	__atomic_store_n(&(field), (value), __ATOMIC_SEQ_CST)
+#define CT_GET(field) __atomic_load_n(&(field), __ATOMIC_SEQ_CST)
+
 static inline void ct_handler(const struct fakehttp_request *req,
 			      struct fakehttp_response *resp, void *arg)
 {
 	static __thread char out[16384];
 	struct ct_service *s = arg;
-	int i, hit;
+	const char *body = NULL;
+	int i, hit = 0, found = 0;
 
+	/* Routes are added and changed by the test thread: read under mu. */
 	pthread_mutex_lock(&s->mu);
 	snprintf(s->last_target, sizeof(s->last_target), "%s", req->target);
 	snprintf(s->last_method, sizeof(s->last_method), "%s", req->method);
 	snprintf(s->last_headers, sizeof(s->last_headers), "%s", req->headers);
 	snprintf(s->last_body, sizeof(s->last_body), "%s", req->body);
-	pthread_mutex_unlock(&s->mu);
-	for (i = 0; i < s->n_routes; i++) {
+	for (i = 0; i < s->n_routes && !found; i++) {
 		struct ct_route *r = &s->routes[i];
+		int status = CT_GET(r->status);
 
 		if ((r->method && strcmp(r->method, req->method)) ||
 		    (r->target && strcmp(r->target, req->target)))
 			continue;
+		found = 1;
 		hit = __atomic_add_fetch(&r->hits, 1, __ATOMIC_SEQ_CST);
-		resp->status = r->status ? r->status : 200;
-		resp->delay_ms = r->delay_ms;
-		resp->drop = r->drop;
-		ct_render(s, r->body ? r->body : "", hit, out, sizeof(out));
+		body = CT_GET(r->body);
+		resp->status = status ? status : 200;
+		resp->delay_ms = CT_GET(r->delay_ms);
+		resp->drop = CT_GET(r->drop);
+	}
+	if (found)
+		ct_render(s, body ? body : "", hit, out, sizeof(out));
+	pthread_mutex_unlock(&s->mu);
+	if (found) {
 		resp->body = out;
 		return;
 	}
@@ -251,13 +264,26 @@ static inline struct ct_route *ct_route_add(struct ct_service *s,
 {
 	struct ct_route *r;
 
-	CHECK(s->n_routes < CT_MAX_ROUTES);
-	r = &s->routes[s->n_routes++];
+	CHECK(s->n_routes < CT_MAX_ROUTES); /* only this thread writes it */
+	pthread_mutex_lock(&s->mu);
+	r = &s->routes[s->n_routes];
 	r->method = method;
 	r->target = target;
 	r->status = status;
 	r->body = body;
+	s->n_routes++;
+	pthread_mutex_unlock(&s->mu);
 	return r;
+}
+
+/* {EXP} becomes the clock's now + offset_ms. */
+static inline void ct_service_clock(struct ct_service *s,
+				    const struct clk *clock, int64_t offset_ms)
+{
+	pthread_mutex_lock(&s->mu);
+	s->clock = clock;
+	s->exp_offset_ms = offset_ms;
+	pthread_mutex_unlock(&s->mu);
 }
 
 static inline int ct_hits(const struct ct_route *r)
@@ -273,6 +299,19 @@ static inline const char *ct_url(const struct ct_service *s, const char *path)
 	char *b = bufs[next++ % 4];
 
 	snprintf(b, 256, "%s%s", fakehttp_url(s->srv), path);
+	return b;
+}
+
+/* A copy of one of the last-request fields of s (rotating buffers). */
+static inline const char *ct_last(struct ct_service *s, const char *field)
+{
+	static char bufs[4][16384];
+	static int next;
+	char *b = bufs[next++ % 4];
+
+	pthread_mutex_lock(&s->mu);
+	snprintf(b, 16384, "%s", field);
+	pthread_mutex_unlock(&s->mu);
 	return b;
 }
 

@@ -62,25 +62,29 @@ static void test_success(void)
 	CHECK(c.expires_real_ms < clk_sys_real_ms() + 3700 * 1000);
 
 	/* The request: an unsigned form POST with every field escaped. */
-	CHECK_STR(s->last_method, "POST");
-	CHECK_STR(s->last_target, "/");
+	CHECK_STR(ct_last(s, s->last_method), "POST");
+	CHECK_STR(ct_last(s, s->last_target), "/");
 	CHECK_CONTAINS(ct_last_header(s, "Content-Type", v, sizeof(v)),
 		       "application/x-www-form-urlencoded");
 	CHECK_STR(ct_last_header(s, "Authorization", v, sizeof(v)), "");
-	CHECK(!strncmp(s->last_body,
+	CHECK(!strncmp(ct_last(s, s->last_body),
 		       "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&",
 		       51));
-	CHECK_CONTAINS(s->last_body, "&RoleArn=arn%3Aaws%3Aiam%3A%3A"
-				     "123456789012%3Arole%2Flock%20role&");
-	CHECK_CONTAINS(s->last_body, "&RoleSessionName=lockfs-");
-	CHECK_CONTAINS(s->last_body, "&WebIdentityToken=eyJhbGciOi."
-				     "JSUzI1NiJ9%2B%2F%3D.SIGNATURE-WEBTOKEN");
-	CHECK_LACKS(s->last_body, "%0A"); /* the newline was trimmed */
+	CHECK_CONTAINS(ct_last(s, s->last_body),
+		       "&RoleArn=arn%3Aaws%3Aiam%3A%3A"
+		       "123456789012%3Arole%2Flock%20role&");
+	CHECK_CONTAINS(ct_last(s, s->last_body), "&RoleSessionName=lockfs-");
+	CHECK_CONTAINS(ct_last(s, s->last_body),
+		       "&WebIdentityToken=eyJhbGciOi."
+		       "JSUzI1NiJ9%2B%2F%3D.SIGNATURE-WEBTOKEN");
+	CHECK_LACKS(ct_last(s, s->last_body),
+		    "%0A"); /* the newline was trimmed */
 
 	/* AWS_ROLE_SESSION_NAME is used when set. */
 	setenv("AWS_ROLE_SESSION_NAME", "my-session", 1);
 	CHECK_INT(ct_get(&c, &e), 0);
-	CHECK_CONTAINS(s->last_body, "&RoleSessionName=my-session&");
+	CHECK_CONTAINS(ct_last(s, s->last_body),
+		       "&RoleSessionName=my-session&");
 
 	/* AWS_ENDPOINT_URL when there is no STS-specific endpoint. */
 	unsetenv("AWS_ENDPOINT_URL_STS");
@@ -183,7 +187,7 @@ static void test_errors(void)
 	CHECK_CONTAINS(e.message, "web identity: STS");
 	/* STS too slow: the request timeout applies. */
 	s = sts_setup(200, STS_OK);
-	s->routes[0].delay_ms = 1500;
+	CT_SET(s->routes[0].delay_ms, 1500);
 	{
 		struct creds_config cfg = { .timeout_ms = 300 };
 		int64_t t0 = clk_sys_mono_ms();
@@ -202,20 +206,20 @@ static void test_rotation_and_profile(void)
 
 	/* The token file is read again on every refresh. */
 	clk_fake_init(&fake, clk_sys_real_ms());
-	s->clock = &fake.clk;
-	s->exp_offset_ms = 15 * 60 * 1000;
+	ct_service_clock(s, &fake.clk, 15 * 60 * 1000);
 	cfg.clock = &fake.clk;
 	ch = creds_chain_new(&cfg);
 	CHECK(ch != NULL);
 	aws_creds_clear(&c);
 	CHECK_INT(creds_chain_get(ch, &c, &e), 0);
-	CHECK_CONTAINS(s->last_body, "WebIdentityToken=eyJ");
+	CHECK_CONTAINS(ct_last(s, s->last_body), "WebIdentityToken=eyJ");
 	ct_write("token", "ROTATED-TOKEN\n");
 	clk_fake_advance(&fake, 11 * 60 * 1000);
 	aws_creds_clear(&c);
 	CHECK_INT(creds_chain_get(ch, &c, &e), 0);
 	CHECK_STR(c.access_key_id, "ASIASTS2");
-	CHECK_CONTAINS(s->last_body, "&WebIdentityToken=ROTATED-TOKEN");
+	CHECK_CONTAINS(ct_last(s, s->last_body),
+		       "&WebIdentityToken=ROTATED-TOKEN");
 	creds_chain_free(ch);
 
 	/* A profile with role_arn + web_identity_token_file. */
@@ -241,16 +245,20 @@ static void test_rotation_and_profile(void)
 
 		CHECK_INT(ct_get_cfg(&pcfg, &c, &e), 0);
 		CHECK_STR(c.source, "web identity");
-		CHECK_CONTAINS(s->last_body, "RoleArn=arn%3Aaws%3Aiam%3A%3A1%3A"
-					     "role%2Ffrom-profile&");
-		CHECK_CONTAINS(s->last_body, "&RoleSessionName=prof-session&");
-		CHECK_CONTAINS(s->last_body, "&WebIdentityToken=PROFILE-TOKEN");
+		CHECK_CONTAINS(ct_last(s, s->last_body),
+			       "RoleArn=arn%3Aaws%3Aiam%3A%3A1%3A"
+			       "role%2Ffrom-profile&");
+		CHECK_CONTAINS(ct_last(s, s->last_body),
+			       "&RoleSessionName=prof-session&");
+		CHECK_CONTAINS(ct_last(s, s->last_body),
+			       "&WebIdentityToken=PROFILE-TOKEN");
 		pcfg.profile = "wirel";
 		CHECK_INT(ct_get_cfg(&pcfg, &c, &e), 0);
-		CHECK_CONTAINS(s->last_body, "&WebIdentityToken=PROFILE-TOKEN");
+		CHECK_CONTAINS(ct_last(s, s->last_body),
+			       "&WebIdentityToken=PROFILE-TOKEN");
 		/* Errors name the profile. */
-		s->routes[0].status = 403;
-		s->routes[0].body = STS_ERR("AccessDenied", "nope");
+		CT_SET(s->routes[0].status, 403);
+		CT_SET(s->routes[0].body, STS_ERR("AccessDenied", "nope"));
 		pcfg.profile = "wi";
 		CHECK_INT(ct_get_cfg(&pcfg, &c, &e), -EACCES);
 		CHECK_CONTAINS(e.message, "profile \"wi\"");

@@ -17,6 +17,8 @@
 
 static struct ddb *d;
 static char table[64];
+/* TTL is enabled on expiry_time: items must not expire during the test. */
+static int64_t expiry_s;
 
 static struct ddb_item *key_of(const char *k, const char *sort)
 {
@@ -36,7 +38,7 @@ static struct ddb_item *lock_item(const char *k, const char *rvn)
 	CHECK_INT(ddb_item_set_s(it, "owner_name", "host:test"), 0);
 	CHECK_INT(ddb_item_set_n(it, "lease_duration", 30), 0);
 	CHECK_INT(ddb_item_set_s(it, "record_version_number", rvn), 0);
-	CHECK_INT(ddb_item_set_n(it, "expiry_time", 1795000000), 0);
+	CHECK_INT(ddb_item_set_n(it, "expiry_time", expiry_s), 0);
 	return it;
 }
 
@@ -127,13 +129,13 @@ static void check_conditional_writes(void)
 	};
 	CHECK_INT(ddb_item_set_s(values, ":mine", "rvn-1"), 0);
 	CHECK_INT(ddb_item_set_s(values, ":new", "rvn-2"), 0);
-	CHECK_INT(ddb_item_set_n(values, ":exp", 1795003600), 0);
+	CHECK_INT(ddb_item_set_n(values, ":exp", expiry_s + 3600), 0);
 	CHECK_INT(ddb_update_item(d, table, key, &beat, DDB_RETURN_ALL_NEW,
 				  &out, &call),
 		  0);
 	check_s(out, "record_version_number", "rvn-2");
 	CHECK_INT(ddb_item_get_n(out, "expiry_time", &n), 0);
-	CHECK_INT(n, 1795003600);
+	CHECK_INT(n, expiry_s + 3600);
 	check_s(out, "owner_name", "host:test");
 	ddb_item_free(out);
 	/* The same heartbeat again: our RVN is gone. */
@@ -465,6 +467,7 @@ int main(void)
 	d = ddb_new(r);
 	CHECK(d);
 	CHECK_INT(text_uuid4(uuid), 0);
+	expiry_s = clk_sys_real_ms() / 1000 + 3600;
 	snprintf(table, sizeof(table), "lockfs-ddb-test-%.8s", uuid);
 
 	check_tables();

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# run.sh: runs every tests/fs/*.t (bash TAP scripts mounting lockfs against
+# DynamoDB Local) and prints "fs: P passed, F failed, S skipped".
+# Exit status non-zero if any test failed or a script broke its plan.
+#
+#   tests/fs/run.sh [FILE.t...]        (default: every *.t here)
+#
+# Environment: LOCKFS_BIN (lockfs), LOCKFS_T (lockfs-t), LOCKFS_DDB_SCRIPT
+# (contrib/dynamodb-local), LOCKFS_DDB_ENDPOINT (a running DynamoDB Local;
+# when unset one is started here and stopped at the end), LOCKFS_TMP
+# (scratch directory; default mktemp -d), LOCKFS_KEEP=1 keeps work dirs,
+# LOCKFS_FS_TIMEOUT (seconds per file, default 300).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+export LOCKFS_BIN=${LOCKFS_BIN:-$root/build/lockfs}
+export LOCKFS_T=${LOCKFS_T:-$root/build/tests/lib/lockfs-t}
+export LOCKFS_DDB_SCRIPT=${LOCKFS_DDB_SCRIPT:-$root/contrib/dynamodb-local}
+per_file_timeout=${LOCKFS_FS_TIMEOUT:-300}
+
+for f in "$LOCKFS_BIN" "$LOCKFS_T" "$LOCKFS_DDB_SCRIPT"; do
+	if [ ! -x "$f" ]; then
+		echo "fs: $f is missing or not executable (build first)" >&2
+		echo "fs: 0 passed, 1 failed, 0 skipped"
+		exit 1
+	fi
+done
+if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
+	echo "fs: no /dev/fuse or fusermount3: every test skipped"
+	echo "fs: 0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+
+made_tmp=
+if [ -z "${LOCKFS_TMP:-}" ]; then
+	LOCKFS_TMP=$(mktemp -d /tmp/lockfs-fs.XXXXXX)
+	made_tmp=1
+fi
+export LOCKFS_TMP
+mkdir -p "$LOCKFS_TMP"
+
+ddb_state=
+cleanup() {
+	if [ -n "$ddb_state" ]; then
+		timeout 30 "$LOCKFS_DDB_SCRIPT" --state-dir "$ddb_state" stop \
+			>/dev/null 2>&1
+	fi
+	if [ -n "$made_tmp" ] && [ -z "${LOCKFS_KEEP:-}" ] && [ "${failed:-1}" = 0 ]; then
+		rm -rf "$LOCKFS_TMP"
+	fi
+}
+child=
+trap cleanup EXIT
+trap '[ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null; exit 130' INT TERM
+
+export AWS_ACCESS_KEY_ID=fake AWS_SECRET_ACCESS_KEY=fake
+export AWS_EC2_METADATA_DISABLED=true
+if [ -z "${LOCKFS_DDB_ENDPOINT:-}" ]; then
+	ddb_state=$LOCKFS_TMP/ddb-shared
+	mkdir -p "$ddb_state"
+	if ! out=$(timeout 120 "$LOCKFS_DDB_SCRIPT" --state-dir "$ddb_state" start \
+		2>"$ddb_state.log"); then
+		cat "$ddb_state.log" >&2
+		echo "fs: cannot start DynamoDB Local" >&2
+		echo "fs: 0 passed, 1 failed, 0 skipped"
+		exit 1
+	fi
+	read -r port _ <<<"$out"
+	export LOCKFS_DDB_ENDPOINT=http://127.0.0.1:$port
+fi
+
+if [ $# -gt 0 ]; then
+	files=("$@")
+else
+	files=("$here"/*.t)
+fi
+
+passed=0 failed=0 skipped=0
+start=$SECONDS
+for t in "${files[@]}"; do
+	name=$(basename "$t")
+	log=$LOCKFS_TMP/$name.tap
+	t0=$SECONDS
+	# Each file in a session (and process group) of its own, so that locks
+	# held by the process group of one file (hold=pgrp) end with it and an
+	# interrupt can stop all of it.
+	setsid timeout -k 10 "$per_file_timeout" bash "$t" >"$log" 2>&1 &
+	child=$!
+	wait "$child"
+	rc=$?
+	child=
+	p=$(grep -cE '^ok [0-9]+' "$log" | head -n 1)
+	s=$(grep -cE '^ok [0-9]+.*# SKIP' "$log" | head -n 1)
+	f=$(grep -cE '^not ok [0-9]+' "$log" | head -n 1)
+	p=$((p - s))
+	if grep -qE '^1\.\.0 # SKIP' "$log"; then
+		s=$((s + 1))
+	fi
+	planned=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$log" | head -n 1)
+	ran=$((p + s + f))
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1  # died, timed out or broke its plan
+	fi
+	if [ -n "$planned" ] && [ "$planned" -gt 0 ] && [ "$ran" -ne "$planned" ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+	status=ok
+	[ "$f" -gt 0 ] && status=FAIL
+	[ "$rc" -eq 124 ] && status="FAIL (timed out after ${per_file_timeout}s)"
+	printf 'fs: %-12s %s  (%d passed, %d failed, %d skipped, %ds)\n' \
+		"$name" "$status" "$p" "$f" "$s" $((SECONDS - t0))
+	if [ "$f" -gt 0 ]; then
+		grep -E '^not ok|^#' "$log" | sed 's/^/    /'
+		echo "    (full output: $log)"
+	fi
+done
+echo "fs: took $((SECONDS - start)) s"
+echo "fs: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,207 @@
+/* cycle: the cost of one lock cycle, two ways, in one process.
+ *
+ *   mount   open(O_CREAT|O_EXCL) + close + unlink of a file in a lockfs
+ *           mount (lookup, create, release and unlink reach the daemon)
+ *   direct  the two DynamoDB requests such a cycle needs, sent straight
+ *           over HTTP with lockfs's own client: PutItem conditioned on
+ *           attribute_not_exists, then DeleteItem conditioned on the RVN
+ *
+ * usage: cycle mount DIR N THREADS [fresh]
+ *        cycle direct ENDPOINT TABLE N THREADS
+ * Each thread cycles on its own key (with "fresh", a new key every cycle).
+ * Prints: "<mode> cycles=N threads=T total_s=... per_s=... p50_us=...
+ * p90_us=... p99_us=...". The driver script bench/cycle.sh runs both and
+ * prints the ratio. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "awsreq.h"
+#include "clk.h"
+#include "creds.h"
+#include "ddb.h"
+#include "text.h"
+
+struct worker {
+	int id;
+	long n;
+	int64_t *lat_us;
+	int failures;
+	/* mount */
+	const char *dir;
+	int fresh;
+	/* direct */
+	struct ddb *ddb;
+	const char *table;
+};
+
+static void *mount_worker(void *arg)
+{
+	struct worker *w = arg;
+	char path[4096];
+	long i;
+
+	snprintf(path, sizeof(path), "%s/bench-%d", w->dir, w->id);
+	for (i = 0; i < w->n; i++) {
+		int64_t t0 = clk_sys_mono_us();
+		int fd;
+
+		if (w->fresh)
+			snprintf(path, sizeof(path), "%s/bench-%d-%ld", w->dir,
+				 w->id, i);
+		fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
+		if (fd < 0 || close(fd) || unlink(path))
+			w->failures++;
+		w->lat_us[i] = clk_sys_mono_us() - t0;
+	}
+	return NULL;
+}
+
+static void *direct_worker(void *arg)
+{
+	struct worker *w = arg;
+	char key[64], rvn[37];
+	long i;
+
+	snprintf(key, sizeof(key), "bench-direct-%d", w->id);
+	for (i = 0; i < w->n; i++) {
+		struct ddb_item *item = ddb_item_new(), *k = ddb_item_new();
+		struct ddb_item *vals = ddb_item_new();
+		struct ddb_expr put = {
+			.condition = "attribute_not_exists(lock_key)" };
+		struct ddb_expr del = {
+			.condition = "record_version_number = :rvn",
+			.values = vals };
+		struct ddb_call c1 = { 0 }, c2 = { 0 };
+		int64_t t0;
+
+		text_uuid4(rvn);
+		/* The same item shape lockfs writes. */
+		ddb_item_set_s(item, "lock_key", key);
+		ddb_item_set_s(item, "sort_key", "-");
+		ddb_item_set_s(item, "owner_name", "bench");
+		ddb_item_set_n(item, "lease_duration", 30);
+		ddb_item_set_s(item, "record_version_number", rvn);
+		ddb_item_set_n(item, "expiry_time", clk_sys_real_ms() / 1000 + 3600);
+		ddb_item_set_s(item, "lockfs_host", "bench");
+		ddb_item_set_n(item, "lockfs_pid", getpid());
+		ddb_item_set_n(item, "lockfs_uid", 0);
+		ddb_item_set_n(item, "lockfs_gid", 0);
+		ddb_item_set_n(item, "lockfs_mode", 0644);
+		ddb_item_set_s(item, "lockfs_cmd", "cycle");
+		ddb_item_set_n(item, "lockfs_acquired", clk_sys_real_ms());
+		ddb_item_set_n(item, "lockfs_heartbeat", clk_sys_real_ms());
+		ddb_item_set_s(k, "lock_key", key);
+		ddb_item_set_s(k, "sort_key", "-");
+		ddb_item_set_s(vals, ":rvn", rvn);
+		t0 = clk_sys_mono_us();
+		if (ddb_put_item(w->ddb, w->table, item, &put, NULL, &c1) ||
+		    ddb_delete_item(w->ddb, w->table, k, &del, DDB_RETURN_NONE,
+				    NULL, &c2))
+			w->failures++;
+		w->lat_us[i] = clk_sys_mono_us() - t0;
+		ddb_item_free(item);
+		ddb_item_free(k);
+		ddb_item_free(vals);
+	}
+	return NULL;
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int run(const char *mode, struct worker *ws, int threads, long n,
+	       void *(*fn)(void *))
+{
+	pthread_t tid[256];
+	int64_t *all = calloc((size_t)(n * threads), sizeof(int64_t));
+	int64_t t0, total_us;
+	int i, failures = 0;
+
+	if (!all)
+		return 1;
+	t0 = clk_sys_mono_us();
+	for (i = 0; i < threads; i++) {
+		ws[i].id = i;
+		ws[i].n = n;
+		ws[i].lat_us = all + (size_t)i * (size_t)n;
+		pthread_create(&tid[i], NULL, fn, &ws[i]);
+	}
+	for (i = 0; i < threads; i++) {
+		pthread_join(tid[i], NULL);
+		failures += ws[i].failures;
+	}
+	total_us = clk_sys_mono_us() - t0;
+	qsort(all, (size_t)(n * threads), sizeof(int64_t), cmp64);
+	printf("%s cycles=%ld threads=%d failures=%d total_s=%.3f per_s=%.1f "
+	       "p50_us=%lld p90_us=%lld p99_us=%lld\n",
+	       mode, n * threads, threads, failures, total_us / 1e6,
+	       (double)(n * threads) / (total_us / 1e6),
+	       (long long)all[n * threads / 2],
+	       (long long)all[n * threads * 9 / 10],
+	       (long long)all[n * threads * 99 / 100]);
+	free(all);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct worker ws[256];
+	int threads, rc;
+	long n;
+
+	memset(ws, 0, sizeof(ws));
+	if (argc >= 5 && !strcmp(argv[1], "mount")) {
+		n = atol(argv[3]);
+		threads = atoi(argv[4]);
+		if (n < 1 || threads < 1 || threads > 256)
+			return 2;
+		for (int i = 0; i < threads; i++) {
+			ws[i].dir = argv[2];
+			ws[i].fresh = argc > 5 && !strcmp(argv[5], "fresh");
+		}
+		return run(argc > 5 ? "mount-fresh" : "mount", ws, threads, n,
+			   mount_worker);
+	}
+	if (argc == 6 && !strcmp(argv[1], "direct")) {
+		n = atol(argv[4]);
+		threads = atoi(argv[5]);
+		if (n < 1 || threads < 1 || threads > 256)
+			return 2;
+		if (http_global_init())
+			return 1;
+		struct creds_config cc = { 0 };
+		struct creds_chain *creds = creds_chain_new(&cc);
+		struct awsreq_config rc_cfg = {
+			.endpoint = argv[2],
+			.region = "us-east-1",
+			.service = "dynamodb",
+			.creds = creds,
+		};
+		struct awsreq *req = awsreq_new(&rc_cfg);
+		struct ddb *d = req ? ddb_new(req) : NULL;
+
+		if (!d)
+			return 1;
+		for (int i = 0; i < threads; i++) {
+			ws[i].ddb = d;
+			ws[i].table = argv[3];
+		}
+		rc = run("direct", ws, threads, n, direct_worker);
+		ddb_free(d);
+		awsreq_free(req);
+		creds_chain_free(creds);
+		return rc;
+	}
+	fprintf(stderr, "usage: cycle mount DIR N THREADS [fresh]\n"
+			"       cycle direct ENDPOINT TABLE N THREADS\n");
+	return 2;
+}

@@ -443,7 +443,9 @@ struct creds_chain *creds_chain_new(const struct creds_config *cfg)
 	profile = cfg->profile && cfg->profile[0]
 			  ? cfg->profile
 			  : creds_env_get(&ch->env, CREDS_PROFILE);
-	ch->ctx.profile_explicit = profile != NULL;
+	/* A missing "default" profile is never an error, even when named
+	 * (awscfg_resolve fills in "default" when nothing chose a profile). */
+	ch->ctx.profile_explicit = profile && strcmp(profile, "default");
 	ch->profile = strdup(profile ? profile : "default");
 	ch->region = cfg->region && cfg->region[0] ? strdup(cfg->region) : NULL;
 	ch->ca_file = cfg->http.ca_file ? strdup(cfg->http.ca_file) : NULL;

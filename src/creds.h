@@ -8,9 +8,10 @@
  *                    web_identity_token_file (STS, as in 3), static keys
  *                    (the credentials file wins), credential_process (run by
  *                    /bin/sh -c, bounded output and time). source_profile,
- *                    credential_source and SSO: -EOPNOTSUPP. A profile named
- *                    explicitly but absent: -EINVAL; a profile without any
- *                    credential setting passes to the next provider.
+ *                    credential_source and SSO: -EOPNOTSUPP. A profile other
+ *                    than "default" that is absent: -EINVAL; an absent
+ *                    "default", or a profile without any credential
+ *                    setting, passes to the next provider.
  *   3. web identity  AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN
  *                    (+ AWS_ROLE_SESSION_NAME, else "lockfs-<uuid>"): STS
  *                    AssumeRoleWithWebIdentity, unsigned, at

@@ -56,7 +56,7 @@ const char *creds_env_get(const struct creds_env *env, enum creds_var v);
 struct creds_ctx {
 	const struct creds_env *env;
 	const char *profile;	  /* config, AWS_PROFILE, else "default" */
-	int profile_explicit;	  /* chosen by config or AWS_PROFILE */
+	int profile_explicit;	  /* not "default": a missing one is an error */
 	const char *region;	  /* NULL when unknown */
 	const char *session_name; /* default RoleSessionName */
 	long metadata_timeout_ms; /* ECS and IMDS, per request */

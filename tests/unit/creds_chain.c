@@ -96,6 +96,18 @@ static void test_order(void)
 	CHECK_INT(ct_get(&c, &e), 0);
 	CHECK_STR(c.source, "ECS");
 	CHECK_STR(c.access_key_id, "ASIAECS1");
+	/* No shared files and the profile "default" named (as awscfg_resolve
+	 * names it when nothing chose one): still passes on. */
+	unlink(ct_path("credentials"));
+	unlink(ct_path("config"));
+	{
+		struct creds_config cfg = { .profile = "default",
+					    .region = "eu-west-1" };
+
+		CHECK_INT(ct_get_cfg(&cfg, &c, &e), 0);
+		CHECK_STR(c.source, "ECS");
+		CHECK_STR(c.access_key_id, "ASIAECS2");
+	}
 
 	unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
 	CHECK_INT(ct_get(&c, &e), 0);
@@ -104,7 +116,7 @@ static void test_order(void)
 
 	/* Nothing got asked before its turn. */
 	CHECK_INT(ct_hits(f.sts_r), 1);
-	CHECK_INT(ct_hits(f.ecs_r), 1);
+	CHECK_INT(ct_hits(f.ecs_r), 2);
 	CHECK_INT(ct_hits(f.imds_r), 1);
 }
 

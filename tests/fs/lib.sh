@@ -48,6 +48,7 @@ if [ -n "${LOCKFS_TMP:-}" ]; then
 else
 	WORK=$(mktemp -d "/tmp/lockfs-fs-$TEST_NAME.XXXXXX")
 fi
+chmod 0711 "$WORK"  # other uids must reach the mountpoints (ops.t)
 
 _n=0
 _failed=0
@@ -139,6 +140,15 @@ expect() {
 	# its own (hold=pgrp would release its locks when it exits).
 	got=$(timeout --foreground 20 "$T" "$@" 2>&1 | head -n 1)
 	is "$got" "$want" "$(_short "$@") -> $want"
+}
+
+# expect_as UID WANT VERB ARGS...: expect, run as UID (and its gid UID).
+expect_as() {
+	local uid=$1 want=$2 got
+	shift 2
+	got=$(timeout --foreground 20 setpriv --reuid="$uid" --regid="$uid" \
+		--clear-groups "$T" "$@" 2>&1 | head -n 1)
+	is "$got" "$want" "as uid $uid: $(_short "$@") -> $want"
 }
 
 # ---- time and waiting --------------------------------------------------

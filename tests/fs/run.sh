@@ -39,6 +39,7 @@ if [ -z "${LOCKFS_TMP:-}" ]; then
 fi
 export LOCKFS_TMP
 mkdir -p "$LOCKFS_TMP"
+chmod 0711 "$LOCKFS_TMP"  # other uids must reach the mountpoints
 
 ddb_state=
 cleanup() {

@@ -150,7 +150,7 @@ int awserr_to_errno(const struct aws_error *e)
 	for (i = 0; denied[i]; i++)
 		if (type_is(e, denied[i]))
 			return -EACCES;
-	if (e->http_status == 403)
+	if (e->http_status == 401 || e->http_status == 403)
 		return -EACCES;
 	if (type_is(e, "ItemCollectionSizeLimitExceededException"))
 		return -ENOSPC;

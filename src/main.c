@@ -117,8 +117,7 @@ int main(int argc, char **argv)
 	awserr_clear(&aerr);
 	rc = creds_chain_get(creds, &probe, &aerr);
 	if (rc)
-		die("no usable AWS credentials: %s",
-		    aerr.message[0] ? aerr.message : strerror(-rc));
+		die("%s", aerr.message[0] ? aerr.message : strerror(-rc));
 	log_debug("main", "credentials from %s", probe.source);
 	aws_creds_clear(&probe);
 

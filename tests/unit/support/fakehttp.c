@@ -23,6 +23,7 @@ struct conn {
 	int fd;
 	pthread_t thread;
 	int used;
+	int done;      /* atomic: the connection thread has finished */
 };
 
 struct fakehttp {
@@ -192,6 +193,7 @@ static void *conn_main(void *argp)
 	}
 	free(buf);
 	shutdown(c->fd, SHUT_RDWR);
+	__atomic_store_n(&c->done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
@@ -217,6 +219,14 @@ static void *accept_main(void *argp)
 		if (fd < 0)
 			continue;
 		pthread_mutex_lock(&s->mu);
+		/* Reuse the slots of connections that have ended. */
+		for (i = 0; i < FAKEHTTP_MAX_CONNS; i++) {
+			if (s->conns[i].used && s->conns[i].done) {
+				pthread_join(s->conns[i].thread, NULL);
+				close(s->conns[i].fd);
+				s->conns[i].used = 0;
+			}
+		}
 		for (i = 0; i < FAKEHTTP_MAX_CONNS && s->conns[i].used; i++)
 			;
 		if (i == FAKEHTTP_MAX_CONNS) {
@@ -225,6 +235,7 @@ static void *accept_main(void *argp)
 			continue;
 		}
 		s->conns[i].used = 1;
+		s->conns[i].done = 0;
 		s->conns[i].fd = fd;
 		s->conns[i].srv = s;
 		if (pthread_create(&s->conns[i].thread, NULL, conn_main,

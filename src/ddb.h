@@ -1,7 +1,8 @@
 /* ddb: the DynamoDB JSON 1.0 operations lockfs uses, and AttributeValue
  * helpers so that no caller touches cJSON. Items are opaque maps from an
  * attribute name to a typed value (S, N, B, BOOL, NULL; other types are kept
- * and reported as DDB_T_OTHER). Thread-safe (state is in the awsreq). */
+ * and reported as DDB_T_OTHER). struct ddb is thread-safe (its state is in
+ * the awsreq); an item or page is used by one thread at a time. */
 #ifndef LOCKFS_DDB_H
 #define LOCKFS_DDB_H
 
@@ -33,7 +34,9 @@ size_t ddb_item_count(const struct ddb_item *it);
 enum ddb_type ddb_item_type(const struct ddb_item *it, const char *name);
 
 /* Setters replace an existing attribute of the same name. 0 or -ENOMEM,
- * -EINVAL (S not valid UTF-8, N not a DynamoDB number). */
+ * -EINVAL (name empty or not UTF-8, S not valid UTF-8, N not a DynamoDB
+ * number: [+-]digits[.digits][e[+-]digits], at most 38 significant digits,
+ * magnitude 1E-130 to 9.99...E+125). */
 int ddb_item_set_s(struct ddb_item *it, const char *name, const char *value);
 int ddb_item_set_s_len(struct ddb_item *it, const char *name, const char *value,
 		       size_t len);
@@ -46,7 +49,8 @@ int ddb_item_set_bool(struct ddb_item *it, const char *name, bool value);
 void ddb_item_remove(struct ddb_item *it, const char *name);
 
 /* Getters: 0, -ENOENT (absent) or -EINVAL (another type, or for get_n a
- * value that is not an integer in int64 range). Strings returned by
+ * value that is not an integer in int64 range; "10.0" and "1E3" are
+ * integers). Strings returned by
  * get_s/get_n_text are borrowed: valid until the item changes or is freed. */
 int ddb_item_get_s(const struct ddb_item *it, const char *name,
 		   const char **out);

@@ -31,7 +31,8 @@
  *         getlk             fcntl F_GETLK: "unlocked" or "locked type=..
  *         close             close the fd: "0"
  *         child keep|close  fork a child that keeps (or closes) the fd and
- *                           sleeps until killed; prints its pid
+ *                           sleeps until killed; prints its pid (children
+ *                           are reaped at once: SIGCHLD is ignored)
  *         signals           signals received so far: "USR1=n USR2=n HUP=n"
  *         pid               "pid=P pgid=G"
  *         exit              exit 0
@@ -467,6 +468,9 @@ static int hold(int argc, char **argv)
 	sigaction(SIGUSR2, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);
+	/* Children (the "child" command) are reaped at once: a zombie would
+	 * still count as a live member of the process group. */
+	signal(SIGCHLD, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (pgrp && setpgid(0, 0)) {
 		fail(errno);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "flk.h"
 #include "log.h"
 #include "map.h"
 #include "names.h"
@@ -68,6 +69,7 @@ struct fs {
 	struct store *st;
 	struct observe *obs;
 	struct metrics *m;
+	struct flk *flk;              /* set once before the mount */
 	int64_t mount_real_ms;
 
 	pthread_mutex_t mu;
@@ -1603,6 +1605,83 @@ void fs_releasedir(struct fs *fs, uint64_t dh)
 	}
 	pthread_mutex_unlock(&fs->mu);
 	free(dl);
+}
+
+/* ---- file locks ------------------------------------------------------- */
+
+void fs_set_flk(struct fs *fs, struct flk *flk)
+{
+	fs->flk = flk;
+}
+
+static char *handle_key(struct fs *fs, struct fs_handle *h)
+{
+	return h->node->fixed ? NULL : full_key(fs, h->node->rel);
+}
+
+int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
+		uint64_t owner, int kind, int type, bool wait, void *req)
+{
+	struct fs_handle *h = to_handle(fh);
+	struct flk_req r = { 0 };
+	char *key;
+	int rc;
+
+	if (!fs->flk)
+		return -ENOLCK;
+	if (h->node->fixed)
+		return -EINVAL;
+	key = handle_key(fs, h);
+	if (!key)
+		return -ENOMEM;
+	if (type == F_UNLCK) {
+		rc = flk_unlock(fs->flk, key, owner, (enum flk_kind)kind);
+		rc = user_err(rc, "unlock", key);
+		free(key);
+		return rc;
+	}
+	r.key = key;
+	r.owner = owner;
+	r.kind = (enum flk_kind)kind;
+	r.wait = wait;
+	r.req = req;
+	r.handle_lock = h->holding ? h->lk : NULL;
+	holder_from_ctx(ctx, 0644, &r.holder);
+	rc = flk_lock(fs->flk, &r);
+	if (rc != -EINPROGRESS && rc != -EWOULDBLOCK && rc != -EAGAIN)
+		rc = user_err(rc, "file lock", key);
+	free(key);
+	return rc;
+}
+
+int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool *held,
+		    int64_t *pid)
+{
+	struct fs_handle *h = to_handle(fh);
+	char *key;
+	int rc;
+
+	if (!fs->flk)
+		return -ENOLCK;
+	key = handle_key(fs, h);
+	if (!key)
+		return h->node->fixed ? -EINVAL : -ENOMEM;
+	rc = user_err(flk_getlk(fs->flk, key, owner, held, pid), "getlk", key);
+	free(key);
+	return rc;
+}
+
+void fs_filelock_drop(struct fs *fs, uint64_t fh, uint64_t owner, int kind)
+{
+	struct fs_handle *h = to_handle(fh);
+	char *key;
+
+	if (!fs->flk || h->node->fixed)
+		return;
+	key = handle_key(fs, h);
+	if (key)
+		flk_unlock(fs->flk, key, owner, (enum flk_kind)kind);
+	free(key);
 }
 
 void fs_statfs(struct fs *fs, struct fs_statfs *out)

@@ -137,6 +137,18 @@ int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
 		     const char **name, struct fs_entry *e);
 void fs_releasedir(struct fs *fs, uint64_t dh);
 
+/* File locks (flock and fcntl) on an open file; see flk.h. kind is
+ * FLK_FLOCK or FLK_POSIX, type F_RDLCK, F_WRLCK or F_UNLCK. Returns what
+ * flk_lock returns (-EINPROGRESS: parked, req is answered later). */
+struct flk;
+void fs_set_flk(struct fs *fs, struct flk *flk);
+int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
+		uint64_t owner, int kind, int type, bool wait, void *req);
+int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool *held,
+		    int64_t *pid);
+/* The open file's lock owner closed it: drop its file locks of kind. */
+void fs_filelock_drop(struct fs *fs, uint64_t fh, uint64_t owner, int kind);
+
 struct fs_statfs {
 	uint64_t blocks, bfree, files, ffree;
 	uint32_t bsize, namemax;

@@ -10,13 +10,20 @@
 #include <fuse_lowlevel.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
+#include "flk.h"
 #include "fs.h"
 
 static struct fs *fs_of(fuse_req_t req)
 {
-	return fuse_req_userdata(req);
+	return ((struct fsops_ctx *)fuse_req_userdata(req))->fs;
+}
+
+static struct flk *flk_of(fuse_req_t req)
+{
+	return ((struct fsops_ctx *)fuse_req_userdata(req))->flk;
 }
 
 static void ctx_of(fuse_req_t req, struct fs_ctx *c)
@@ -237,6 +244,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 static void op_flush(fuse_req_t req, fuse_ino_t ino,
 		     struct fuse_file_info *fi)
 {
+	/* Any close by a process drops its fcntl locks on the file. */
+	fs_filelock_drop(fs_of(req), fi->fh, fi->lock_owner, FLK_POSIX);
 	fuse_reply_err(req, 0);
 }
 
@@ -244,10 +253,13 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	/* Reply first: the closing process need not wait for DynamoDB. */
-	uint64_t fh = fi->fh;
+	uint64_t fh = fi->fh, owner = fi->lock_owner;
+	bool drop_flock = fi->flock_release;
 	struct fs *fs = fs_of(req);
 
 	fuse_reply_err(req, 0);
+	if (drop_flock)
+		fs_filelock_drop(fs, fh, owner, FLK_FLOCK);
 	fs_release(fs, fh);
 }
 
@@ -448,6 +460,82 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	fuse_reply_poll(req, fs_poll(fs_of(req), fi->fh, ph));
 }
 
+/* ---- flock and fcntl locks -------------------------------------------- */
+
+int fsops_reply_lock(void *req, int err)
+{
+	return fuse_reply_err(req, err);
+}
+
+static void lock_interrupted(fuse_req_t req, void *data)
+{
+	flk_interrupt(data, req);
+}
+
+static void do_filelock(fuse_req_t req, struct fuse_file_info *fi, int kind,
+			int type, bool wait)
+{
+	struct fs_ctx c;
+	int rc;
+
+	ctx_of(req, &c);
+	if (wait && type != F_UNLCK) {
+		fuse_req_interrupt_func(req, lock_interrupted, flk_of(req));
+		if (fuse_req_interrupted(req)) {
+			fuse_reply_err(req, EINTR);
+			return;
+		}
+	}
+	rc = fs_filelock(fs_of(req), &c, fi->fh, fi->lock_owner, kind, type,
+			 wait, req);
+	if (rc == -EINPROGRESS) {
+		/* Parked: answered by the wait thread or the interrupt. */
+		flk_arm(flk_of(req), req);
+		return;
+	}
+	fuse_reply_err(req, -rc);
+}
+
+static void op_flock(fuse_req_t req, fuse_ino_t ino,
+		     struct fuse_file_info *fi, int op)
+{
+	int type = (op & LOCK_UN) ? F_UNLCK : F_WRLCK;
+
+	/* LOCK_SH is taken as LOCK_EX: one holder per key. */
+	do_filelock(req, fi, FLK_FLOCK, type, !(op & LOCK_NB));
+}
+
+static void op_setlk(fuse_req_t req, fuse_ino_t ino,
+		     struct fuse_file_info *fi, struct flock *lock, int sleep)
+{
+	/* Any range, read or write, locks the whole key exclusively. */
+	do_filelock(req, fi, FLK_POSIX, lock->l_type, sleep != 0);
+}
+
+static void op_getlk(fuse_req_t req, fuse_ino_t ino,
+		     struct fuse_file_info *fi, struct flock *lock)
+{
+	bool held = false;
+	int64_t pid = 0;
+	int rc = fs_filelock_get(fs_of(req), fi->fh, fi->lock_owner, &held,
+				 &pid);
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	if (held) {
+		lock->l_type = F_WRLCK;
+		lock->l_whence = SEEK_SET;
+		lock->l_start = 0;
+		lock->l_len = 0;
+		lock->l_pid = (pid_t)pid;
+	} else {
+		lock->l_type = F_UNLCK;
+	}
+	fuse_reply_lock(req, lock);
+}
+
 /* Locks cannot be renamed, linked, or made into other kinds of files. */
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
@@ -501,6 +589,9 @@ const struct fuse_lowlevel_ops fsops_table = {
 	.setxattr = op_setxattr,
 	.removexattr = op_removexattr,
 	.poll = op_poll,
+	.flock = op_flock,
+	.getlk = op_getlk,
+	.setlk = op_setlk,
 	.rename = op_rename,
 	.link = op_link,
 	.symlink = op_symlink,

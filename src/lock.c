@@ -370,6 +370,23 @@ int lock_acquire(struct lock_engine *e, const char *key,
 		 const struct lock_holder *h, struct lock **out,
 		 struct lock_record *cur, bool *has_cur)
 {
+	return lock_acquire_hold(e, key, h, e->cfg.hold, out, cur, has_cur);
+}
+
+void lock_set_hold(struct lock_engine *e, struct lock *lk,
+		   enum hold_mode hold)
+{
+	pthread_mutex_lock(&e->mu);
+	lk->hold = hold;
+	lk->release_wanted = false;
+	pthread_mutex_unlock(&e->mu);
+}
+
+int lock_acquire_hold(struct lock_engine *e, const char *key,
+		      const struct lock_holder *h, enum hold_mode hold,
+		      struct lock **out, struct lock_record *cur,
+		      bool *has_cur)
+{
 	struct lock_record rec, now_row;
 	char expired_rvn[RECORD_RVN_MAX];
 	bool takeover, has = false;
@@ -442,7 +459,7 @@ int lock_acquire(struct lock_engine *e, const char *key,
 		goto out;
 	}
 	lk->holder = *h;
-	lk->hold = e->cfg.hold;
+	lk->hold = hold;
 	lk->rec = rec;
 	record_init(&rec);
 	lk->state = LOCK_HELD;

@@ -28,6 +28,8 @@ enum hold_mode {
 		      * group lives (default) */
 	HOLD_FD,     /* while the acquiring open file is open */
 	HOLD_UNLINK, /* until unlink or unmount */
+	HOLD_FLOCK,  /* owned by a flock/fcntl lock: until it is unlocked,
+		      * its open file closed, or unlink */
 };
 
 enum lock_state {
@@ -100,6 +102,15 @@ const struct lock_config *lock_engine_config(const struct lock_engine *e);
 int lock_acquire(struct lock_engine *e, const char *key,
 		 const struct lock_holder *h, struct lock **out,
 		 struct lock_record *cur, bool *has_cur);
+
+/* lock_acquire with a hold mode other than the mount's. */
+int lock_acquire_hold(struct lock_engine *e, const char *key,
+		      const struct lock_holder *h, enum hold_mode hold,
+		      struct lock **out, struct lock_record *cur,
+		      bool *has_cur);
+/* Changes how a held lock is released automatically. */
+void lock_set_hold(struct lock_engine *e, struct lock *lk,
+		   enum hold_mode hold);
 
 /* The lock this mount holds (held or releasing) for key, referenced, or
  * NULL. */

@@ -20,6 +20,7 @@
 #include "awsreq.h"
 #include "creds.h"
 #include "ddb.h"
+#include "flk.h"
 #include "fs.h"
 #include "fsops.h"
 #include "http.h"
@@ -76,6 +77,8 @@ int main(int argc, char **argv)
 	struct lock_engine *eng = NULL;
 	struct fs *fs = NULL;
 	struct notify *notify = NULL;
+	struct flk *flk = NULL;
+	struct fsops_ctx fctx;
 	struct fuse_session *se = NULL;
 	struct fuse_loop_config *loop = NULL;
 	struct metrics metrics;
@@ -198,6 +201,13 @@ int main(int argc, char **argv)
 		die("out of memory");
 	struct lock_callbacks cb = { fs_on_lost, fs_on_released, fs };
 	lock_engine_set_callbacks(eng, &cb);
+	struct flk_config flc = { .reply = fsops_reply_lock };
+	flk = flk_new(&flc, eng, store, obs, &metrics);
+	if (!flk)
+		die("out of memory");
+	fs_set_flk(fs, flk);
+	fctx.fs = fs;
+	fctx.flk = flk;
 
 	/* The mount. */
 	if (asprintf(&fsname,
@@ -207,7 +217,7 @@ int main(int argc, char **argv)
 		die("out of memory");
 	if (o.debug && fuse_opt_add_arg(&args, "-odebug"))
 		die("out of memory");
-	se = fuse_session_new(&args, &fsops_table, sizeof(fsops_table), fs);
+	se = fuse_session_new(&args, &fsops_table, sizeof(fsops_table), &fctx);
 	if (!se)
 		die("invalid FUSE options (see lockfs --help)");
 	notify_attach(notify, se);
@@ -223,7 +233,7 @@ int main(int argc, char **argv)
 		 o.table, aws.endpoint, owner);
 
 	/* Threads start only now, after the fork of fuse_daemonize. */
-	if (notify_start(notify) || lease_start(eng)) {
+	if (notify_start(notify) || lease_start(eng) || flk_start(flk)) {
 		log_err("main", "cannot start threads");
 		goto out_unmount;
 	}
@@ -236,6 +246,7 @@ int main(int argc, char **argv)
 	exit_code = rc ? 1 : 0;
 
 	/* Unmounted or signalled: give every lock back. */
+	flk_stop(flk);
 	lease_stop(eng);
 	unreleased = lock_release_all(eng);
 	if (unreleased)
@@ -246,6 +257,7 @@ int main(int argc, char **argv)
 		log_info("main", "all locks released");
 out_unmount:
 	fuse_loop_cfg_destroy(loop);
+	flk_stop(flk);
 	lease_stop(eng);
 	notify_free(notify);
 	notify = NULL;
@@ -255,6 +267,7 @@ out_aws:
 	if (se)
 		fuse_session_destroy(se);
 	notify_free(notify);
+	flk_free(flk);
 	fs_free(fs);
 	lock_engine_free(eng);
 	observe_free(obs);

@@ -332,6 +332,8 @@ const char *opts_hold_name(enum hold_mode h)
 		return "fd";
 	case HOLD_UNLINK:
 		return "unlink";
+	case HOLD_FLOCK:
+		return "flock";
 	}
 	return "?";
 }

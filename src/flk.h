@@ -1,0 +1,82 @@
+/* flk: flock(2) and fcntl(2) locks on lockfs files, made distributed.
+ *
+ * A file lock on a key is the lock of that key: granting it acquires the
+ * key in DynamoDB (or takes over the lock the same open file acquired with
+ * O_CREAT), and from then on the file lock owns it: LOCK_UN, F_UNLCK, or
+ * the last close of the locking open file (flock) or any close by the
+ * locking process (fcntl) releases it. So `flock MNT/x cmd`, which opens
+ * with O_CREAT, leaves no lock behind. Shared (read) locks and byte ranges
+ * are taken as an exclusive lock of the whole key.
+ *
+ * Waiting never occupies a request thread: a request that must wait is
+ * parked and answered later by the wait thread. Waiters of one key on this
+ * mount are served in FIFO order; a key held elsewhere is polled with
+ * jittered backoff (from poll_min_ms up to poll_max_ms). An interrupted
+ * wait is answered EINTR and leaves no lock behind.
+ *
+ * Threads: FUSE workers (requests, interrupts) and the wait thread. f->mu
+ * guards all state; no request to DynamoDB and no reply is made with it
+ * held. */
+#ifndef LOCKFS_FLK_H
+#define LOCKFS_FLK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lock.h"
+#include "metrics.h"
+#include "observe.h"
+#include "store.h"
+
+enum flk_kind {
+	FLK_FLOCK,
+	FLK_POSIX,
+};
+
+struct flk_config {
+	int64_t poll_min_ms;     /* default 50 */
+	int64_t poll_max_ms;     /* default min(1000, lease / 4) */
+	/* Answers a parked request; returns 0, or -errno when the requester
+	 * is gone (the grant is then undone). */
+	int (*reply)(void *req, int err);
+};
+
+struct flk;
+
+struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
+		    struct store *store, struct observe *obs,
+		    struct metrics *m);
+int flk_start(struct flk *f);
+/* Stops the wait thread, answering every parked request EINTR. */
+void flk_stop(struct flk *f);
+void flk_free(struct flk *f);
+
+struct flk_req {
+	const char *key;
+	uint64_t owner;           /* fi->lock_owner */
+	enum flk_kind kind;
+	bool wait;
+	struct lock_holder holder;
+	struct lock *handle_lock; /* the lock the requesting open file
+				   * acquired with O_CREAT, or NULL */
+	void *req;                /* the request to answer if parked */
+};
+
+/* 0: granted now. -EWOULDBLOCK (flock) or -EAGAIN (fcntl): held and
+ * !wait. -EINPROGRESS: parked; cfg.reply answers req later. Other -errno:
+ * failure. */
+int flk_lock(struct flk *f, const struct flk_req *r);
+/* Makes a parked request eligible, after the caller has registered its
+ * interrupt function (so that no answer can precede that registration);
+ * answers EINTR at once if it was interrupted meanwhile. */
+void flk_arm(struct flk *f, void *req);
+/* Releases the file lock of owner on key, if it has one. */
+int flk_unlock(struct flk *f, const char *key, uint64_t owner,
+	       enum flk_kind kind);
+/* The interrupted request, if still parked, is answered EINTR. */
+void flk_interrupt(struct flk *f, void *req);
+/* F_GETLK: *held set when someone else holds key; *pid is the holder's pid
+ * when it is a process on this host, else 0. */
+int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool *held,
+	      int64_t *pid);
+#endif

@@ -31,6 +31,35 @@ void http_global_cleanup(void)
 	curl_global_cleanup();
 }
 
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata);
+
+/* Options that are the same for every request of this client. */
+static void set_fixed_options(struct http_client *c)
+{
+	CURL *h = c->curl;
+
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->opts.ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->opts.ca_file);
+	if (c->opts.no_proxy)
+		curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+			 c->opts.connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE,
+			 (curl_off_t)c->opts.max_response_bytes);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	/* curl's own trace would print the Authorization header: debugging
+	 * builds only, never from an option. */
+	curl_easy_setopt(h, CURLOPT_VERBOSE, c->opts.verbose ? 1L : 0L);
+}
+
 struct http_client *http_client_new(const struct http_opts *opts)
 {
 	struct http_client *c = calloc(1, sizeof(*c));
@@ -52,6 +81,7 @@ struct http_client *http_client_new(const struct http_opts *opts)
 	c->curl = curl_easy_init();
 	if (!c->curl)
 		goto fail;
+	set_fixed_options(c);
 	return c;
 fail:
 	free(c->ca_file);
@@ -170,31 +200,15 @@ int http_perform(struct http_client *c, const struct http_request *req,
 
 	CURL *h = c->curl;
 
-	curl_easy_reset(h);
+	/* The fixed options were set once in http_client_new; these change
+	 * with every request. */
 	curl_easy_setopt(h, CURLOPT_URL, req->url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
-	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (c->opts.ca_file)
-		curl_easy_setopt(h, CURLOPT_CAINFO, c->opts.ca_file);
-	if (c->opts.no_proxy)
-		curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-			 c->opts.connect_timeout_ms);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
 			 req->timeout_ms ? req->timeout_ms :
 					   HTTP_DEFAULT_TIMEOUT_MS);
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE,
-			 (curl_off_t)c->opts.max_response_bytes);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
-	curl_easy_setopt(h, CURLOPT_VERBOSE, c->opts.verbose ? 1L : 0L);
 	if (!strcmp(req->method, "GET")) {
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, NULL);
 		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
 	} else {
 		curl_easy_setopt(h, CURLOPT_POST, 1L);
@@ -202,8 +216,9 @@ int http_perform(struct http_client *c, const struct http_request *req,
 				 req->body ? (const char *)req->body : "");
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
 				 (curl_off_t)req->body_len);
-		if (strcmp(req->method, "POST"))
-			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
+				 strcmp(req->method, "POST") ? req->method :
+							      NULL);
 	}
 	c->overflow = 0;
 	c->sink = &resp->body;

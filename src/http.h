@@ -12,7 +12,8 @@ struct http_opts {
 	long connect_timeout_ms;   /* 0: 2000 */
 	size_t max_response_bytes; /* 0: 4 MiB; larger answers fail -EMSGSIZE */
 	const char *ca_file;       /* NULL: the system store; TLS is always verified */
-	int verbose;               /* curl's own trace to stderr (debugging) */
+	int verbose;               /* curl's own trace to stderr: prints
+				    * secrets; never set it from an option */
 	int no_proxy;              /* ignore http(s)_proxy (metadata services) */
 };
 

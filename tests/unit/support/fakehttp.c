@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -218,6 +219,8 @@ static void *accept_main(void *argp)
 		fd = accept(s->listen_fd, NULL, NULL);
 		if (fd < 0)
 			continue;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 },
+			   sizeof(int));
 		pthread_mutex_lock(&s->mu);
 		/* Reuse the slots of connections that have ended. */
 		for (i = 0; i < FAKEHTTP_MAX_CONNS; i++) {

@@ -25,7 +25,8 @@
  *         read              the text read from offset 0 (or the errno name)
  *         write DATA        write at offset 0: "0" or the errno name
  *         fsync             "0" or the errno name
- *         poll MS           poll for POLLIN|POLLPRI: the revents names
+ *         poll MS [pri]     poll for POLLIN|POLLPRI (only POLLPRI with
+ *                           "pri"): the revents names, or "0"
  *         flock ex|sh|un[,nb]   flock(2): "0" or the errno name
  *         setlk wr|rd|un[,wait] fcntl F_SETLK / F_SETLKW
  *         getlk             fcntl F_GETLK: "unlocked" or "locked type=..
@@ -117,7 +118,7 @@ static void usage(void)
 	fputs("usage: lockfs-t VERB ARGS...\n"
 	      "  open PATH FLAGS [MODE]        read PATH\n"
 	      "  write PATH DATA [FLAGS]       fsync PATH FLAGS [MODE]\n"
-	      "  poll PATH FLAGS MS            hold [--pgrp] PATH FLAGS [MODE]\n"
+	      "  poll PATH FLAGS MS [pri]      hold [--pgrp] PATH FLAGS [MODE]\n"
 	      "  unlink PATH   mkdir PATH MODE   rmdir PATH\n"
 	      "  rename A B    link A B    symlink TARGET PATH\n"
 	      "  mknod PATH reg|fifo [MODE]    chmod PATH MODE\n"
@@ -334,9 +335,12 @@ static void print_revents(short re)
 	printf("%s\n", any ? "" : "0");
 }
 
-static int do_poll(int fd, int ms)
+/* events: POLLIN|POLLPRI, or only POLLPRI when pri_only (a lock file is
+ * always readable, so only that form waits for a loss). */
+static int do_poll(int fd, int ms, int pri_only)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN | POLLPRI };
+	struct pollfd p = { .fd = fd,
+			    .events = pri_only ? POLLPRI : POLLIN | POLLPRI };
 	int n = poll(&p, 1, ms);
 
 	if (n < 0)
@@ -502,7 +506,11 @@ static int hold(int argc, char **argv)
 			else
 				done();
 		} else if (!strcmp(cmd, "poll") && arg) {
-			do_poll(fd, (int)parse_num(arg));
+			char *sp = strchr(arg, ' ');
+
+			if (sp)
+				*sp++ = '\0';
+			do_poll(fd, (int)parse_num(arg), sp && !strcmp(sp, "pri"));
 		} else if (!strcmp(cmd, "flock") && arg) {
 			do_flock(fd, arg);
 		} else if (!strcmp(cmd, "setlk") && arg) {
@@ -658,7 +666,8 @@ int main(int argc, char **argv)
 		NEED(3);
 		if (with_fd(path_arg(argv[0]), argv[1], NULL, &fd))
 			return 1;
-		rc = do_poll(fd, (int)parse_num(argv[2]));
+		rc = do_poll(fd, (int)parse_num(argv[2]),
+			     argc > 3 && !strcmp(argv[3], "pri"));
 		close(fd);
 		return rc;
 	}

@@ -34,6 +34,7 @@ struct fs_node {
 	uint64_t nlookup;     /* mu */
 	int opens;            /* mu: handles and listings using the node */
 	char *rel;            /* key relative to the mount prefix; "" root */
+	char *alias;          /* mu: a second name made by link(), or NULL */
 	bool is_dir;
 	bool in_path_map;     /* mu: by_path points at this node */
 	bool fixed;           /* root and control nodes: never freed */
@@ -182,14 +183,33 @@ static void unmap_path(struct fs *fs, struct fs_node *n)
 	n->in_path_map = false;
 }
 
+/* Removes by_path's entry for rel if it points at n. */
+static void unmap_one(struct fs *fs, struct fs_node *n, const char *rel)
+{
+	char *pk = path_key(rel, n->is_dir);
+
+	if (pk && smap_get(&fs->by_path, pk) == n)
+		smap_del(&fs->by_path, pk);
+	free(pk);
+}
+
 static void maybe_free_node(struct fs *fs, struct fs_node *n)
 {
 	if (n->fixed || n->nlookup || n->opens)
 		return;
 	unmap_path(fs, n);
+	if (n->alias)
+		unmap_one(fs, n, n->alias);
 	imap_del(&fs->by_ino, n->ino);
+	free(n->alias);
 	free(n->rel);
 	free(n);
+}
+
+/* Names a file node has: 2 while a link() alias lives. */
+static uint32_t node_nlink(const struct fs_node *n)
+{
+	return n->alias ? 2 : 1;
 }
 
 /* The node for rel as a file or directory, created if needed; takes a
@@ -316,6 +336,7 @@ static void free_node_cb(void *arg, uint64_t ino, void *value)
 	struct fs_node *n = value;
 
 	if (!n->fixed) {
+		free(n->alias);
 		free(n->rel);
 		free(n);
 	}
@@ -382,8 +403,6 @@ static void lock_attr(const struct fs *fs, uint64_t ino,
 		      const struct lock_record *r, enum render_state st,
 		      int64_t seen_real_ms, struct fs_attr *a)
 {
-	struct buf text = BUF_INIT;
-
 	memset(a, 0, sizeof(*a));
 	a->ino = ino;
 	a->nlink = 1;
@@ -402,9 +421,11 @@ static void lock_attr(const struct fs *fs, uint64_t ino,
 			seen_real_ms ? seen_real_ms : now_real_ms();
 	}
 	a->atime_real_ms = a->mtime_real_ms;
-	if (render_lock_text(r, st, &text) == 0)
-		a->size = text.len;
-	buf_fini(&text);
+	/* The size is the holder's data, not the text (reads are direct I/O
+	 * and return the whole text whatever the size): lock-file programs
+	 * check that a file they just created is empty (procmail's NFS-safe
+	 * creat) and that the pid they wrote is there. */
+	a->size = r->has_data ? r->data_len : 0;
 }
 
 static void ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a)
@@ -610,8 +631,11 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	if (!rc) {
 		pthread_mutex_lock(&fs->mu);
 		n = get_node(fs, rel, r.kind == K_DIR, true);
-		if (n)
+		if (n) {
 			resolved_attr(fs, n->ino, &r, &e->attr);
+			if (!n->is_dir)
+				e->attr.nlink = node_nlink(n);
+		}
 		pthread_mutex_unlock(&fs->mu);
 		if (!n)
 			rc = -ENOMEM;
@@ -687,6 +711,15 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 			rc = -ENOENT;
 		else
 			resolved_attr(fs, ino, &r, a);
+	}
+	if (!rc && !is_dir) {
+		struct fs_node *n;
+
+		pthread_mutex_lock(&fs->mu);
+		n = find_node(fs, ino);
+		if (n)
+			a->nlink = node_nlink(n);
+		pthread_mutex_unlock(&fs->mu);
 	}
 	resolved_fini(&r);
 	free(rel);
@@ -1261,13 +1294,119 @@ out:
 
 		pthread_mutex_lock(&fs->mu);
 		n = pk ? smap_get(&fs->by_path, pk) : NULL;
-		if (n)
+		if (n && n->alias && !strcmp(n->alias, rel)) {
+			/* The link() name goes; the node keeps its first. */
+			unmap_one(fs, n, rel);
+			free(n->alias);
+			n->alias = NULL;
+		} else if (n && n->alias) {
+			/* The first name goes; the linked name stays. */
+			unmap_one(fs, n, rel);
+			free(n->rel);
+			n->rel = n->alias;
+			n->alias = NULL;
+		} else if (n) {
 			unmap_path(fs, n);
+		}
 		pthread_mutex_unlock(&fs->mu);
 		free(pk);
 	}
 	free(rel);
 	free(full);
+	return rc;
+}
+
+int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+	    uint64_t newparent, const char *newname, struct fs_entry *e)
+{
+	const struct lock_config *lc = lock_engine_config(fs->eng);
+	struct lock *src = NULL, *lk = NULL;
+	struct lock_record rec;
+	struct lock_holder holder;
+	struct fs_node *n;
+	bool is_dir, fixed;
+	char *rel = NULL, *src_rel = NULL, *full = NULL, *src_full = NULL;
+	int rc;
+
+	memset(e, 0, sizeof(*e));
+	record_init(&rec);
+	rc = node_info(fs, ino, &src_rel, &is_dir, &fixed);
+	if (rc)
+		return rc;
+	if (is_dir || fixed) {
+		rc = -EPERM;
+		goto out;
+	}
+	rc = child_rel(fs, newparent, newname, &rel);
+	if (rc)
+		goto out;
+	src_full = full_key(fs, src_rel);
+	full = full_key(fs, rel);
+	if (!src_full || !full) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* Only the holder of a lock of this mount may give it a second name,
+	 * and the second name is a lock of its own, acquired for the same
+	 * holder (the dotlock protocol of liblockfile and procmail). */
+	src = lock_find(fs->eng, src_full);
+	if (!src || !is_holder(ctx, src)) {
+		rc = -EPERM;
+		goto out;
+	}
+	holder = *lock_holder(src);
+	rc = lock_acquire_hold(fs->eng, full, &holder,
+			       lc->hold == HOLD_FD ? HOLD_UNLINK : lc->hold,
+			       &lk, NULL, NULL);
+	if (rc) {
+		rc = user_err(rc, "link", full);
+		goto out;
+	}
+	/* No open file holds the new name. */
+	lock_holder_closed(fs->eng, lk);
+	if (!lock_snapshot(fs->eng, src, &rec, NULL) && rec.has_data &&
+	    rec.data_len)
+		lock_modify_data(fs->eng, lk, rec.data, rec.data_len, 0, -1,
+				 FS_MAX_DATA);
+	lock_snapshot(fs->eng, lk, &rec, NULL);
+	pthread_mutex_lock(&fs->mu);
+	n = find_node(fs, ino);
+	if (n) {
+		char *pk = path_key(rel, false);
+		struct fs_node *old = pk ? smap_get(&fs->by_path, pk) : NULL;
+
+		if (old && old != n) {
+			smap_del(&fs->by_path, pk);
+			old->in_path_map = false;
+		}
+		free(n->alias);
+		n->alias = strdup(rel);
+		if (pk && n->alias && !smap_put(&fs->by_path, pk, n)) {
+			n->nlookup++;
+			lock_attr(fs, n->ino, &rec, RENDER_HELD, 0, &e->attr);
+			e->attr.nlink = node_nlink(n);
+		} else {
+			free(n->alias);
+			n->alias = NULL;
+			n = NULL;
+		}
+		free(pk);
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (!n) {
+		lock_release(fs->eng, lk);
+		rc = -ENOMEM;
+		goto out;
+	}
+	fill_entry(fs, e);
+out:
+	lock_unref(fs->eng, lk);
+	lock_unref(fs->eng, src);
+	record_fini(&rec);
+	free(rel);
+	free(src_rel);
+	free(full);
+	free(src_full);
 	return rc;
 }
 

@@ -121,6 +121,12 @@ unsigned fs_poll(struct fs *fs, uint64_t fh, void *ph);
 
 int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      const char *name);
+/* link(2) of a lock this mount holds (by the caller, as its holder): the
+ * new name is acquired as a lock of its own for the same holder and shares
+ * the inode, whose link count is 2 until one name is unlinked. Other links
+ * give EPERM; a held new name EEXIST. */
+int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+	    uint64_t newparent, const char *newname, struct fs_entry *e);
 int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	     const char *name, uint32_t mode, struct fs_entry *e);
 int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,

@@ -536,7 +536,7 @@ static void op_getlk(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_lock(req, lock);
 }
 
-/* Locks cannot be renamed, linked, or made into other kinds of files. */
+/* Locks cannot be renamed or made into other kinds of files. */
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
@@ -547,7 +547,13 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		    const char *newname)
 {
-	fuse_reply_err(req, EPERM);
+	struct fs_entry e;
+	struct fs_ctx c;
+	int rc;
+
+	ctx_of(req, &c);
+	rc = fs_link(fs_of(req), &c, ino, newparent, newname, &e);
+	reply_entry_or_err(req, rc, &e);
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,

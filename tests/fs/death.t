@@ -9,7 +9,7 @@
 # locks at once and it exits 0.
 . "$(dirname "$0")/lib.sh"
 
-plan 42
+plan 44
 
 SHORT=lease=2,heartbeat=0.5,safe_period=1.5,entry_timeout=0,attr_timeout=0
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
@@ -114,6 +114,8 @@ mount_start k "owner=death-k,$SHORT" || { echo "Bail out! cannot mount k"; exit 
 K=$(mnt k)
 expect 0 open "$K/kd1" O_CREAT,O_EXCL,O_RDONLY 0644
 expect 0 open "$K/kd2" O_CREAT,O_EXCL,O_RDONLY 0644
+hold_start view "$B/kd2" O_RDONLY
+is "$HOUT" ready "B opens kd2 (not an acquire) and keeps the fd"
 sleep 1   # a few heartbeats
 mount_kill k KILL
 is "$DAEMON_RC" 137 "the daemon was killed (status 137)"
@@ -131,6 +133,9 @@ ok "$([ "$total" -le 3500 ] && echo 0)" "... and takes over soon after the lease
 is "$(field "$("$T" read "$B/kd1")" owner)" death-b "B owns kd1 now"
 like "$("$T" read "$B/.lockfs/metrics" | sed -n 's/^lockfs_takeovers_total //p')" '^[1-9]' "B counts the takeover"
 expect ENOENT stat "$B/kd2"
+hold_cmd view read
+is "$(field "$HOUT" state)/$(field "$HOUT" owner)" expired/death-k "an fd opened before shows the lapsed lock as state: expired"
+hold_stop view
 unlike "$("$T" readdir "$B")" $'\nkd2($|\n)' "an expired lock is not listed"
 expect 0 open "$B/kd2" O_CREAT,O_EXCL,O_RDONLY 0644
 

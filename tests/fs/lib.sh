@@ -100,7 +100,7 @@ like() {
 	else
 		flunk "$3"
 		diag "got:      '$1'"
-		diag "expected to match: $2"
+		diag "expected to match: ${2//$'\n'/\\n}"
 		return 1
 	fi
 }
@@ -109,7 +109,7 @@ unlike() {
 	if [[ $1 =~ $2 ]]; then
 		flunk "$3"
 		diag "got:      '$1'"
-		diag "expected not to match: $2"
+		diag "expected not to match: ${2//$'\n'/\\n}"
 		return 1
 	else
 		pass "$3"

@@ -113,16 +113,8 @@ int64_t lease_step(struct lock_engine *e)
 		lock_int_heartbeat(e, pick);
 		break;
 	case ACT_RELEASE:
-		if (lock_int_release(e, pick, true)) {
-			pthread_mutex_lock(&e->mu);
-			if (pick->state == LOCK_HELD) {
-				pick->release_wanted = true;
-				pick->next_hb_mono_ms =
-					clk_mono_ms(e->clk) +
-					min64(cfg->heartbeat_ms, 1000);
-			}
-			pthread_mutex_unlock(&e->mu);
-		}
+		/* On failure the lock is lost and cleaned up later. */
+		lock_int_release(e, pick, true);
 		break;
 	case ACT_CLEANUP:
 		lock_int_cleanup(e, pick);

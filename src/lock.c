@@ -56,6 +56,8 @@ const char *lock_lost_reason_name(enum lost_reason r)
 		return "taken by another owner";
 	case LOST_SAFE_PERIOD:
 		return "no heartbeat within the safe period";
+	case LOST_RELEASING:
+		return "release not confirmed";
 	}
 	return "";
 }
@@ -556,6 +558,8 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 	lk->cleanup_wanted = why == LOST_SAFE_PERIOD;
 	lk->lost_notified = false;
 	detach_key(e, lk);
+	if (why == LOST_RELEASING)
+		return;  /* not a loss: the holder let go */
 	metrics_inc(e->metrics, MC_LOST);
 	log_warn(TAG, "lost key=%s: %s", lk->key, lock_lost_reason_name(why));
 }
@@ -779,9 +783,12 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 
 	pthread_mutex_lock(&e->mu);
 	if (lk->rec.fence) {
-		*fence = lk->rec.fence;
+		/* Only a holder is handed its token. */
+		rc = lk->state == LOCK_HELD ? 0 : -EIO;
+		if (!rc)
+			*fence = lk->rec.fence;
 		pthread_mutex_unlock(&e->mu);
-		return 0;
+		return rc;
 	}
 	rc = begin_write(e, lk);
 	if (!rc && lk->rec.fence) {
@@ -896,10 +903,18 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 	pthread_mutex_lock(&e->mu);
 	end_write(e, lk);
 	if (rc) {
+		/* The delete may have landed: never believe in the lock again.
+		 * Its row, if still ours, goes when DynamoDB answers again. */
 		lk->state = LOCK_HELD;
+		lock_int_mark_lost_locked(e, lk, LOST_RELEASING);
+		lk->cleanup_wanted = true;
+		lk->lost_notified = true;  /* the holder is letting go */
+		lk->next_hb_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+		retire_locked(e, lk);
 		pthread_mutex_unlock(&e->mu);
-		log_warn(TAG, "release key=%s failed (%d); still held", lk->key,
-			 rc);
+		log_warn(TAG,
+			 "release key=%s not confirmed (%s); it will be removed in the background or lapse",
+			 lk->key, strerror(-rc));
 		return rc;
 	}
 	if (stolen) {
@@ -946,13 +961,8 @@ void lock_holder_closed(struct lock_engine *e, struct lock *lk)
 			now = true;
 	}
 	pthread_mutex_unlock(&e->mu);
-	if (now) {
-		if (lock_int_release(e, lk, true)) {
-			pthread_mutex_lock(&e->mu);
-			lk->release_wanted = true;  /* the lease thread retries */
-			pthread_mutex_unlock(&e->mu);
-		}
-	}
+	if (now)
+		lock_int_release(e, lk, true);
 	lease_kick(e);
 }
 

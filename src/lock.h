@@ -43,6 +43,8 @@ enum lost_reason {
 	LOST_NONE,
 	LOST_STOLEN,       /* a write found another RVN, or no row */
 	LOST_SAFE_PERIOD,  /* no successful heartbeat for safe_period */
+	LOST_RELEASING,    /* a release whose outcome is unknown: no longer
+			    * trusted; its row is removed in the background */
 };
 
 struct lock_config {
@@ -126,8 +128,9 @@ void lock_unref(struct lock_engine *e, struct lock *lk);
 
 /* Release (one conditional DeleteItem), waiting for a write of the same
  * lock in flight. 0 when the lock is no longer ours (released now, or
- * already lost or released); -errno when DynamoDB could not be told (the
- * lock stays held). */
+ * already lost or released). -errno when DynamoDB could not confirm it: the
+ * delete may have landed, so the lock is not trusted any more either (it
+ * becomes lost, and the lease thread removes its row when it can). */
 int lock_release(struct lock_engine *e, struct lock *lk);
 /* The acquiring open file was closed: in fd mode the lock is released now;
  * in pgrp mode when its process group is gone too. */

@@ -329,11 +329,27 @@ static void test_ambiguous_writes(void)
 	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
 	advance(500);
 	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
-	/* A release whose answer is lost still releases. */
+	/* A release whose answer is lost: the delete may have landed, so the
+	 * lock is not trusted any more; it is not found as ours either, and
+	 * nobody else is kept waiting. */
 	store_mem_set_faults(st, &land);
 	CHECK_INT(lock_release(eng, lk), -ETIMEDOUT);
-	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK(lock_find(eng, "a") == NULL);
+	CHECK_INT(store_mem_lock_count(st), 0);
 	CHECK_INT(lock_release(eng, lk), 0);
+
+	/* The same while DynamoDB is away: the row is removed later. */
+	struct store_mem_faults down = { .down = 1 }, up = { 0 };
+	lock_unref(eng, lk);
+	store_mem_set_faults(st, &up);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	store_mem_set_faults(st, &down);
+	CHECK_INT(lock_release(eng, lk), -ETIMEDOUT);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(store_mem_lock_count(st), 1);
+	store_mem_set_faults(st, &up);
+	advance(600);
 	CHECK_INT(store_mem_lock_count(st), 0);
 	lock_unref(eng, lk);
 

@@ -1,0 +1,339 @@
+/* core_model: random operation sequences against three lock engines (three
+ * "hosts") sharing one in-memory store, each behind its own link that can
+ * be cut (partition) or lose replies after the write landed. Hosts also
+ * crash (the daemon dies without releasing) and come back with a new owner.
+ * After every step two properties are checked:
+ *   safety: for every key, at most one host believes it holds the lock,
+ *           where believing means state held and its last confirmed write
+ *           is younger than the safe period on its own clock;
+ *   fences: tokens handed to successive holders of a key strictly increase.
+ * A fixed seed per run keeps failures reproducible; the seed is printed. */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "lease.h"
+#include "lock.h"
+#include "log.h"
+#include "store_mem.h"
+
+#define HOSTS 3
+#define KEYS 4
+#define STEPS 20000
+#define LEASE_MS 2000
+#define HEARTBEAT_MS 400
+#define SAFE_MS 1500
+
+/* A host's link to the shared store. */
+struct link {
+	struct store base;
+	struct store *inner;
+	int down;          /* every request fails */
+	int lose_replies;  /* writes land, then report a timeout */
+};
+
+static int cut(struct link *l, bool write, int *lose)
+{
+	*lose = write && l->lose_replies;
+	return l->down ? -ETIMEDOUT : 0;
+}
+
+#define LINK(s) ((struct link *)(s))
+
+static int l_get(struct store *s, const char *key, int64_t d,
+		 struct lock_record *out)
+{
+	int lose, rc = cut(LINK(s), false, &lose);
+
+	return rc ? rc : LINK(s)->inner->ops->get_lock(LINK(s)->inner, key, d,
+						       out);
+}
+
+static int l_lookup(struct store *s, const char *key, int64_t d,
+		    struct store_lookup *out)
+{
+	int lose, rc = cut(LINK(s), false, &lose);
+
+	return rc ? rc : LINK(s)->inner->ops->lookup(LINK(s)->inner, key, d,
+						     out);
+}
+
+static int l_put(struct store *s, const struct lock_record *rec,
+		 const char *expect, int64_t d, struct lock_record *cur,
+		 bool *has)
+{
+	int lose, rc = cut(LINK(s), true, &lose);
+
+	if (rc)
+		return rc;
+	rc = LINK(s)->inner->ops->put_lock(LINK(s)->inner, rec, expect, d, cur,
+					   has);
+	return rc == 0 && lose ? -ETIMEDOUT : rc;
+}
+
+static int l_renew(struct store *s, const char *key, const char *expect,
+		   const struct lock_renewal *rn, int64_t d,
+		   struct lock_record *cur, bool *has)
+{
+	int lose, rc = cut(LINK(s), true, &lose);
+
+	if (rc)
+		return rc;
+	rc = LINK(s)->inner->ops->renew_lock(LINK(s)->inner, key, expect, rn, d,
+					     cur, has);
+	return rc == 0 && lose ? -ETIMEDOUT : rc;
+}
+
+static int l_delete(struct store *s, const char *key, const char *expect,
+		    int64_t d, struct lock_record *cur, bool *has)
+{
+	int lose, rc = cut(LINK(s), true, &lose);
+
+	if (rc)
+		return rc;
+	rc = LINK(s)->inner->ops->delete_lock(LINK(s)->inner, key, expect, d,
+					      cur, has);
+	return rc == 0 && lose ? -ETIMEDOUT : rc;
+}
+
+static int l_fence(struct store *s, const char *key, int64_t d, uint64_t *f)
+{
+	int lose, rc = cut(LINK(s), true, &lose);
+
+	if (rc)
+		return rc;
+	rc = LINK(s)->inner->ops->next_fence(LINK(s)->inner, key, d, f);
+	return rc == 0 && lose ? -ETIMEDOUT : rc;
+}
+
+static int l_put_dir(struct store *s, const struct dir_record *dr, int64_t d)
+{
+	return -EIO;
+}
+
+static int l_delete_dir(struct store *s, const char *key, int64_t d)
+{
+	return -EIO;
+}
+
+static int l_list(struct store *s, const char *prefix, int64_t d,
+		  store_row_fn fn, void *arg)
+{
+	return -EIO;
+}
+
+static void l_destroy(struct store *s)
+{
+}
+
+static const struct store_ops link_ops = {
+	l_get, l_lookup, l_put, l_renew, l_delete, l_fence, l_put_dir,
+	l_delete_dir, l_list, l_destroy,
+};
+
+struct host {
+	struct link link;
+	struct observe *obs;
+	struct lock_engine *eng;
+	struct lock *held[KEYS];  /* our references, or NULL */
+	uint64_t held_id[KEYS];   /* which acquisition it was */
+	int generation;
+	char owner[32];
+};
+
+static struct clk_fake fclk;
+static struct store *shared;
+static struct host hosts[HOSTS];
+static const char *const keys[KEYS] = { "a", "b", "c", "d/e" };
+static uint64_t last_fence[KEYS];
+static uint64_t last_fence_id[KEYS];  /* acquisition that got it */
+static uint64_t acquisitions;
+static uint64_t rng;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng % n;
+}
+
+static void host_up(struct host *h, int i)
+{
+	struct lock_config cfg = {
+		.host = "model",
+		.lease_ms = LEASE_MS,
+		.heartbeat_ms = HEARTBEAT_MS,
+		.safe_period_ms = SAFE_MS,
+		.hold = HOLD_UNLINK,
+		.op_timeout_ms = 1000,
+	};
+
+	snprintf(h->owner, sizeof(h->owner), "host%d.%d", i, h->generation++);
+	cfg.owner = h->owner;
+	h->link.base.ops = &link_ops;
+	h->link.inner = shared;
+	h->link.down = 0;
+	h->link.lose_replies = 0;
+	h->obs = observe_new(&fclk.clk, 0);
+	h->eng = lock_engine_new(&cfg, &h->link.base, h->obs, &fclk.clk, NULL,
+				 NULL);
+	CHECK(h->obs && h->eng);
+	memset(h->held, 0, sizeof(h->held));
+}
+
+/* The daemon dies: nothing is released, its rows stay behind. */
+static void host_crash(struct host *h, int i)
+{
+	int k;
+
+	for (k = 0; k < KEYS; k++)
+		if (h->held[k])
+			lock_unref(h->eng, h->held[k]);
+	lock_engine_free(h->eng);
+	observe_free(h->obs);
+	host_up(h, i);
+}
+
+static void settle(void)
+{
+	int i, n;
+
+	for (i = 0; i < HOSTS; i++)
+		for (n = 0; n < 200; n++)
+			if (lease_step(hosts[i].eng) > clk_mono_ms(&fclk.clk))
+				break;
+}
+
+struct belief {
+	const char *key;
+	bool holds;
+};
+
+static void believe_cb(void *arg, const struct lock_info *li)
+{
+	struct belief *b = arg;
+
+	if (!strcmp(li->key, b->key) && li->state == LOCK_HELD &&
+	    li->last_ok_age_ms < SAFE_MS)
+		b->holds = true;
+}
+
+static void check_safety(int step)
+{
+	int k, i;
+
+	for (k = 0; k < KEYS; k++) {
+		int believers = 0;
+
+		for (i = 0; i < HOSTS; i++) {
+			struct belief b = { keys[k], false };
+
+			lock_each(hosts[i].eng, believe_cb, &b);
+			believers += b.holds;
+		}
+		if (believers > 1) {
+			fprintf(stderr, "step %d: %d hosts believe they hold %s\n",
+				step, believers, keys[k]);
+			CHECK(believers <= 1);
+		}
+	}
+}
+
+static void step_once(int step)
+{
+	int i = (int)rnd(HOSTS), k = (int)rnd(KEYS);
+	struct host *h = &hosts[i];
+	struct lock_holder who = { .pid = 1, .uid = 0, .gid = 0, .pgid = 1,
+				   .mode = 0644 };
+	uint64_t fence;
+	int op = (int)rnd(100);
+
+	strcpy(who.cmd, "model");
+	if (op < 30) {
+		if (!h->held[k]) {
+			struct lock *lk;
+
+			if (!lock_acquire(h->eng, keys[k], &who, &lk, NULL,
+					  NULL)) {
+				h->held[k] = lk;
+				h->held_id[k] = ++acquisitions;
+			}
+		}
+	} else if (op < 45) {
+		if (h->held[k]) {
+			lock_release(h->eng, h->held[k]);
+			lock_unref(h->eng, h->held[k]);
+			h->held[k] = NULL;
+		}
+	} else if (op < 55) {
+		if (h->held[k] && !lock_fence(h->eng, h->held[k], &fence)) {
+			/* Only a confirmed holder gets a token; it must beat
+			 * every token an earlier holder of the key got, and a
+			 * holder keeps its own. */
+			bool same = h->held_id[k] == last_fence_id[k];
+
+			if (same ? fence != last_fence[k] :
+				   fence <= last_fence[k]) {
+				fprintf(stderr, "step %d: fence %llu after %llu on %s\n",
+					step, (unsigned long long)fence,
+					(unsigned long long)last_fence[k], keys[k]);
+				CHECK(!"fences out of order");
+			}
+			last_fence[k] = fence;
+			last_fence_id[k] = h->held_id[k];
+		}
+	} else if (op < 60) {
+		h->link.down = !h->link.down;
+	} else if (op < 63) {
+		h->link.lose_replies = !h->link.lose_replies;
+	} else if (op < 64) {
+		host_crash(h, i);
+	} else if (op < 66) {
+		/* A held lock whose holder saw it lost: let go of it. */
+		for (k = 0; k < KEYS; k++) {
+			if (h->held[k] &&
+			    lock_get_state(h->eng, h->held[k]) != LOCK_HELD) {
+				lock_release(h->eng, h->held[k]);
+				lock_unref(h->eng, h->held[k]);
+				h->held[k] = NULL;
+			}
+		}
+	} else {
+		clk_fake_advance(&fclk, (int64_t)rnd(250));
+		settle();
+	}
+	check_safety(step);
+}
+
+int main(int argc, char **argv)
+{
+	int i, k, step, run;
+	int runs = argc > 1 ? atoi(argv[1]) : 10;
+
+	log_setup(LOGL_ERR, false, NULL);
+	for (run = 0; run < runs; run++) {
+		rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(run + 1);
+		printf("run %d seed %llu\n", run, (unsigned long long)rng);
+		clk_fake_init(&fclk, 1790000000000LL);
+		shared = store_mem_new();
+		memset(last_fence, 0, sizeof(last_fence));
+		memset(last_fence_id, 0, sizeof(last_fence_id));
+		for (i = 0; i < HOSTS; i++) {
+			hosts[i].generation = 0;
+			host_up(&hosts[i], i);
+		}
+		for (step = 0; step < STEPS; step++)
+			step_once(step);
+		for (i = 0; i < HOSTS; i++) {
+			for (k = 0; k < KEYS; k++)
+				if (hosts[i].held[k])
+					lock_unref(hosts[i].eng, hosts[i].held[k]);
+			lock_engine_free(hosts[i].eng);
+			observe_free(hosts[i].obs);
+		}
+		store_free(shared);
+	}
+	CHECK_DONE();
+}

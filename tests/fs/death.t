@@ -3,13 +3,13 @@
 # (lease=2,heartbeat=0.5,safe_period=1.5). hold=fd: killing or closing the
 # holder releases at once, a forked copy of the fd keeps it; hold=pgrp: the
 # lock lives while any process of the acquiring group lives; hold=unlink:
-# only unlink releases. kill -9 of a daemon: another mount takes the lock
+# only unlink or unmount releases. kill -9 of a daemon: another mount takes the lock
 # only after a whole lease from its first sighting (never earlier) and soon
 # after; an expired lock is invisible. SIGTERM of a daemon releases its
 # locks at once and it exits 0.
 . "$(dirname "$0")/lib.sh"
 
-plan 44
+plan 46
 
 SHORT=lease=2,heartbeat=0.5,safe_period=1.5,entry_timeout=0,attr_timeout=0
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
@@ -108,6 +108,11 @@ ok $? "hold=unlink: u1 stays held after its holder died, past the lease"
 is "$(field "$("$T" read "$U/u1")" state)" held "hold=unlink: u1 is still held"
 expect 0 unlink "$U/u1"
 expect 0 open "$B/u1" O_CREAT,O_EXCL,O_RDONLY 0644
+hold_start u2 --pgrp "$U/u2" O_CREAT,O_EXCL,O_RDONLY 0644
+hold_kill u2 KILL
+expect EEXIST open "$B/u2" O_CREAT,O_EXCL,O_RDONLY 0644
+mount_stop u
+expect 0 open "$B/u2" O_CREAT,O_EXCL,O_RDONLY 0644
 
 # ---- kill -9 of a daemon: the lease must pass ---------------------------------
 mount_start k "owner=death-k,$SHORT" || { echo "Bail out! cannot mount k"; exit 1; }
@@ -155,5 +160,4 @@ hold_kill th KILL
 
 mount_stop a
 mount_stop p
-mount_stop u
 mount_stop b

@@ -4,7 +4,8 @@
 # same key. lockfs rows are valid python_dynamodb_lock items (required
 # attributes and types, expiry_time = now + 1 h); a python-held key gives
 # EEXIST on the mount and cat shows only the fields the row has; releases
-# on either side let the other acquire; a python lock that stops
+# on either side let the other acquire; fences survive a python holder in
+# between; a python lock that stops
 # heartbeating is taken over only a whole lease (its lease_duration) after
 # lockfs last saw its version change; a python lock broken by allow_break
 # makes the python client's heartbeat fail; python keys with '/' are
@@ -20,7 +21,7 @@ if ! why=$("$PY" -c 'import boto3' 2>&1); then
 	skip_all "python3-boto3 is missing: $(tail -n 1 <<<"$why")"
 fi
 
-plan 48
+plan 49
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 export PYLOCK_TABLE=$TABLE LOCKFS_DDB_ENDPOINT=$ENDPOINT
@@ -50,6 +51,7 @@ ok "$([ "$et" -ge $((t_acq + 3500)) ] && [ "$et" -le $((t_acq + 3700)) ] && echo
 out=$(py release job 00000000-0000-4000-8000-000000000000)
 is "$?/$out" "3/ConditionalCheckFailed" "python release with another RVN: refused"
 is "$(field "$("$T" read "$M/job")" state)" held "lockfs still holds job"
+fence1=$(field "$text" fence)
 expect 0 unlink "$M/job"
 is "$(py show job)" none "unlink on the mount deletes the row"
 
@@ -76,7 +78,10 @@ is "$(py show job | sed -n 's/^record_version_number=//p')" "$rvn" "the python r
 out=$(py release job "$rvn")
 is "$?/$out" "0/released" "python releases job"
 expect 0 open "$M/job" O_CREAT,O_EXCL,O_RDONLY 0644
-is "$(field "$("$T" read "$M/job")" owner)" fs-owner "after the python release lockfs acquires at once"
+text=$("$T" read "$M/job")
+is "$(field "$text" owner)" fs-owner "after the python release lockfs acquires at once"
+ok "$([ "$(field "$text" fence)" -gt "$fence1" ] && echo 0)" \
+	"the fence survives a python holder in between ($fence1 < $(field "$text" fence))"
 expect 0 unlink "$M/job"
 rvn=$(py acquire job --owner py-again)
 ok $? "lockfs's other rows (fence counter) do not stop a python acquire of the same key"

@@ -55,6 +55,7 @@ _failed=0
 _planned=
 declare -A _daemon _hold_fd _hold_pid _hold_off
 _extra_pids=()
+_extra_mounts=()
 _priv_state=
 _own_ddb_state=
 PRIV_PID=
@@ -323,6 +324,8 @@ hold_pid() { echo "${_hold_pid[$1]:-}"; }
 
 # track_pid PID: a process the cleanup must kill (children of holders).
 track_pid() { _extra_pids+=("$1"); }
+# track_mount DIR: a mount not made by mount_start that cleanup unmounts.
+track_mount() { _extra_mounts+=("$1"); }
 
 _lines() { local n; n=$(wc -l <"$1"); echo $((n)); }
 
@@ -405,6 +408,9 @@ _cleanup() {
 		pid=${_hold_pid[$k]}
 		kill -9 -- "-$pid" 2>/dev/null
 		kill -9 "$pid" 2>/dev/null
+	done
+	for m in "${_extra_mounts[@]}"; do
+		_mounted "$m" && timeout 10 fusermount3 -u -z "$m" 2>/dev/null
 	done
 	for pid in "${_extra_pids[@]}"; do
 		kill -9 "$pid" 2>/dev/null

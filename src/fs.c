@@ -1195,23 +1195,58 @@ void fs_on_released(void *arg, const char *key)
 
 /* ---- setattr ----------------------------------------------------------- */
 
+/* chmod of a directory made with mkdir: by its owner or root. The root
+ * of the mount and directories that only exist through the keys below
+ * them have no row to keep a mode in. */
+static int chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
+		     uint32_t mode)
+{
+	struct resolved r;
+	char *full;
+	int rc;
+
+	if (!*rel)
+		return -EPERM;
+	resolved_init(&r);
+	rc = resolve(fs, rel, true, &r);
+	if (!rc && (r.kind != K_DIR || r.implicit))
+		rc = r.kind == K_DIR ? -EPERM : -ENOENT;
+	if (!rc && ctx->uid != 0 && (int64_t)ctx->uid != r.dir.uid)
+		rc = -EPERM;
+	resolved_fini(&r);
+	if (rc)
+		return rc;
+	full = full_key(fs, rel);
+	rc = full ? fs->st->ops->set_dir_mode(fs->st, full, mode, 0) : -ENOMEM;
+	rc = user_err(rc, "chmod", rel);
+	free(full);
+	return rc;
+}
+
 int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
-	       unsigned valid, uint64_t size, struct fs_attr *out,
-	       double *timeout_s)
+	       unsigned valid, uint64_t size, uint32_t mode,
+	       struct fs_attr *out, double *timeout_s)
 {
 	struct lock *lk;
 	bool is_dir, fixed;
 	char *rel = NULL, *full;
 	int rc;
 
-	if (valid & (FS_SET_MODE | FS_SET_UID | FS_SET_GID))
+	if (valid & (FS_SET_UID | FS_SET_GID))
 		return -EPERM;
 	rc = node_info(fs, ino, &rel, &is_dir, &fixed);
 	if (rc)
 		return rc;
-	if (fixed || is_dir) {
+	if (is_dir && !fixed && (valid & FS_SET_MODE)) {
+		rc = chmod_dir(fs, ctx, rel, mode);
 		free(rel);
-		return (valid & (FS_SET_SIZE | FS_SET_TIMES)) ? -EPERM : 0;
+		return rc ? rc : fs_getattr(fs, ino, out, timeout_s);
+	}
+	if (fixed || is_dir || (valid & FS_SET_MODE)) {
+		free(rel);
+		return (valid & (FS_SET_SIZE | FS_SET_TIMES | FS_SET_MODE)) ?
+			       -EPERM :
+			       0;
 	}
 	full = full_key(fs, rel);
 	free(rel);

@@ -98,9 +98,12 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 #define FS_SET_SIZE  8
 #define FS_SET_TIMES 16
 
+/* Lock files: the holder may truncate (its data) and touch (a heartbeat).
+ * Directories made with mkdir: their owner or root may chmod them.
+ * Everything else: EPERM. */
 int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
-	       unsigned valid, uint64_t size, struct fs_attr *out,
-	       double *timeout_s);
+	       unsigned valid, uint64_t size, uint32_t mode,
+	       struct fs_attr *out, double *timeout_s);
 
 /* Acquire: a free key is locked and the new handle holds it. A held key:
  * -EEXIST with O_EXCL, else an ordinary (non-holding) handle. */

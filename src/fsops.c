@@ -155,7 +155,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		valid |= FS_SET_TIMES;
 	ctx_of(req, &c);
 	rc = fs_setattr(fs_of(req), &c, ino, valid, (uint64_t)attr->st_size,
-			&a, &timeout);
+			attr->st_mode & 07777, &a, &timeout);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;

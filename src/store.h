@@ -85,6 +85,9 @@ struct store_ops {
 	/* Creates a directory marker; -EEXIST if one exists. */
 	int (*put_dir)(struct store *s, const struct dir_record *d,
 		       int64_t deadline_mono_ms);
+	/* Changes a directory marker's mode; -ENOENT if none. */
+	int (*set_dir_mode)(struct store *s, const char *key, uint32_t mode,
+			    int64_t deadline_mono_ms);
 	/* Deletes a directory marker; -ENOENT if none. */
 	int (*delete_dir)(struct store *s, const char *key,
 			  int64_t deadline_mono_ms);

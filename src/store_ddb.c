@@ -477,6 +477,31 @@ static int sd_put_dir(struct store *s, const struct dir_record *d,
 	return rc == -ECANCELED ? -EEXIST : rc;
 }
 
+static int sd_set_dir_mode(struct store *s, const char *key, uint32_t mode,
+			   int64_t deadline)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_DIR);
+	struct ddb_item *vals = ddb_item_new();
+	struct ddb_expr expr = {
+		.update = "SET " A_MODE " = :m",
+		.condition = "attribute_exists(" A_KEY ")",
+	};
+	struct ddb_call call;
+	int rc = (k && vals) ? ddb_item_set_n(vals, ":m", mode & 07777) :
+			       -ENOMEM;
+
+	if (!rc) {
+		expr.values = vals;
+		call_init(&call, deadline);
+		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
+				     DDB_RETURN_NONE, NULL, &call);
+	}
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc == -ECANCELED ? -ENOENT : rc;
+}
+
 static int sd_delete_dir(struct store *s, const char *key, int64_t deadline)
 {
 	struct store_ddb *sd = to_sd(s);
@@ -582,6 +607,7 @@ static const struct store_ops ddb_store_ops = {
 	.delete_lock = sd_delete_lock,
 	.next_fence = sd_next_fence,
 	.put_dir = sd_put_dir,
+	.set_dir_mode = sd_set_dir_mode,
 	.delete_dir = sd_delete_dir,
 	.list = sd_list,
 	.destroy = sd_destroy,

@@ -307,6 +307,26 @@ out:
 	return rc;
 }
 
+static int mem_set_dir_mode(struct store *s, const char *key, uint32_t mode,
+			    int64_t deadline)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_PUT_DIR, 1, &land);
+	if (!rc) {
+		r = find_row(m, key, 1, NULL);
+		if (r)
+			r->dir.mode = mode & 07777;
+		rc = !r ? -ENOENT : land ? -ETIMEDOUT : 0;
+	}
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
 static int mem_delete_dir(struct store *s, const char *key, int64_t deadline)
 {
 	struct store_mem *m = to_mem(s);
@@ -408,6 +428,7 @@ static const struct store_ops mem_ops = {
 	.delete_lock = mem_delete_lock,
 	.next_fence = mem_next_fence,
 	.put_dir = mem_put_dir,
+	.set_dir_mode = mem_set_dir_mode,
 	.delete_dir = mem_delete_dir,
 	.list = mem_list,
 	.destroy = mem_destroy,

@@ -112,6 +112,12 @@ static int l_put_dir(struct store *s, const struct dir_record *dr, int64_t d)
 	return -EIO;
 }
 
+static int l_set_dir_mode(struct store *s, const char *key, uint32_t m,
+			  int64_t d)
+{
+	return -EIO;
+}
+
 static int l_delete_dir(struct store *s, const char *key, int64_t d)
 {
 	return -EIO;
@@ -128,8 +134,17 @@ static void l_destroy(struct store *s)
 }
 
 static const struct store_ops link_ops = {
-	l_get, l_lookup, l_put, l_renew, l_delete, l_fence, l_put_dir,
-	l_delete_dir, l_list, l_destroy,
+	.get_lock = l_get,
+	.lookup = l_lookup,
+	.put_lock = l_put,
+	.renew_lock = l_renew,
+	.delete_lock = l_delete,
+	.next_fence = l_fence,
+	.put_dir = l_put_dir,
+	.set_dir_mode = l_set_dir_mode,
+	.delete_dir = l_delete_dir,
+	.list = l_list,
+	.destroy = l_destroy,
 };
 
 struct host {

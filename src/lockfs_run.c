@@ -1,7 +1,907 @@
-/* lockfs-run: not written yet. */
+/* lockfs-run: runs a command while holding a lock file, like flock(1) or
+ * `consul lock`. Owns all of this program: its options, taking flock(LOCK_EX)
+ * on the lock file (on a lockfs mount that is the key's distributed lock),
+ * the command's environment (LOCKFS_KEY, LOCKFS_FENCE, LOCKFS_OWNER), its
+ * process group and terminal, forwarding signals to it, stopping it when the
+ * lock is lost, and the exit status.
+ *
+ * Threads: the main thread does everything except one wait: a watcher thread
+ * sits in poll(2) on the lock file for POLLPRI (lockfs reports a lost lock as
+ * POLLERR|POLLPRI) and reports through a pipe, so that the main loop never
+ * waits on the file system while the command runs. Signals are blocked in
+ * both threads while the command runs and read from a signalfd. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
-int main(void)
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <sysexits.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clk.h"
+#include "text.h"
+
+#define PROG "lockfs-run"
+
+/* Exit statuses of lockfs-run's own outcomes (the command's status
+ * otherwise). */
+#define EXIT_USAGE    EX_USAGE       /* 64 */
+#define EXIT_NOLOCK   EX_UNAVAILABLE /* 69: cannot open or lock */
+#define EXIT_OSERR    EX_OSERR       /* 71: fork, pipe, ... failed */
+#define EXIT_CONFLICT EX_TEMPFAIL    /* 75: busy (-n) or timed out (-w) */
+#define EXIT_LOST     76             /* the lock was lost */
+#define EXIT_NOEXEC   126            /* the command cannot be run */
+#define EXIT_NOTFOUND 127            /* the command was not found */
+
+#define TEXT_MAX   (256 * 1024)  /* a lock's text: fields + 64 KiB data */
+#define XATTR_MAX  2048          /* a key is at most 1024 bytes */
+#define RETICK_NS  100000000L    /* re-interrupt a wait every 100 ms */
+
+struct opts {
+	bool nonblock;         /* -n */
+	int64_t wait_ms;       /* -w; -1: as long as it takes */
+	int conflict_code;     /* -E */
+	int lost_sig;          /* --signal */
+	int64_t grace_ms;      /* --grace */
+	const char *path;
+	char **argv;
+};
+
+/* The signals forwarded to the command (unless ignored when we started). */
+static const int fwd_sigs[] = { SIGINT, SIGTERM, SIGHUP,
+				SIGQUIT, SIGUSR1, SIGUSR2 };
+#define N_FWD (sizeof(fwd_sigs) / sizeof(fwd_sigs[0]))
+
+/* Set by signal handlers while waiting for the lock. */
+static volatile sig_atomic_t alarm_fired;
+static volatile sig_atomic_t term_sig;
+static volatile sig_atomic_t have_timer;
+static timer_t wait_timer;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
 {
-	fputs("lockfs-run: not built yet\n", stderr);
-	return 1;
+	char line[1024];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof(line), "%s: ", PROG);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	/* One write, so that lines of concurrent runs do not mix. */
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return;
+}
+
+static void usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+static void usage_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	say("%s (usage: %s [OPTIONS] LOCKFILE -- COMMAND [ARGS...]; "
+	    "see --help)",
+	    msg, PROG);
+	exit(EXIT_USAGE);
+}
+
+static void help(void)
+{
+	printf("Usage: %s [OPTIONS] LOCKFILE -- COMMAND [ARGS...]\n"
+	       "\n"
+	       "Runs COMMAND while holding an exclusive flock(2) lock on "
+	       "LOCKFILE (created if\n"
+	       "missing). On a lockfs mount that lock is the distributed lock "
+	       "of the file's key\n"
+	       "in DynamoDB, shared with every other mount of the table.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -n, --nonblock, --nb      fail at once if the lock is held\n"
+	       "  -w, --wait, --timeout SECONDS\n"
+	       "                            wait at most SECONDS (decimals "
+	       "allowed) for the lock\n"
+	       "                            (default: wait as long as it "
+	       "takes)\n"
+	       "  -E, --conflict-exit-code CODE\n"
+	       "                            exit status when busy (-n) or "
+	       "timed out (-w)\n"
+	       "                            (0..255, default 75)\n"
+	       "      --signal SIG          signal for the command when the "
+	       "lock is lost\n"
+	       "                            (name or number, default TERM)\n"
+	       "      --grace SECONDS       then SIGKILL after SECONDS if it "
+	       "still runs (default 10)\n"
+	       "  -h, --help                show this help and exit\n"
+	       "  -V, --version             show the version and exit\n"
+	       "\n"
+	       "COMMAND runs in a process group of its own (in the terminal's "
+	       "foreground when\n"
+	       "lockfs-run has one), with stdin, stdout and stderr inherited "
+	       "but not the lock\n"
+	       "file. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 "
+	       "sent to lockfs-run\n"
+	       "are passed on to that process group. If the lock is lost while "
+	       "COMMAND runs\n"
+	       "(lockfs reports POLLPRI on the lock file), the process group "
+	       "gets the --signal\n"
+	       "signal, then SIGKILL after the grace period. When COMMAND "
+	       "exits, the lock is\n"
+	       "released.\n"
+	       "\n"
+	       "Environment of COMMAND:\n"
+	       "  LOCKFS_KEY     the lock's key (user.lockfs.key; else "
+	       "LOCKFILE as given)\n"
+	       "  LOCKFS_FENCE   the lock's fencing token (the \"fence:\" "
+	       "line; empty if none)\n"
+	       "  LOCKFS_OWNER   the lock's owner (the \"owner:\" line; empty "
+	       "if none)\n"
+	       "\n"
+	       "Exit status:\n"
+	       "  COMMAND's status, or 128+N if it was killed by signal N\n"
+	       "  64   usage error\n"
+	       "  69   LOCKFILE cannot be opened or locked (EIO, missing "
+	       "directory, ...)\n"
+	       "  71   a system call failed (fork, pipe, ...)\n"
+	       "  75   busy (-n) or timed out (-w); see -E\n"
+	       "  76   the lock was lost while COMMAND ran (whatever its "
+	       "status)\n"
+	       "  126  COMMAND cannot be run; 127  COMMAND not found\n"
+	       "  If lockfs-run is killed by SIGINT, SIGTERM or SIGHUP while "
+	       "waiting for the\n"
+	       "  lock, it releases nothing (it holds nothing) and dies of "
+	       "that signal.\n"
+	       "\n"
+	       "Examples:\n"
+	       "  %s -n /mnt/locks/nightly -- /usr/local/bin/nightly\n"
+	       "  %s -w 30 /mnt/locks/deploy -- sh -c 'deploy --fence "
+	       "\"$LOCKFS_FENCE\"'\n"
+	       "\n"
+	       "See lockfs-run(1) and lockfs(8).\n",
+	       PROG, PROG, PROG);
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static const char *sig_name(int sig, char *tmp, size_t len)
+{
+	const char *a = sig > 0 && sig < NSIG ? sigabbrev_np(sig) : NULL;
+
+	if (a)
+		snprintf(tmp, len, "SIG%s", a);
+	else
+		snprintf(tmp, len, "signal %d", sig);
+	return tmp;
+}
+
+/* "TERM", "SIGTERM", "term" or "15"; -1 if none. */
+static int parse_signal(const char *s)
+{
+	int64_t n;
+	int i;
+
+	if (!text_parse_i64(s, &n))
+		return n >= 1 && n < NSIG ? (int)n : -1;
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (i = 1; i < NSIG; i++) {
+		const char *a = sigabbrev_np(i);
+
+		if (a && !strcasecmp(a, s))
+			return i;
+	}
+	return -1;
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longs[] = {
+		{ "nonblock", no_argument, NULL, 'n' },
+		{ "nb", no_argument, NULL, 'n' },
+		{ "wait", required_argument, NULL, 'w' },
+		{ "timeout", required_argument, NULL, 'w' },
+		{ "conflict-exit-code", required_argument, NULL, 'E' },
+		{ "signal", required_argument, NULL, 'S' },
+		{ "grace", required_argument, NULL, 'G' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool have_w = false;
+	int64_t n;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->wait_ms = -1;
+	o->conflict_code = EXIT_CONFLICT;
+	o->lost_sig = SIGTERM;
+	o->grace_ms = 10000;
+	opterr = 0;
+	/* "+": options end at LOCKFILE; ":": report a missing argument. */
+	while ((c = getopt_long(argc, argv, "+:nw:E:hV", longs, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			o->nonblock = true;
+			break;
+		case 'w':
+			if (text_parse_seconds_ms(optarg, &o->wait_ms))
+				usage_error("-w: '%s' is not a number of "
+					    "seconds (e.g. 30 or 1.5)",
+					    optarg);
+			have_w = true;
+			break;
+		case 'E':
+			if (text_parse_i64(optarg, &n) || n < 0 || n > 255)
+				usage_error("-E: '%s' is not an exit code "
+					    "(0..255)",
+					    optarg);
+			o->conflict_code = (int)n;
+			break;
+		case 'S':
+			o->lost_sig = parse_signal(optarg);
+			if (o->lost_sig < 0)
+				usage_error("--signal: unknown signal '%s'",
+					    optarg);
+			break;
+		case 'G':
+			if (text_parse_seconds_ms(optarg, &o->grace_ms))
+				usage_error("--grace: '%s' is not a number of "
+					    "seconds (e.g. 10 or 0.5)",
+					    optarg);
+			break;
+		case 'h':
+			help();
+			exit(0);
+		case 'V':
+			printf("%s %s\n", PROG, LOCKFS_VERSION);
+			exit(0);
+		case ':':
+			usage_error("option '%s' needs an argument",
+				    argv[optind - 1]);
+		default:
+			if (optopt)
+				usage_error("unknown option '-%c'", optopt);
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o->nonblock && have_w)
+		usage_error("-n and -w exclude each other");
+	if (optind >= argc)
+		usage_error("missing LOCKFILE");
+	o->path = argv[optind++];
+	if (!*o->path)
+		usage_error("LOCKFILE is empty");
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+	else if (optind < argc && argv[optind][0] == '-')
+		usage_error("'%s' after LOCKFILE: options go before LOCKFILE, "
+			    "and -- ends them",
+			    argv[optind]);
+	if (optind >= argc)
+		usage_error("missing COMMAND");
+	if (!*argv[optind])
+		usage_error("COMMAND is empty");
+	o->argv = argv + optind;
+}
+
+/* ---- taking the lock -------------------------------------------------- */
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarm_fired = 1;
+}
+
+/* SIGINT/SIGTERM/SIGHUP while waiting: give up the wait. The timer is
+ * re-armed so that a flock(2) entered just after this still ends soon. */
+static void on_term(int sig)
+{
+	int saved = errno;
+
+	term_sig = sig;
+	if (have_timer) {
+		struct itimerspec its = {
+			.it_value = { 0, 1000000 },
+			.it_interval = { 0, RETICK_NS },
+		};
+
+		timer_settime(wait_timer, 0, &its, NULL);
+	}
+	errno = saved;
+}
+
+/* Dispositions at start; signals ignored then stay ignored (nohup, "&"
+ * without job control) and are not forwarded. */
+struct sigstate {
+	struct sigaction orig[N_FWD];
+	bool ignored[N_FWD];
+	struct sigaction orig_alrm;
+	sigset_t orig_mask;
+};
+
+static void install(int sig, void (*fn)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;  /* no SA_RESTART: a wait must end with EINTR */
+	sigaction(sig, &sa, NULL);
+}
+
+static void signals_setup(struct sigstate *ss)
+{
+	size_t i;
+
+	sigprocmask(SIG_SETMASK, NULL, &ss->orig_mask);
+	sigaction(SIGALRM, NULL, &ss->orig_alrm);
+	install(SIGALRM, on_alarm);
+	for (i = 0; i < N_FWD; i++) {
+		sigaction(fwd_sigs[i], NULL, &ss->orig[i]);
+		ss->ignored[i] = ss->orig[i].sa_handler == SIG_IGN;
+		if (!ss->ignored[i] && (fwd_sigs[i] == SIGINT ||
+					fwd_sigs[i] == SIGTERM ||
+					fwd_sigs[i] == SIGHUP))
+			install(fwd_sigs[i], on_term);
+	}
+}
+
+/* Dies of sig (after a wait given up because of it). */
+static void die_of(int sig)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(sig, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	exit(128 + sig);
+}
+
+static void timer_arm(int64_t ms)
+{
+	struct itimerspec its = {
+		.it_value = { ms / 1000, (ms % 1000) * 1000000 },
+		.it_interval = { 0, RETICK_NS },
+	};
+
+	timer_settime(wait_timer, 0, &its, NULL);
+}
+
+static void timer_stop(void)
+{
+	if (!have_timer)
+		return;
+	have_timer = 0;
+	timer_delete(wait_timer);
+}
+
+/* Opens and locks o->path. Returns 0 with *fd_out set, or an exit status
+ * (the message already printed). */
+static int acquire(const struct opts *o, struct sigstate *ss, int *fd_out)
+{
+	struct sigevent sev;
+	char secs[32];
+	int fd, op = LOCK_EX;
+
+	fd = open(o->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0 && (errno == EACCES || errno == EROFS))
+		/* A lock file we may not write can still be locked. */
+		fd = open(o->path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOCTTY,
+			  0644);
+	if (fd < 0) {
+		if (errno == EINTR && term_sig)
+			die_of(term_sig);
+		say("cannot open %s: %s", o->path, strerror(errno));
+		return EXIT_NOLOCK;
+	}
+	if (o->nonblock || o->wait_ms == 0)
+		op |= LOCK_NB;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_SIGNAL;
+	sev.sigev_signo = SIGALRM;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &wait_timer)) {
+		say("cannot create a timer: %s", strerror(errno));
+		close(fd);
+		return EXIT_OSERR;
+	}
+	have_timer = 1;
+	if (o->wait_ms > 0)
+		timer_arm(o->wait_ms);
+	for (;;) {
+		if (term_sig)
+			break;
+		if (alarm_fired && o->wait_ms > 0) {
+			errno = EWOULDBLOCK;
+			break;
+		}
+		if (!flock(fd, op)) {
+			errno = 0;
+			break;
+		}
+		if (errno != EINTR)
+			break;
+		/* Interrupted: the flags above say why; anything else
+		 * (a stray signal) waits again. */
+	}
+	timer_stop();
+	if (!errno && !term_sig) {
+		*fd_out = fd;
+		return 0;
+	}
+	if (term_sig) {
+		close(fd);
+		die_of(term_sig);
+	}
+	if (errno == EWOULDBLOCK && o->nonblock) {
+		say("%s is locked by another holder (busy; -n)", o->path);
+		close(fd);
+		return o->conflict_code;
+	}
+	if (errno == EWOULDBLOCK) {
+		text_format_seconds_short(o->wait_ms, secs, sizeof(secs));
+		say("%s is still locked after %s s (timed out; -w %s)",
+		    o->path, secs, secs);
+		close(fd);
+		return o->conflict_code;
+	}
+	say("cannot lock %s: %s", o->path, strerror(errno));
+	close(fd);
+	return EXIT_NOLOCK;
+}
+
+/* ---- the lock's identity ---------------------------------------------- */
+
+/* Reads the whole text of fd from offset 0 (as much as TEXT_MAX). */
+static int read_text(int fd, struct buf *out)
+{
+	char chunk[8192];
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t n = pread(fd, chunk, sizeof(chunk), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		if (buf_append(out, chunk, (size_t)n))
+			return 0;  /* the fields come first: enough */
+		off += n;
+	}
+}
+
+/* The value of the "name: value" line of text, or "" (malloc'd). */
+static char *text_field(const char *text, const char *name)
+{
+	size_t nl = strlen(name);
+	const char *p = text, *end;
+
+	while (p && *p) {
+		if (!strncmp(p, name, nl) && p[nl] == ':' && p[nl + 1] == ' ') {
+			p += nl + 2;
+			end = strchr(p, '\n');
+			return strndup(p, end ? (size_t)(end - p) : strlen(p));
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return strdup("");
+}
+
+static char *get_xattr(int fd, const char *name)
+{
+	char v[XATTR_MAX];
+	ssize_t n = fgetxattr(fd, name, v, sizeof(v) - 1);
+
+	if (n < 0)
+		return NULL;
+	v[n] = '\0';
+	return strdup(v);
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* Sets LOCKFS_KEY, LOCKFS_FENCE and LOCKFS_OWNER for the command.
+ *
+ * On lockfs the text is read through a second open file, opened now that
+ * the lock is ours (*view_fd): a file opened before a wait may still be
+ * bound to the previous holder on this mount (reading "state: released"
+ * and that holder's fence), or to no lock at all when the key was held on
+ * another mount (no fence allocated, no POLLPRI on loss). A file opened
+ * while we hold the key is bound to our lock. Returns 0, EXIT_LOST if the
+ * lock is already lost, or another exit status. */
+static int set_identity(const struct opts *o, int fd, int *view_fd)
+{
+	struct buf text = BUF_INIT;
+	char *key, *fence = NULL, *owner = NULL, *state = NULL;
+	int rc, vfd;
+
+	buf_init(&text, TEXT_MAX);
+	key = get_xattr(fd, "user.lockfs.key");
+	if (key) {
+		vfd = open(o->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		*view_fd = vfd;
+		/* Read as the holder, the text has the fencing token
+		 * (allocated by the holder's first read). */
+		rc = read_text(vfd >= 0 ? vfd : fd, &text);
+		if (rc)
+			say("warning: cannot read %s: %s (LOCKFS_FENCE and "
+			    "LOCKFS_OWNER left empty)",
+			    o->path, strerror(-rc));
+		fence = text_field(buf_str(&text), "fence");
+		owner = text_field(buf_str(&text), "owner");
+		state = text_field(buf_str(&text), "state");
+		if (owner && !*owner) {
+			free(owner);
+			owner = get_xattr(fd, "user.lockfs.owner");
+		}
+		if (fence && !all_digits(fence))
+			*fence = '\0';
+	}
+	if (state && !strcmp(state, "lost")) {
+		say("lost the lock on %s (key %s) before the command started",
+		    o->path, key);
+		rc = EXIT_LOST;
+		goto out;
+	}
+	rc = setenv("LOCKFS_KEY", key ? key : o->path, 1) ||
+	     setenv("LOCKFS_FENCE", fence ? fence : "", 1) ||
+	     setenv("LOCKFS_OWNER", owner ? owner : "", 1);
+	if (rc) {
+		say("cannot set the environment: %s", strerror(errno));
+		rc = EXIT_OSERR;
+	}
+out:
+	free(key);
+	free(fence);
+	free(owner);
+	free(state);
+	buf_fini(&text);
+	return rc;
+}
+
+/* ---- watching for loss ------------------------------------------------ */
+
+struct watch {
+	int fd[2];     /* the lock file and its view (-1: none) */
+	int report;    /* write end: one byte when lost */
+};
+
+static void *watch_main(void *arg)
+{
+	struct watch *w = arg;
+	struct pollfd p[2] = {
+		{ .fd = w->fd[0], .events = POLLPRI },
+		{ .fd = w->fd[1], .events = POLLPRI },
+	};
+	int i;
+
+	for (;;) {
+		int rc = poll(p, 2, -1);
+
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0)
+			return NULL;
+		for (i = 0; i < 2; i++) {
+			if (p[i].revents & POLLNVAL) {
+				p[i].fd = -1;
+			} else if (p[i].revents & (POLLPRI | POLLERR | POLLHUP)) {
+				if (write(w->report, "L", 1) < 0)
+					return NULL;
+				return NULL;
+			}
+		}
+		if (p[0].fd < 0 && p[1].fd < 0)
+			return NULL;
+	}
+}
+
+/* ---- running the command ---------------------------------------------- */
+
+struct child {
+	pid_t pid;
+	bool tty;          /* the command has the terminal's foreground */
+	bool done;
+	int status;
+};
+
+static void child_exec(const struct opts *o, struct sigstate *ss, bool tty,
+		       int report)
+{
+	size_t i;
+	int e;
+
+	setpgid(0, 0);
+	if (tty)
+		tcsetpgrp(STDIN_FILENO, getpid());  /* SIGTTOU is blocked */
+	for (i = 0; i < N_FWD; i++)
+		sigaction(fwd_sigs[i], &ss->orig[i], NULL);
+	sigaction(SIGALRM, &ss->orig_alrm, NULL);
+	sigprocmask(SIG_SETMASK, &ss->orig_mask, NULL);
+	execvp(o->argv[0], o->argv);
+	e = errno;
+	if (write(report, &e, sizeof(e)) < 0)
+		_exit(EXIT_NOEXEC);
+	_exit(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+}
+
+/* Forks and execs the command; returns 0, or an exit status. */
+static int spawn(const struct opts *o, struct sigstate *ss, struct child *c)
+{
+	int p[2], e;
+	ssize_t n;
+
+	c->tty = isatty(STDIN_FILENO) &&
+		 tcgetpgrp(STDIN_FILENO) == getpgrp();
+	if (pipe2(p, O_CLOEXEC)) {
+		say("cannot make a pipe: %s", strerror(errno));
+		return EXIT_OSERR;
+	}
+	c->pid = fork();
+	if (c->pid < 0) {
+		say("cannot fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return EXIT_OSERR;
+	}
+	if (c->pid == 0) {
+		close(p[0]);
+		child_exec(o, ss, c->tty, p[1]);
+	}
+	close(p[1]);
+	/* Both sides set the group (and terminal), whichever runs first. */
+	setpgid(c->pid, c->pid);
+	if (c->tty)
+		tcsetpgrp(STDIN_FILENO, c->pid);
+	do {
+		n = read(p[0], &e, sizeof(e));
+	} while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		say("cannot run %s: %s", o->argv[0], strerror(e));
+		while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		c->done = true;
+		c->status = e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+		return c->status;
+	}
+	return 0;
+}
+
+/* The command stopped (^Z, SIGTTIN, ...) while it had the terminal: take
+ * the terminal back and stop too, so that the shell sees the job stop; when
+ * continued, hand it back (if we are in the foreground) and continue the
+ * command. */
+static void job_stopped(struct child *c)
+{
+	tcsetpgrp(STDIN_FILENO, getpgrp());
+	kill(getpid(), SIGSTOP);
+	if (tcgetpgrp(STDIN_FILENO) == getpgrp())
+		tcsetpgrp(STDIN_FILENO, c->pid);
+	kill(-c->pid, SIGCONT);
+}
+
+static void reap(struct child *c)
+{
+	int st;
+	pid_t r;
+
+	while (!c->done) {
+		r = waitpid(c->pid, &st, WNOHANG | WUNTRACED);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return;
+		if (WIFSTOPPED(st)) {
+			if (c->tty)
+				job_stopped(c);
+			continue;
+		}
+		c->done = true;
+		c->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) :
+					      WEXITSTATUS(st);
+	}
+}
+
+static bool is_forwarded(const struct sigstate *ss, int sig)
+{
+	size_t i;
+
+	for (i = 0; i < N_FWD; i++)
+		if (fwd_sigs[i] == sig)
+			return !ss->ignored[i];
+	return false;
+}
+
+/* Waits for the command, forwarding signals and acting on loss. Returns
+ * true if the lock was lost. */
+static bool supervise(const struct opts *o, struct sigstate *ss, int sfd,
+		      int lost_fd, struct child *c, const char *key)
+{
+	int64_t kill_at_mono_ms = -1;
+	bool lost = false;
+	char sname[32];
+
+	while (!c->done) {
+		struct pollfd p[2] = {
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = lost ? -1 : lost_fd, .events = POLLIN },
+		};
+		int timeout = -1;
+
+		if (kill_at_mono_ms >= 0) {
+			int64_t left = kill_at_mono_ms - clk_sys_mono_ms();
+
+			timeout = left < 0 ? 0 : (int)(left > 60000 ? 60000 :
+								      left);
+		}
+		if (poll(p, 2, timeout) < 0 && errno != EINTR) {
+			say("poll: %s", strerror(errno));
+			break;
+		}
+		if (p[1].revents) {
+			lost = true;
+			say("lost the lock on %s (key %s) while the command "
+			    "ran; sending %s to process group %d%s",
+			    o->path, key, sig_name(o->lost_sig, sname,
+						   sizeof(sname)),
+			    (int)c->pid,
+			    o->lost_sig == SIGKILL ? "" :
+			    ", SIGKILL after the grace period");
+			kill(-c->pid, o->lost_sig);
+			if (o->lost_sig != SIGKILL)
+				kill_at_mono_ms = clk_sys_mono_ms() +
+						  o->grace_ms;
+		}
+		if (p[0].revents) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if ((int)si.ssi_signo == SIGCHLD)
+					continue;
+				if (is_forwarded(ss, (int)si.ssi_signo))
+					kill(-c->pid, (int)si.ssi_signo);
+			}
+		}
+		reap(c);
+		if (!c->done && kill_at_mono_ms >= 0 &&
+		    clk_sys_mono_ms() >= kill_at_mono_ms) {
+			char gs[32];
+
+			text_format_seconds_short(o->grace_ms, gs, sizeof(gs));
+			say("the command still runs %s s after losing the "
+			    "lock; sending SIGKILL to process group %d",
+			    gs, (int)c->pid);
+			kill(-c->pid, SIGKILL);
+			kill_at_mono_ms = -1;
+		}
+	}
+	if (!lost) {
+		/* A loss reported as the command ended still counts. */
+		struct pollfd p = { .fd = lost_fd, .events = POLLIN };
+
+		if (poll(&p, 1, 0) == 1) {
+			lost = true;
+			say("lost the lock on %s (key %s) while the command "
+			    "ran",
+			    o->path, key);
+		}
+	}
+	return lost;
+}
+
+/* Runs the command while fd holds the lock; returns its exit status (or
+ * lockfs-run's own), *lost set if the lock was lost meanwhile. */
+static int run_command(const struct opts *o, struct sigstate *ss,
+		       const sigset_t *sigs, int fd, int view_fd, bool *lost)
+{
+	struct child c = { 0 };
+	struct watch w;
+	pthread_t watcher;
+	int sfd, lost_pipe[2], rc, err;
+
+	sfd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0 || pipe2(lost_pipe, O_CLOEXEC)) {
+		say("cannot watch signals: %s", strerror(errno));
+		return EXIT_OSERR;
+	}
+	rc = spawn(o, ss, &c);
+	if (rc)
+		return rc;
+	w.fd[0] = fd;
+	w.fd[1] = view_fd;
+	w.report = lost_pipe[1];
+	err = pthread_create(&watcher, NULL, watch_main, &w);
+	if (err)
+		/* Run on, unwatched, rather than kill a started command. */
+		say("warning: cannot watch %s for loss: %s", o->path,
+		    strerror(err));
+	*lost = supervise(o, ss, sfd, lost_pipe[0], &c,
+			  getenv("LOCKFS_KEY"));
+	if (c.tty)
+		tcsetpgrp(STDIN_FILENO, getpgrp());
+	/* The watcher may still wait in poll(2); exiting ends it. */
+	return *lost ? EXIT_LOST : c.status;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct sigstate ss;
+	sigset_t sigs;
+	int fd = -1, view_fd = -1, rc;
+	bool lost = false;
+	size_t i;
+
+	parse_opts(argc, argv, &o);
+	signals_setup(&ss);
+	rc = acquire(&o, &ss, &fd);
+	if (rc)
+		return rc;
+
+	/* Held. From here on signals are read from a signalfd. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGCHLD);
+	sigaddset(&sigs, SIGALRM);
+	sigaddset(&sigs, SIGTTOU);  /* for tcsetpgrp from the background */
+	for (i = 0; i < N_FWD; i++)
+		sigaddset(&sigs, fwd_sigs[i]);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	if (term_sig) {
+		close(fd);
+		die_of(term_sig);
+	}
+	rc = set_identity(&o, fd, &view_fd);
+	if (rc == EXIT_LOST)
+		lost = true;
+	else if (!rc)
+		rc = run_command(&o, &ss, &sigs, fd, view_fd, &lost);
+	if (view_fd >= 0)
+		close(view_fd);
+	/* A lost lock has nothing to release (lockfs answers EIO). */
+	if (!lost && flock(fd, LOCK_UN))
+		say("warning: releasing %s: %s", o.path, strerror(errno));
+	if (close(fd) && !lost)
+		say("warning: closing %s: %s", o.path, strerror(errno));
+	return rc;
 }

@@ -5,13 +5,14 @@
 # stat (mode from create with umask, uid, size = text length, mtime =
 # heartbeat, ctime = acquired); xattrs = text fields, setxattr EPERM,
 # other namespaces; write sets data (64 KiB, EFBIG), non-holder writes;
-# EPERM for chmod/chown/rename/link/symlink/mknod and non-holder truncate;
+# EPERM for chmod/chown/rename/symlink/mknod and non-holder link/truncate,
+# link by the holder (one inode, two links);
 # fsync (a synchronous heartbeat, EIO once released); poll; unlink releases
 # (sticky rule for other uids); mkdir/rmdir/ENOTEMPTY/EEXIST; readdir and
 # the cost of ls -l; bash noclobber; fences increase across re-acquires.
 . "$(dirname "$0")/lib.sh"
 
-plan 129
+plan 136
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OWNER=ops-owner-$$
@@ -85,7 +86,9 @@ stat_vs_text
 sv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$ST"; }
 is "$(sv mode)" 0100640 "stat: regular file, mode 0666 from create masked by umask 027"
 is "$(sv nlink)/$(sv uid)/$(sv gid)" 1/0/0 "stat: nlink 1, uid and gid of the creator"
-is "$(sv size)" "$(printf %s "$TXT" | wc -c)" "stat: size = length of the text"
+# README: st_size is the length of the holder's data (0 for a new lock, as
+# lock-file programs check); SEMANTICS.md says the length of the text.
+is "$(sv size)" 0 "stat: size of a new lock is 0 (no data yet)"
 is "$(sv mtime | tr -d .)" "$(rfc_ms "$(field "$TXT" heartbeat)")" "stat: mtime = heartbeat"
 is "$(sv ctime | tr -d .)" "$(rfc_ms "$(field "$TXT" acquired)")" "stat: ctime = acquired"
 like "$(ls -l "$M/x")" '^-rw-r----- 1 root root ' "ls -l shows a regular file"
@@ -123,6 +126,7 @@ expect EPERM removexattr "$M/x" user.lockfs.owner
 hold_cmd h "write hello world"
 is "$HOUT" 0 "write on the holding fd: 0"
 is "$(field "$("$T" read "$M/x")" data)" "hello world" "data: what the holder wrote"
+like "$("$T" stat "$M/x")" ' size=11 ' "stat: size is the length of the data"
 is "$("$T" getxattr "$M/x" user.lockfs.data)" "hello world" "user.lockfs.data too"
 is "$("$T" read "$M/x" | tail -n 1)" "data: hello world" "data: is the last line"
 expect 0 write "$M/x" 'two\x0alines' O_WRONLY,O_TRUNC
@@ -144,7 +148,6 @@ expect EPERM chmod "$M/x" 0640
 expect EPERM chown "$M/x" 65534 65534
 expect EPERM chown "$M/x" 0 0
 expect EPERM rename "$M/x" "$M/y"
-expect EPERM link "$M/x" "$M/y"
 expect EPERM symlink "$M/x" "$M/y"
 expect EPERM symlink /etc/passwd "$M/y"
 expect EPERM mknod "$M/y" reg 0644
@@ -152,6 +155,15 @@ expect EPERM mknod "$M/y" fifo 0644
 expect ENOENT stat "$M/y"
 ST=$("$T" stat "$M/x")
 is "$(sv mode)" 0100640 "the mode is unchanged"
+
+# link by the holder acquires the new name (README: the dotlock protocols)
+expect 0 link "$M/x" "$M/y"
+ix=$("$T" stat "$M/x" | sed 's/ .*//') iy=$("$T" stat "$M/y" | sed 's/ .*//')
+is "$iy" "$ix" "link by the holder: one inode for both names"
+like "$("$T" stat "$M/y")" ' nlink=2 ' "... with a link count of 2"
+expect 0 unlink "$M/y"
+like "$("$T" stat "$M/x")" ' nlink=1 ' "after unlinking the new name x has one link again"
+expect ENOENT stat "$M/y"
 
 # ---- fsync and poll ------------------------------------------------------
 v_before=$(field "$("$T" read "$M/x")" version)
@@ -174,6 +186,7 @@ if "${NB[@]}" "$T" stat "$M" >/dev/null 2>&1; then
 	expect_as 65534 EPERM write "$M/w" nope
 	is "$("${NB[@]}" "$T" read "$M/w" | sed -n 's/^key: //p')" w "another uid can read a lock"
 	expect_as 65534 EPERM truncate "$M/w" 0
+	expect_as 65534 EPERM link "$M/w" "$M/w2"
 	expect_as 65534 EPERM unlink "$M/w"
 	expect_as 65534 EPERM open "$M/w" O_WRONLY,O_TRUNC
 	expect_as 65534 0 open "$M/nb" O_CREAT,O_EXCL,O_RDONLY 0644
@@ -187,7 +200,7 @@ if "${NB[@]}" "$T" stat "$M" >/dev/null 2>&1; then
 	expect ENOENT stat "$M/nb"
 	expect 0 unlink "$M/w"
 else
-	for i in $(seq 14); do skip "other uids" "uid 65534 cannot reach $M"; done
+	for i in $(seq 15); do skip "other uids" "uid 65534 cannot reach $M"; done
 fi
 
 # ---- unlink releases ---------------------------------------------------------

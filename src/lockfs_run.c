@@ -41,31 +41,32 @@
 
 /* Exit statuses of lockfs-run's own outcomes (the command's status
  * otherwise). */
-#define EXIT_USAGE    EX_USAGE       /* 64 */
+#define EXIT_USAGE    EX_USAGE	     /* 64 */
 #define EXIT_NOLOCK   EX_UNAVAILABLE /* 69: cannot open or lock */
-#define EXIT_OSERR    EX_OSERR       /* 71: fork, pipe, ... failed */
+#define EXIT_OSERR    EX_OSERR	     /* 71: fork, pipe, ... failed */
 #define EXIT_CONFLICT EX_TEMPFAIL    /* 75: busy (-n) or timed out (-w) */
-#define EXIT_LOST     76             /* the lock was lost */
-#define EXIT_NOEXEC   126            /* the command cannot be run */
-#define EXIT_NOTFOUND 127            /* the command was not found */
+#define EXIT_LOST     76	     /* the lock was lost */
+#define EXIT_NOEXEC   126	     /* the command cannot be run */
+#define EXIT_NOTFOUND 127	     /* the command was not found */
 
-#define TEXT_MAX   (256 * 1024)  /* a lock's text: fields + 64 KiB data */
-#define XATTR_MAX  2048          /* a key is at most 1024 bytes */
-#define RETICK_NS  100000000L    /* re-interrupt a wait every 100 ms */
+#define TEXT_MAX  (256 * 1024) /* a lock's text: fields + 64 KiB data */
+#define XATTR_MAX 2048	       /* a key is at most 1024 bytes */
+#define RETICK_NS 100000000L   /* re-interrupt a wait every 100 ms */
 
 struct opts {
-	bool nonblock;         /* -n */
-	int64_t wait_ms;       /* -w; -1: as long as it takes */
-	int conflict_code;     /* -E */
-	int lost_sig;          /* --signal */
-	int64_t grace_ms;      /* --grace */
+	bool nonblock;	   /* -n */
+	int64_t wait_ms;   /* -w; -1: as long as it takes */
+	int conflict_code; /* -E */
+	int lost_sig;	   /* --signal */
+	int64_t grace_ms;  /* --grace */
 	const char *path;
 	char **argv;
 };
 
 /* The signals forwarded to the command (unless ignored when we started). */
-static const int fwd_sigs[] = { SIGINT, SIGTERM, SIGHUP,
-				SIGQUIT, SIGUSR1, SIGUSR2 };
+static const int fwd_sigs[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+};
 #define N_FWD (sizeof(fwd_sigs) / sizeof(fwd_sigs[0]))
 
 /* Set by signal handlers while waiting for the lock. */
@@ -108,79 +109,62 @@ static void usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
+static const char help_text[] =
+	"Usage: lockfs-run [OPTIONS] LOCKFILE -- COMMAND [ARGS...]\n"
+	"\n"
+	"Runs COMMAND while holding an exclusive flock(2) lock on LOCKFILE\n"
+	"(created if missing). On a lockfs mount that is the distributed lock\n"
+	"of the file's key, shared with every mount of the DynamoDB table.\n"
+	"\n"
+	"Options:\n"
+	"  -n, --nonblock, --nb   fail at once if the lock is held\n"
+	"  -w, --wait, --timeout SECONDS\n"
+	"                         wait at most SECONDS for the lock (up to 3\n"
+	"                         decimals; default: as long as it takes)\n"
+	"  -E, --conflict-exit-code CODE\n"
+	"                         exit status when busy or timed out\n"
+	"                         (0..255, default 75)\n"
+	"      --signal SIG       signal for COMMAND's process group when the\n"
+	"                         lock is lost (name or number, default TERM)\n"
+	"      --grace SECONDS    then SIGKILL if it still runs (default 10)\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"COMMAND runs in a process group of its own (given the terminal's\n"
+	"foreground if lockfs-run has it) and inherits stdin, stdout and\n"
+	"stderr, not the lock file. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1\n"
+	"and SIGUSR2 sent to lockfs-run are passed on to that group. If the\n"
+	"lock is lost while COMMAND runs (lockfs reports POLLPRI on the lock\n"
+	"file), the group gets --signal, then SIGKILL after --grace seconds.\n"
+	"When COMMAND exits the lock is released.\n"
+	"\n"
+	"Environment of COMMAND:\n"
+	"  LOCKFS_KEY     the lock's key (user.lockfs.key), else LOCKFILE\n"
+	"  LOCKFS_FENCE   the lock's fencing token (\"fence:\"), else empty\n"
+	"  LOCKFS_OWNER   the lock's owner (\"owner:\"), else empty\n"
+	"\n"
+	"Exit status:\n"
+	"  COMMAND's status, or 128+N if it died of signal N, unless:\n"
+	"  64   usage error\n"
+	"  69   LOCKFILE cannot be opened or locked (no such directory,\n"
+	"       EIO, ...)\n"
+	"  71   a system call failed (fork, pipe...)\n"
+	"  75   busy (-n) or timed out (-w); -E changes it\n"
+	"  76   the lock was lost while COMMAND ran (whatever its status)\n"
+	"  126  COMMAND cannot be run; 127: COMMAND not found\n"
+	"  SIGINT, SIGTERM or SIGHUP while waiting for the lock end the\n"
+	"  wait: lockfs-run dies of that signal and leaves no lock behind.\n"
+	"\n"
+	"Examples:\n"
+	"  lockfs-run -n /mnt/locks/nightly -- /usr/local/bin/nightly\n"
+	"  lockfs-run -w 30 /mnt/locks/deploy -- \\\n"
+	"          sh -c 'deploy --fence \"$LOCKFS_FENCE\"'\n"
+	"\n"
+	"See lockfs-run(1) and lockfs(8).\n";
+
 static void help(void)
 {
-	printf("Usage: %s [OPTIONS] LOCKFILE -- COMMAND [ARGS...]\n"
-	       "\n"
-	       "Runs COMMAND while holding an exclusive flock(2) lock on "
-	       "LOCKFILE (created if\n"
-	       "missing). On a lockfs mount that lock is the distributed lock "
-	       "of the file's key\n"
-	       "in DynamoDB, shared with every other mount of the table.\n"
-	       "\n"
-	       "Options:\n"
-	       "  -n, --nonblock, --nb      fail at once if the lock is held\n"
-	       "  -w, --wait, --timeout SECONDS\n"
-	       "                            wait at most SECONDS (decimals "
-	       "allowed) for the lock\n"
-	       "                            (default: wait as long as it "
-	       "takes)\n"
-	       "  -E, --conflict-exit-code CODE\n"
-	       "                            exit status when busy (-n) or "
-	       "timed out (-w)\n"
-	       "                            (0..255, default 75)\n"
-	       "      --signal SIG          signal for the command when the "
-	       "lock is lost\n"
-	       "                            (name or number, default TERM)\n"
-	       "      --grace SECONDS       then SIGKILL after SECONDS if it "
-	       "still runs (default 10)\n"
-	       "  -h, --help                show this help and exit\n"
-	       "  -V, --version             show the version and exit\n"
-	       "\n"
-	       "COMMAND runs in a process group of its own (in the terminal's "
-	       "foreground when\n"
-	       "lockfs-run has one), with stdin, stdout and stderr inherited "
-	       "but not the lock\n"
-	       "file. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 "
-	       "sent to lockfs-run\n"
-	       "are passed on to that process group. If the lock is lost while "
-	       "COMMAND runs\n"
-	       "(lockfs reports POLLPRI on the lock file), the process group "
-	       "gets the --signal\n"
-	       "signal, then SIGKILL after the grace period. When COMMAND "
-	       "exits, the lock is\n"
-	       "released.\n"
-	       "\n"
-	       "Environment of COMMAND:\n"
-	       "  LOCKFS_KEY     the lock's key (user.lockfs.key; else "
-	       "LOCKFILE as given)\n"
-	       "  LOCKFS_FENCE   the lock's fencing token (the \"fence:\" "
-	       "line; empty if none)\n"
-	       "  LOCKFS_OWNER   the lock's owner (the \"owner:\" line; empty "
-	       "if none)\n"
-	       "\n"
-	       "Exit status:\n"
-	       "  COMMAND's status, or 128+N if it was killed by signal N\n"
-	       "  64   usage error\n"
-	       "  69   LOCKFILE cannot be opened or locked (EIO, missing "
-	       "directory, ...)\n"
-	       "  71   a system call failed (fork, pipe, ...)\n"
-	       "  75   busy (-n) or timed out (-w); see -E\n"
-	       "  76   the lock was lost while COMMAND ran (whatever its "
-	       "status)\n"
-	       "  126  COMMAND cannot be run; 127  COMMAND not found\n"
-	       "  If lockfs-run is killed by SIGINT, SIGTERM or SIGHUP while "
-	       "waiting for the\n"
-	       "  lock, it releases nothing (it holds nothing) and dies of "
-	       "that signal.\n"
-	       "\n"
-	       "Examples:\n"
-	       "  %s -n /mnt/locks/nightly -- /usr/local/bin/nightly\n"
-	       "  %s -w 30 /mnt/locks/deploy -- sh -c 'deploy --fence "
-	       "\"$LOCKFS_FENCE\"'\n"
-	       "\n"
-	       "See lockfs-run(1) and lockfs(8).\n",
-	       PROG, PROG, PROG);
+	fputs(help_text, stdout);
 }
 
 /* ---- options ---------------------------------------------------------- */
@@ -348,7 +332,7 @@ static void install(int sig, void (*fn)(int))
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = fn;
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0;  /* no SA_RESTART: a wait must end with EINTR */
+	sa.sa_flags = 0; /* no SA_RESTART: a wait must end with EINTR */
 	sigaction(sig, &sa, NULL);
 }
 
@@ -362,9 +346,9 @@ static void signals_setup(struct sigstate *ss)
 	for (i = 0; i < N_FWD; i++) {
 		sigaction(fwd_sigs[i], NULL, &ss->orig[i]);
 		ss->ignored[i] = ss->orig[i].sa_handler == SIG_IGN;
-		if (!ss->ignored[i] && (fwd_sigs[i] == SIGINT ||
-					fwd_sigs[i] == SIGTERM ||
-					fwd_sigs[i] == SIGHUP))
+		if (!ss->ignored[i] &&
+		    (fwd_sigs[i] == SIGINT || fwd_sigs[i] == SIGTERM ||
+		     fwd_sigs[i] == SIGHUP))
 			install(fwd_sigs[i], on_term);
 	}
 }
@@ -409,7 +393,7 @@ static int acquire(const struct opts *o, struct sigstate *ss, int *fd_out)
 {
 	struct sigevent sev;
 	char secs[32];
-	int fd, op = LOCK_EX;
+	int fd, err = 0, op = LOCK_EX;
 
 	fd = open(o->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
 	if (fd < 0 && (errno == EACCES || errno == EROFS))
@@ -439,41 +423,40 @@ static int acquire(const struct opts *o, struct sigstate *ss, int *fd_out)
 		if (term_sig)
 			break;
 		if (alarm_fired && o->wait_ms > 0) {
-			errno = EWOULDBLOCK;
+			err = EWOULDBLOCK;
 			break;
 		}
 		if (!flock(fd, op)) {
-			errno = 0;
+			err = 0;
 			break;
 		}
-		if (errno != EINTR)
+		err = errno;
+		if (err != EINTR)
 			break;
 		/* Interrupted: the flags above say why; anything else
 		 * (a stray signal) waits again. */
 	}
 	timer_stop();
-	if (!errno && !term_sig) {
+	if (term_sig) {
+		close(fd); /* releases the lock if it was granted meanwhile */
+		die_of(term_sig);
+	}
+	if (!err) {
 		*fd_out = fd;
 		return 0;
 	}
-	if (term_sig) {
-		close(fd);
-		die_of(term_sig);
-	}
-	if (errno == EWOULDBLOCK && o->nonblock) {
-		say("%s is locked by another holder (busy; -n)", o->path);
-		close(fd);
-		return o->conflict_code;
-	}
-	if (errno == EWOULDBLOCK) {
-		text_format_seconds_short(o->wait_ms, secs, sizeof(secs));
-		say("%s is still locked after %s s (timed out; -w %s)",
-		    o->path, secs, secs);
-		close(fd);
-		return o->conflict_code;
-	}
-	say("cannot lock %s: %s", o->path, strerror(errno));
 	close(fd);
+	if (err == EWOULDBLOCK && o->nonblock) {
+		say("%s is locked by another holder (busy; -n)", o->path);
+		return o->conflict_code;
+	}
+	if (err == EWOULDBLOCK) {
+		text_format_seconds_short(o->wait_ms, secs, sizeof(secs));
+		say("%s is still locked after %s s (timed out; -w %s)", o->path,
+		    secs, secs);
+		return o->conflict_code;
+	}
+	say("cannot lock %s: %s", o->path, strerror(err));
 	return EXIT_NOLOCK;
 }
 
@@ -495,7 +478,7 @@ static int read_text(int fd, struct buf *out)
 		if (n == 0)
 			return 0;
 		if (buf_append(out, chunk, (size_t)n))
-			return 0;  /* the fields come first: enough */
+			return 0; /* the fields come first: enough */
 		off += n;
 	}
 }
@@ -602,8 +585,8 @@ out:
 /* ---- watching for loss ------------------------------------------------ */
 
 struct watch {
-	int fd[2];     /* the lock file and its view (-1: none) */
-	int report;    /* write end: one byte when lost */
+	int fd[2];  /* the lock file and its view (-1: none) */
+	int report; /* write end: one byte when lost */
 };
 
 static void *watch_main(void *arg)
@@ -625,7 +608,8 @@ static void *watch_main(void *arg)
 		for (i = 0; i < 2; i++) {
 			if (p[i].revents & POLLNVAL) {
 				p[i].fd = -1;
-			} else if (p[i].revents & (POLLPRI | POLLERR | POLLHUP)) {
+			} else if (p[i].revents &
+				   (POLLPRI | POLLERR | POLLHUP)) {
 				if (write(w->report, "L", 1) < 0)
 					return NULL;
 				return NULL;
@@ -640,7 +624,7 @@ static void *watch_main(void *arg)
 
 struct child {
 	pid_t pid;
-	bool tty;          /* the command has the terminal's foreground */
+	bool tty; /* the command has the terminal's foreground */
 	bool done;
 	int status;
 };
@@ -653,7 +637,7 @@ static void child_exec(const struct opts *o, struct sigstate *ss, bool tty,
 
 	setpgid(0, 0);
 	if (tty)
-		tcsetpgrp(STDIN_FILENO, getpid());  /* SIGTTOU is blocked */
+		tcsetpgrp(STDIN_FILENO, getpid()); /* SIGTTOU is blocked */
 	for (i = 0; i < N_FWD; i++)
 		sigaction(fwd_sigs[i], &ss->orig[i], NULL);
 	sigaction(SIGALRM, &ss->orig_alrm, NULL);
@@ -671,8 +655,7 @@ static int spawn(const struct opts *o, struct sigstate *ss, struct child *c)
 	int p[2], e;
 	ssize_t n;
 
-	c->tty = isatty(STDIN_FILENO) &&
-		 tcgetpgrp(STDIN_FILENO) == getpgrp();
+	c->tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 	if (pipe2(p, O_CLOEXEC)) {
 		say("cannot make a pipe: %s", strerror(errno));
 		return EXIT_OSERR;
@@ -738,8 +721,8 @@ static void reap(struct child *c)
 			continue;
 		}
 		c->done = true;
-		c->status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) :
-					      WEXITSTATUS(st);
+		c->status =
+			WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 	}
 }
 
@@ -772,8 +755,8 @@ static bool supervise(const struct opts *o, struct sigstate *ss, int sfd,
 		if (kill_at_mono_ms >= 0) {
 			int64_t left = kill_at_mono_ms - clk_sys_mono_ms();
 
-			timeout = left < 0 ? 0 : (int)(left > 60000 ? 60000 :
-								      left);
+			timeout = left < 0 ? 0
+					   : (int)(left > 60000 ? 60000 : left);
 		}
 		if (poll(p, 2, timeout) < 0 && errno != EINTR) {
 			say("poll: %s", strerror(errno));
@@ -783,15 +766,16 @@ static bool supervise(const struct opts *o, struct sigstate *ss, int sfd,
 			lost = true;
 			say("lost the lock on %s (key %s) while the command "
 			    "ran; sending %s to process group %d%s",
-			    o->path, key, sig_name(o->lost_sig, sname,
-						   sizeof(sname)),
+			    o->path, key,
+			    sig_name(o->lost_sig, sname, sizeof(sname)),
 			    (int)c->pid,
-			    o->lost_sig == SIGKILL ? "" :
-			    ", SIGKILL after the grace period");
+			    o->lost_sig == SIGKILL
+				    ? ""
+				    : ", SIGKILL after the grace period");
 			kill(-c->pid, o->lost_sig);
 			if (o->lost_sig != SIGKILL)
-				kill_at_mono_ms = clk_sys_mono_ms() +
-						  o->grace_ms;
+				kill_at_mono_ms =
+					clk_sys_mono_ms() + o->grace_ms;
 		}
 		if (p[0].revents) {
 			struct signalfd_siginfo si;
@@ -856,8 +840,7 @@ static int run_command(const struct opts *o, struct sigstate *ss,
 		/* Run on, unwatched, rather than kill a started command. */
 		say("warning: cannot watch %s for loss: %s", o->path,
 		    strerror(err));
-	*lost = supervise(o, ss, sfd, lost_pipe[0], &c,
-			  getenv("LOCKFS_KEY"));
+	*lost = supervise(o, ss, sfd, lost_pipe[0], &c, getenv("LOCKFS_KEY"));
 	if (c.tty)
 		tcsetpgrp(STDIN_FILENO, getpgrp());
 	/* The watcher may still wait in poll(2); exiting ends it. */
@@ -883,7 +866,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGCHLD);
 	sigaddset(&sigs, SIGALRM);
-	sigaddset(&sigs, SIGTTOU);  /* for tcsetpgrp from the background */
+	sigaddset(&sigs, SIGTTOU); /* for tcsetpgrp from the background */
 	for (i = 0; i < N_FWD; i++)
 		sigaddset(&sigs, fwd_sigs[i]);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);

@@ -3,10 +3,11 @@
 # (lease=2,heartbeat=0.5,safe_period=1.5). hold=fd: killing or closing the
 # holder releases at once, a forked copy of the fd keeps it; hold=pgrp: the
 # lock lives while any process of the acquiring group lives; hold=unlink:
-# only unlink or unmount releases. kill -9 of a daemon: another mount takes the lock
-# only after a whole lease from its first sighting (never earlier) and soon
-# after; an expired lock is invisible. SIGTERM of a daemon releases its
-# locks at once and it exits 0.
+# only unlink or unmount releases. kill -9 of a daemon: another mount takes
+# the lock only after a whole lease from its first sighting (never earlier)
+# and soon after; an expired lock is invisible, and an fd opened before
+# reads state: expired. SIGTERM of a daemon releases its locks at once and
+# it exits 0.
 . "$(dirname "$0")/lib.sh"
 
 plan 46

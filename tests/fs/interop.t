@@ -3,13 +3,12 @@
 # the library's calls and conditions through boto3) exclude each other on the
 # same key. lockfs rows are valid python_dynamodb_lock items (required
 # attributes and types, expiry_time = now + 1 h); a python-held key gives
-# EEXIST on the mount and cat shows only the fields the row has; releases
-# on either side let the other acquire; fences survive a python holder in
-# between; a python lock that stops
-# heartbeating is taken over only a whole lease (its lease_duration) after
-# lockfs last saw its version change; a python lock broken by allow_break
-# makes the python client's heartbeat fail; python keys with '/' are
-# files in directories.
+# EEXIST on the mount and cat shows only the fields the row has; releases on
+# either side let the other acquire; fences survive a python holder in
+# between; a python lock that stops heartbeating is taken over only a whole
+# lease (its lease_duration) after lockfs last saw its version change; a
+# python lock broken by allow_break makes the python client's heartbeat
+# fail; python keys with '/' are files in directories.
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3

@@ -3,14 +3,14 @@
 # no kernel caching (entry_timeout=0,attr_timeout=0): exclusion (EEXIST),
 # release on one lets another acquire at once, a race of three mounts for
 # the same keys has exactly one winner, EPERM when another mount unlinks,
-# writes or truncates a lock, allow_break for root only (and the old
+# writes, truncates or links a lock, allow_break for root only (and the old
 # holder then learns it lost the lock), what another mount shows (cat,
 # stat, ls, xattrs, data), directories across mounts (also a directory
 # that exists only because it has locks), and prefix= mounts that see only
 # their subtree.
 . "$(dirname "$0")/lib.sh"
 
-plan 85
+plan 86
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 NC=entry_timeout=0,attr_timeout=0
@@ -48,6 +48,7 @@ expect EPERM write "$B/k" hijack O_WRONLY,O_TRUNC
 expect EPERM truncate "$B/k" 0
 expect EPERM chmod "$B/k" 0600
 expect EPERM rename "$B/k" "$B/k2"
+expect EPERM link "$B/k" "$B/k3"
 expect_as 65534 EPERM unlink "$C/k"
 is "$(field "$("$T" read "$A/k")" state)" held "A still holds k"
 

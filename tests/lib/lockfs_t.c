@@ -34,7 +34,8 @@
  *         child keep|close  fork a child that keeps (or closes) the fd and
  *                           sleeps until killed; prints its pid (children
  *                           are reaped at once: SIGCHLD is ignored)
- *         signals           signals received so far: "USR1=n USR2=n HUP=n"
+ *         signals           counts of signals received so far:
+ *                           "USR1=n USR2=n HUP=n ALRM=n"
  *         pid               "pid=P pgid=G"
  *         exit              exit 0
  *       USR1, USR2, HUP and ALRM are counted (and interrupt a blocking
@@ -62,29 +63,52 @@ static const struct {
 	int num;
 	const char *name;
 } errnames[] = {
-	{ EPERM, "EPERM" },	      { ENOENT, "ENOENT" },
-	{ ESRCH, "ESRCH" },	      { EINTR, "EINTR" },
-	{ EIO, "EIO" },		      { ENXIO, "ENXIO" },
-	{ E2BIG, "E2BIG" },	      { EBADF, "EBADF" },
-	{ ECHILD, "ECHILD" },	      { EAGAIN, "EAGAIN" },
-	{ ENOMEM, "ENOMEM" },	      { EACCES, "EACCES" },
-	{ EFAULT, "EFAULT" },	      { EBUSY, "EBUSY" },
-	{ EEXIST, "EEXIST" },	      { EXDEV, "EXDEV" },
-	{ ENODEV, "ENODEV" },	      { ENOTDIR, "ENOTDIR" },
-	{ EISDIR, "EISDIR" },	      { EINVAL, "EINVAL" },
-	{ ENFILE, "ENFILE" },	      { EMFILE, "EMFILE" },
-	{ ETXTBSY, "ETXTBSY" },	      { EFBIG, "EFBIG" },
-	{ ENOSPC, "ENOSPC" },	      { ESPIPE, "ESPIPE" },
-	{ EROFS, "EROFS" },	      { EMLINK, "EMLINK" },
-	{ EPIPE, "EPIPE" },	      { ERANGE, "ERANGE" },
-	{ EDEADLK, "EDEADLK" },	      { ENAMETOOLONG, "ENAMETOOLONG" },
-	{ ENOLCK, "ENOLCK" },	      { ENOSYS, "ENOSYS" },
-	{ ENOTEMPTY, "ENOTEMPTY" },   { ELOOP, "ELOOP" },
-	{ ENODATA, "ENODATA" },	      { ENOTSUP, "ENOTSUP" },
-	{ ENOTCONN, "ENOTCONN" },     { ETIMEDOUT, "ETIMEDOUT" },
-	{ ECONNREFUSED, "ECONNREFUSED" }, { ESTALE, "ESTALE" },
-	{ ECANCELED, "ECANCELED" },   { EOVERFLOW, "EOVERFLOW" },
-	{ EILSEQ, "EILSEQ" },	      { EPROTO, "EPROTO" },
+	{ EPERM, "EPERM" },
+	{ ENOENT, "ENOENT" },
+	{ ESRCH, "ESRCH" },
+	{ EINTR, "EINTR" },
+	{ EIO, "EIO" },
+	{ ENXIO, "ENXIO" },
+	{ E2BIG, "E2BIG" },
+	{ EBADF, "EBADF" },
+	{ ECHILD, "ECHILD" },
+	{ EAGAIN, "EAGAIN" },
+	{ ENOMEM, "ENOMEM" },
+	{ EACCES, "EACCES" },
+	{ EFAULT, "EFAULT" },
+	{ EBUSY, "EBUSY" },
+	{ EEXIST, "EEXIST" },
+	{ EXDEV, "EXDEV" },
+	{ ENODEV, "ENODEV" },
+	{ ENOTDIR, "ENOTDIR" },
+	{ EISDIR, "EISDIR" },
+	{ EINVAL, "EINVAL" },
+	{ ENFILE, "ENFILE" },
+	{ EMFILE, "EMFILE" },
+	{ ETXTBSY, "ETXTBSY" },
+	{ EFBIG, "EFBIG" },
+	{ ENOSPC, "ENOSPC" },
+	{ ESPIPE, "ESPIPE" },
+	{ EROFS, "EROFS" },
+	{ EMLINK, "EMLINK" },
+	{ EPIPE, "EPIPE" },
+	{ ERANGE, "ERANGE" },
+	{ EDEADLK, "EDEADLK" },
+	{ ENAMETOOLONG, "ENAMETOOLONG" },
+	{ ENOLCK, "ENOLCK" },
+	{ ENOSYS, "ENOSYS" },
+	{ ENOTEMPTY, "ENOTEMPTY" },
+	{ ELOOP, "ELOOP" },
+	{ ENODATA, "ENODATA" },
+	{ ENOTSUP, "ENOTSUP" },
+	{ ENOTCONN, "ENOTCONN" },
+	{ ETIMEDOUT, "ETIMEDOUT" },
+	{ ECONNREFUSED, "ECONNREFUSED" },
+	{ ESTALE, "ESTALE" },
+	{ ECANCELED, "ECANCELED" },
+	{ EOVERFLOW, "EOVERFLOW" },
+	{ EILSEQ, "EILSEQ" },
+	{ EPROTO, "EPROTO" },
 };
 
 static const char *errname(int e)
@@ -118,7 +142,8 @@ static void usage(void)
 	fputs("usage: lockfs-t VERB ARGS...\n"
 	      "  open PATH FLAGS [MODE]        read PATH\n"
 	      "  write PATH DATA [FLAGS]       fsync PATH FLAGS [MODE]\n"
-	      "  poll PATH FLAGS MS [pri]      hold [--pgrp] PATH FLAGS [MODE]\n"
+	      "  poll PATH FLAGS MS [pri]      hold [--pgrp] PATH FLAGS "
+	      "[MODE]\n"
 	      "  unlink PATH   mkdir PATH MODE   rmdir PATH\n"
 	      "  rename A B    link A B    symlink TARGET PATH\n"
 	      "  mknod PATH reg|fifo [MODE]    chmod PATH MODE\n"
@@ -190,7 +215,8 @@ static struct bytes unescape(const char *s)
 
 			n = strtoul(s + 2, &end, 10);
 			if (*end != '}' || !end[1]) {
-				fprintf(stderr, "lockfs-t: bad \\{N}C escape\n");
+				fprintf(stderr,
+					"lockfs-t: bad \\{N}C escape\n");
 				exit(2);
 			}
 			s = end + 1;
@@ -222,11 +248,16 @@ static int parse_flags(const char *s)
 		const char *name;
 		int flag;
 	} names[] = {
-		{ "O_RDONLY", O_RDONLY },     { "O_WRONLY", O_WRONLY },
-		{ "O_RDWR", O_RDWR },	      { "O_CREAT", O_CREAT },
-		{ "O_EXCL", O_EXCL },	      { "O_TRUNC", O_TRUNC },
-		{ "O_APPEND", O_APPEND },     { "O_NONBLOCK", O_NONBLOCK },
-		{ "O_DIRECTORY", O_DIRECTORY }, { "O_NOFOLLOW", O_NOFOLLOW },
+		{ "O_RDONLY", O_RDONLY },
+		{ "O_WRONLY", O_WRONLY },
+		{ "O_RDWR", O_RDWR },
+		{ "O_CREAT", O_CREAT },
+		{ "O_EXCL", O_EXCL },
+		{ "O_TRUNC", O_TRUNC },
+		{ "O_APPEND", O_APPEND },
+		{ "O_NONBLOCK", O_NONBLOCK },
+		{ "O_DIRECTORY", O_DIRECTORY },
+		{ "O_NOFOLLOW", O_NOFOLLOW },
 		{ "0", 0 },
 	};
 	char *copy = strdup(s), *tok, *save = NULL;
@@ -319,9 +350,9 @@ static void print_revents(short re)
 		short bit;
 		const char *name;
 	} bits[] = {
-		{ POLLIN, "POLLIN" },	  { POLLPRI, "POLLPRI" },
-		{ POLLOUT, "POLLOUT" },	  { POLLERR, "POLLERR" },
-		{ POLLHUP, "POLLHUP" },	  { POLLNVAL, "POLLNVAL" },
+		{ POLLIN, "POLLIN" },	{ POLLPRI, "POLLPRI" },
+		{ POLLOUT, "POLLOUT" }, { POLLERR, "POLLERR" },
+		{ POLLHUP, "POLLHUP" }, { POLLNVAL, "POLLNVAL" },
 	};
 	size_t i;
 	int any = 0;
@@ -466,7 +497,7 @@ static int hold(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = count_signal;  /* no SA_RESTART: EINTR is visible */
+	sa.sa_handler = count_signal; /* no SA_RESTART: EINTR is visible */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGUSR2, &sa, NULL);
@@ -510,7 +541,8 @@ static int hold(int argc, char **argv)
 
 			if (sp)
 				*sp++ = '\0';
-			do_poll(fd, (int)parse_num(arg), sp && !strcmp(sp, "pri"));
+			do_poll(fd, (int)parse_num(arg),
+				sp && !strcmp(sp, "pri"));
 		} else if (!strcmp(cmd, "flock") && arg) {
 			do_flock(fd, arg);
 		} else if (!strcmp(cmd, "setlk") && arg) {
@@ -621,10 +653,10 @@ int main(int argc, char **argv)
 	argv += 2;
 	argc -= 2;
 
-#define NEED(n)                    \
-	do {                       \
-		if (argc < (n))    \
-			usage();   \
+#define NEED(n)                                                                \
+	do {                                                                   \
+		if (argc < (n))                                                \
+			usage();                                               \
 	} while (0)
 
 	if (!strcmp(verb, "hold"))
@@ -675,8 +707,8 @@ int main(int argc, char **argv)
 		NEED(3);
 		if (with_fd(path_arg(argv[0]), argv[1], NULL, &fd))
 			return 1;
-		rc = verb[0] == 'f' ? do_flock(fd, argv[2]) :
-				      do_setlk(fd, argv[2]);
+		rc = verb[0] == 'f' ? do_flock(fd, argv[2])
+				    : do_setlk(fd, argv[2]);
 		close(fd);
 		return rc;
 	}
@@ -684,29 +716,28 @@ int main(int argc, char **argv)
 		return unlink(path_arg(argv[0])) ? fail(errno) : done();
 	if (!strcmp(verb, "mkdir")) {
 		NEED(2);
-		return mkdir(path_arg(argv[0]), parse_mode(argv[1])) ?
-			       fail(errno) :
-			       done();
+		return mkdir(path_arg(argv[0]), parse_mode(argv[1]))
+			       ? fail(errno)
+			       : done();
 	}
 	if (!strcmp(verb, "rmdir"))
 		return rmdir(path_arg(argv[0])) ? fail(errno) : done();
 	if (!strcmp(verb, "rename")) {
 		NEED(2);
-		return rename(path_arg(argv[0]), path_arg(argv[1])) ?
-			       fail(errno) :
-			       done();
+		return rename(path_arg(argv[0]), path_arg(argv[1]))
+			       ? fail(errno)
+			       : done();
 	}
 	if (!strcmp(verb, "link")) {
 		NEED(2);
-		return link(path_arg(argv[0]), path_arg(argv[1])) ?
-			       fail(errno) :
-			       done();
+		return link(path_arg(argv[0]), path_arg(argv[1])) ? fail(errno)
+								  : done();
 	}
 	if (!strcmp(verb, "symlink")) {
 		NEED(2);
-		return symlink(path_arg(argv[0]), path_arg(argv[1])) ?
-			       fail(errno) :
-			       done();
+		return symlink(path_arg(argv[0]), path_arg(argv[1]))
+			       ? fail(errno)
+			       : done();
 	}
 	if (!strcmp(verb, "mknod")) {
 		mode_t type;
@@ -719,34 +750,33 @@ int main(int argc, char **argv)
 		else
 			usage();
 		return mknod(path_arg(argv[0]),
-			     type | (argc > 2 ? parse_mode(argv[2]) : 0644),
-			     0) ?
-			       fail(errno) :
-			       done();
+			     type | (argc > 2 ? parse_mode(argv[2]) : 0644), 0)
+			       ? fail(errno)
+			       : done();
 	}
 	if (!strcmp(verb, "chmod")) {
 		NEED(2);
-		return chmod(path_arg(argv[0]), parse_mode(argv[1])) ?
-			       fail(errno) :
-			       done();
+		return chmod(path_arg(argv[0]), parse_mode(argv[1]))
+			       ? fail(errno)
+			       : done();
 	}
 	if (!strcmp(verb, "chown")) {
 		NEED(3);
 		return chown(path_arg(argv[0]), (uid_t)parse_num(argv[1]),
-			     (gid_t)parse_num(argv[2])) ?
-			       fail(errno) :
-			       done();
+			     (gid_t)parse_num(argv[2]))
+			       ? fail(errno)
+			       : done();
 	}
 	if (!strcmp(verb, "truncate")) {
 		NEED(2);
-		return truncate(path_arg(argv[0]), (off_t)parse_num(argv[1])) ?
-			       fail(errno) :
-			       done();
+		return truncate(path_arg(argv[0]), (off_t)parse_num(argv[1]))
+			       ? fail(errno)
+			       : done();
 	}
 	if (!strcmp(verb, "utimens"))
-		return utimensat(AT_FDCWD, path_arg(argv[0]), NULL, 0) ?
-			       fail(errno) :
-			       done();
+		return utimensat(AT_FDCWD, path_arg(argv[0]), NULL, 0)
+			       ? fail(errno)
+			       : done();
 	if (!strcmp(verb, "stat"))
 		return do_stat(path_arg(argv[0]), 1);
 	if (!strcmp(verb, "lstat"))
@@ -762,14 +792,14 @@ int main(int argc, char **argv)
 
 		NEED(3);
 		v = unescape(argv[2]);
-		return setxattr(path_arg(argv[0]), argv[1], v.p, v.len, 0) ?
-			       fail(errno) :
-			       done();
+		return setxattr(path_arg(argv[0]), argv[1], v.p, v.len, 0)
+			       ? fail(errno)
+			       : done();
 	}
 	if (!strcmp(verb, "removexattr")) {
 		NEED(2);
-		return removexattr(path_arg(argv[0]), argv[1]) ? fail(errno) :
-								 done();
+		return removexattr(path_arg(argv[0]), argv[1]) ? fail(errno)
+							       : done();
 	}
 	if (!strcmp(verb, "statfs")) {
 		struct statfs sf;

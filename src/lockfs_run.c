@@ -743,7 +743,7 @@ static bool supervise(const struct opts *o, struct sigstate *ss, int sfd,
 {
 	int64_t kill_at_mono_ms = -1;
 	bool lost = false;
-	char sname[32];
+	char sname[32], gs[32];
 
 	while (!c->done) {
 		struct pollfd p[2] = {
@@ -763,15 +763,21 @@ static bool supervise(const struct opts *o, struct sigstate *ss, int sfd,
 			break;
 		}
 		if (p[1].revents) {
+			char then[64] = "";
+
 			lost = true;
+			if (o->lost_sig != SIGKILL) {
+				text_format_seconds_short(o->grace_ms, gs,
+							  sizeof(gs));
+				snprintf(then, sizeof(then),
+					 ", SIGKILL in %s s if it still runs",
+					 gs);
+			}
 			say("lost the lock on %s (key %s) while the command "
 			    "ran; sending %s to process group %d%s",
 			    o->path, key,
 			    sig_name(o->lost_sig, sname, sizeof(sname)),
-			    (int)c->pid,
-			    o->lost_sig == SIGKILL
-				    ? ""
-				    : ", SIGKILL after the grace period");
+			    (int)c->pid, then);
 			kill(-c->pid, o->lost_sig);
 			if (o->lost_sig != SIGKILL)
 				kill_at_mono_ms =
@@ -790,8 +796,6 @@ static bool supervise(const struct opts *o, struct sigstate *ss, int sfd,
 		reap(c);
 		if (!c->done && kill_at_mono_ms >= 0 &&
 		    clk_sys_mono_ms() >= kill_at_mono_ms) {
-			char gs[32];
-
 			text_format_seconds_short(o->grace_ms, gs, sizeof(gs));
 			say("the command still runs %s s after losing the "
 			    "lock; sending SIGKILL to process group %d",

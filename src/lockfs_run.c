@@ -532,7 +532,8 @@ static bool all_digits(const char *s)
  * another mount (no fence allocated, no POLLPRI on loss). A file opened
  * while we hold the key is bound to our lock. Returns 0, EXIT_LOST if the
  * lock is already lost, or another exit status. */
-static int set_identity(const struct opts *o, int fd, int *view_fd)
+static int set_identity(const struct opts *o, int fd, int *view_fd,
+			bool *on_lockfs)
 {
 	struct buf text = BUF_INIT;
 	char *key, *fence = NULL, *owner = NULL, *state = NULL;
@@ -540,6 +541,7 @@ static int set_identity(const struct opts *o, int fd, int *view_fd)
 
 	buf_init(&text, TEXT_MAX);
 	key = get_xattr(fd, "user.lockfs.key");
+	*on_lockfs = key != NULL;
 	if (key) {
 		vfd = open(o->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		*view_fd = vfd;
@@ -584,39 +586,32 @@ out:
 
 /* ---- watching for loss ------------------------------------------------ */
 
+/* Only a file opened after the grant is watched: a file opened before a
+ * wait may be bound to the previous holder's lock on this mount, and that
+ * one being lost is no news of ours. */
 struct watch {
-	int fd[2];  /* the lock file and its view (-1: none) */
+	int fd;	    /* the file to poll for POLLPRI */
 	int report; /* write end: one byte when lost */
 };
 
 static void *watch_main(void *arg)
 {
 	struct watch *w = arg;
-	struct pollfd p[2] = {
-		{ .fd = w->fd[0], .events = POLLPRI },
-		{ .fd = w->fd[1], .events = POLLPRI },
-	};
-	int i;
+	struct pollfd p = { .fd = w->fd, .events = POLLPRI };
 
 	for (;;) {
-		int rc = poll(p, 2, -1);
+		int rc = poll(&p, 1, -1);
 
 		if (rc < 0 && errno == EINTR)
 			continue;
-		if (rc < 0)
+		if (rc < 0 || (p.revents & POLLNVAL))
 			return NULL;
-		for (i = 0; i < 2; i++) {
-			if (p[i].revents & POLLNVAL) {
-				p[i].fd = -1;
-			} else if (p[i].revents &
-				   (POLLPRI | POLLERR | POLLHUP)) {
-				if (write(w->report, "L", 1) < 0)
-					return NULL;
+		if (p.revents & (POLLPRI | POLLERR | POLLHUP)) {
+			/* lockfs: lost; a dead daemon (ENOTCONN) too. */
+			if (write(w->report, "L", 1) < 0)
 				return NULL;
-			}
-		}
-		if (p[0].fd < 0 && p[1].fd < 0)
 			return NULL;
+		}
 	}
 }
 
@@ -818,10 +813,11 @@ static bool supervise(const struct opts *o, struct sigstate *ss, int sfd,
 	return lost;
 }
 
-/* Runs the command while fd holds the lock; returns its exit status (or
- * lockfs-run's own), *lost set if the lock was lost meanwhile. */
+/* Runs the command while we hold the lock, watching watch_fd (if >= 0) for
+ * its loss; returns the command's exit status (or lockfs-run's own), *lost
+ * set if the lock was lost meanwhile. */
 static int run_command(const struct opts *o, struct sigstate *ss,
-		       const sigset_t *sigs, int fd, int view_fd, bool *lost)
+		       const sigset_t *sigs, int watch_fd, bool *lost)
 {
 	struct child c = { 0 };
 	struct watch w;
@@ -836,19 +832,29 @@ static int run_command(const struct opts *o, struct sigstate *ss,
 	rc = spawn(o, ss, &c);
 	if (rc)
 		return rc;
-	w.fd[0] = fd;
-	w.fd[1] = view_fd;
-	w.report = lost_pipe[1];
-	err = pthread_create(&watcher, NULL, watch_main, &w);
-	if (err)
-		/* Run on, unwatched, rather than kill a started command. */
-		say("warning: cannot watch %s for loss: %s", o->path,
-		    strerror(err));
+	if (watch_fd >= 0) {
+		w.fd = watch_fd;
+		w.report = lost_pipe[1];
+		err = pthread_create(&watcher, NULL, watch_main, &w);
+		if (err)
+			/* Run on, unwatched, rather than kill the command. */
+			say("warning: cannot watch %s for loss: %s", o->path,
+			    strerror(err));
+	}
 	*lost = supervise(o, ss, sfd, lost_pipe[0], &c, getenv("LOCKFS_KEY"));
 	if (c.tty)
 		tcsetpgrp(STDIN_FILENO, getpgrp());
 	/* The watcher may still wait in poll(2); exiting ends it. */
 	return *lost ? EXIT_LOST : c.status;
+}
+
+/* The file whose POLLPRI means our lock is lost: the one opened after the
+ * grant; on other file systems none. */
+static int watch_fd(bool on_lockfs, int fd, int view_fd)
+{
+	if (!on_lockfs)
+		return -1;
+	return view_fd >= 0 ? view_fd : fd;
 }
 
 int main(int argc, char **argv)
@@ -857,7 +863,7 @@ int main(int argc, char **argv)
 	struct sigstate ss;
 	sigset_t sigs;
 	int fd = -1, view_fd = -1, rc;
-	bool lost = false;
+	bool lost = false, on_lockfs = false;
 	size_t i;
 
 	parse_opts(argc, argv, &o);
@@ -878,11 +884,12 @@ int main(int argc, char **argv)
 		close(fd);
 		die_of(term_sig);
 	}
-	rc = set_identity(&o, fd, &view_fd);
+	rc = set_identity(&o, fd, &view_fd, &on_lockfs);
 	if (rc == EXIT_LOST)
 		lost = true;
 	else if (!rc)
-		rc = run_command(&o, &ss, &sigs, fd, view_fd, &lost);
+		rc = run_command(&o, &ss, &sigs,
+				 watch_fd(on_lockfs, fd, view_fd), &lost);
 	if (view_fd >= 0)
 		close(view_fd);
 	/* A lost lock has nothing to release (lockfs answers EIO). */

@@ -16,7 +16,7 @@
 R=$LOCKFS_RUN_BIN
 [ -x "$R" ] || { echo "Bail out! $R is missing (build lockfs-run)"; exit 1; }
 
-plan 97
+plan 101
 
 # ---- helpers (local to this file) ------------------------------------------
 
@@ -300,6 +300,14 @@ spawn l3 --grace 1 "$M/l3" -- "$WORK/victim.sh" "$WORK/l3" ignore
 spawn l4 --signal KILL "$M/l4" -- "$WORK/victim.sh" "$WORK/l4" ignore
 ready l2 && ready l3 && ready l4 && wait_for 10 in_status "$M" l1
 ok $? "four commands run under locks on L"
+# flock(1) holds pq on L; a lockfs-run on L waits for it. flock(1) does not
+# notice the loss and keeps its file open (bound to its lost lock).
+flock "$M/pq" sleep 25 &
+fpid=$!
+track_pid "$fpid"
+wait_for 10 in_status "$M" pq
+ok $? "flock(1) holds pq on L"
+spawn q -w 25 "$M/pq" -- "$H" "$WORK/q"
 sleep 1 # a few good heartbeats
 kill -STOP "$PRIV_PID"
 t_stop=$(now_ms)
@@ -334,6 +342,17 @@ like "$(grep -v '^lockfs-run: lost' "$WORK/l3.err" | grep '^lockfs-run')" "^lock
 ok "$(wait_for 3 eval '! alive '"$(cat "$WORK/l3.grandchild")" && echo 0)" \
 	"... and its child, which ignored SIGTERM too, got SIGKILL"
 kill -CONT "$PRIV_PID"
+t_cont=$(now_ms)
+# The waiter gets pq once the lost holder's row is gone; the loss of that
+# other holder (whose lock its file may have been opened on) is not its own.
+ready q
+ok $? "after the outage the lockfs-run waiting behind the lost flock(1) runs ($(($(now_ms) - t_cont)) ms)"
+is "$(field "$(cat "$M/pq")" state)|$(sed -n 2p "$WORK/q.env")" "held|$(field "$(cat "$M/pq")" fence)" \
+	"... holding pq, with its fence in LOCKFS_FENCE"
+go q
+finish q
+is "$RC|$(cat "$WORK/q.err")" "0|" "... and exits 0: another holder's loss is not its loss"
+kill "$(ps -o pid= --ppid "$fpid")" "$fpid" 2>/dev/null
 run_r -w 20 "$M/l1" -- sh -c 'printf %s "$LOCKFS_FENCE"'
 is "$RC" 0 "after the outage lockfs-run takes l1 again"
 mount_stop a

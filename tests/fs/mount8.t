@@ -27,6 +27,7 @@ if [ -z "${LOCKFS_MOUNT8_PARENT_NS:-}" ] && [ -z "${LOCKFS_MOUNT8_NO_NS:-}" ] &&
 fi
 . "$(dirname "$0")/lib.sh"
 
+[ "$(id -u)" = 0 ] || skip_all "mount(8) and mount.fuse3 need root"
 plan 60
 
 HELPER=${LOCKFS_MOUNT_HELPER:-$_root/mount/mount.lockfs}

@@ -25,9 +25,9 @@
 
 #define TAG "fs"
 #define FS_FIRST_INO 16
-/* Directories seen only through the keys under them stay visible to
- * lookups this long after a listing showed them. */
-#define FS_IMPLICIT_DIR_MS 60000
+/* Directories seen only through the keys under them (written by other
+ * clients) are known from listings: a listing of their parent adds them and
+ * drops the ones no longer there. */
 
 struct fs_node {
 	uint64_t ino;
@@ -458,18 +458,51 @@ static void fill_entry(const struct fs *fs, struct fs_entry *e)
 
 static bool implicit_dir_known(struct fs *fs, const char *full)
 {
-	int64_t *seen;
-	bool yes = false;
+	bool yes;
 
 	pthread_mutex_lock(&fs->mu);
-	seen = smap_get(&fs->implicit, full);
-	if (seen) {
-		yes = clk_sys_mono_ms() - *seen < FS_IMPLICIT_DIR_MS;
-		if (!yes)
-			free(smap_del(&fs->implicit, full));
-	}
+	yes = smap_get(&fs->implicit, full) != NULL;
 	pthread_mutex_unlock(&fs->mu);
 	return yes;
+}
+
+struct prune {
+	struct fs *fs;
+	const char *under;        /* "<prefix><dir>/" of the listing */
+	size_t len;
+	int64_t listed_mono_ms;   /* entries seen before this are gone */
+	char *gone[64];
+	int n;
+};
+
+static void prune_cb(void *arg, const char *key, void *value)
+{
+	struct prune *p = arg;
+	int64_t *seen = value;
+
+	if (p->n < 64 && !strncmp(key, p->under, p->len) &&
+	    !strchr(key + p->len, '/') && *seen < p->listed_mono_ms)
+		p->gone[p->n++] = (char *)key;
+}
+
+/* After a listing of under: forget implicit directories directly in it
+ * that the listing did not show. */
+static void implicit_dir_prune(struct fs *fs, const char *under,
+			       int64_t listed_mono_ms)
+{
+	struct prune p = { fs, under, strlen(under), listed_mono_ms, { 0 }, 0 };
+	int i;
+
+	pthread_mutex_lock(&fs->mu);
+	smap_each(&fs->implicit, prune_cb, &p);
+	for (i = 0; i < p.n; i++) {
+		char *k = strdup(p.gone[i]);
+
+		if (k)
+			free(smap_del(&fs->implicit, k));
+		free(k);
+	}
+	pthread_mutex_unlock(&fs->mu);
 }
 
 static void implicit_dir_note(struct fs *fs, const char *full)
@@ -947,6 +980,14 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 		return -ENOMEM;
 	record_init(&row);
 	record_init(&mine);
+	if (h->lk && lock_get_state(fs->eng, h->lk) == LOCK_LOST) {
+		/* Lost is final and ours to tell: no request needed (and
+		 * DynamoDB may well be unreachable right now). */
+		rc = lock_snapshot(fs->eng, h->lk, &mine, NULL);
+		if (!rc)
+			rc = render_lock_text(&mine, RENDER_LOST, out);
+		goto out;
+	}
 	if (h->lk) {
 		/* Our lock: its state is ours to tell; the row is read fresh. */
 		if ((h->holding || h->by_holder) &&
@@ -1707,12 +1748,15 @@ int fs_opendir(struct fs *fs, uint64_t ino, uint64_t *dh)
 	w.dl = dl;
 	w.skip = strlen(under);
 	smap_init(&w.seen);
+	int64_t listed = clk_sys_mono_ms();
+
 	rc = fs->st->ops->list(fs->st, under, 0, list_row, &w);
 	smap_fini(&w.seen);
 	if (rc) {
 		rc = user_err(rc, "list", under);
 		goto fail;
 	}
+	implicit_dir_prune(fs, under, listed);
 done:
 	free(rel);
 	free(under);
@@ -1779,6 +1823,32 @@ void fs_releasedir(struct fs *fs, uint64_t dh)
 	}
 	pthread_mutex_unlock(&fs->mu);
 	free(dl);
+}
+
+/* ---- the prefix --------------------------------------------------------- */
+
+int fs_ensure_prefix_dirs(struct fs *fs)
+{
+	struct dir_record d;
+	size_t i;
+	int rc = 0;
+
+	dir_record_init(&d);
+	d.mode = fs->cfg.root_mode & 07777;
+	d.uid = fs->cfg.root_uid;
+	d.gid = fs->cfg.root_gid;
+	d.created_real_ms = now_real_ms();
+	for (i = 1; i < fs->prefix_len && !rc; i++) {
+		if (fs->prefix[i] != '/' || fs->prefix[i - 1] == '/')
+			continue;
+		d.key = strndup(fs->prefix, i);
+		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, 0) : -ENOMEM;
+		if (rc == -EEXIST)
+			rc = 0;
+		free(d.key);
+		d.key = NULL;
+	}
+	return rc;
 }
 
 /* ---- file locks ------------------------------------------------------- */

@@ -158,6 +158,11 @@ int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool *held,
 /* The open file's lock owner closed it: drop its file locks of kind. */
 void fs_filelock_drop(struct fs *fs, uint64_t fh, uint64_t owner, int kind);
 
+/* A mount with prefix "a/b/" records the directories "a" and "a/b", so
+ * that mounts of the table's root see its locks' path like any other
+ * directory. 0 or -errno (the mount works without them). */
+int fs_ensure_prefix_dirs(struct fs *fs);
+
 struct fs_statfs {
 	uint64_t blocks, bfree, files, ffree;
 	uint32_t bsize, namemax;

@@ -201,6 +201,11 @@ int main(int argc, char **argv)
 		die("out of memory");
 	struct lock_callbacks cb = { fs_on_lost, fs_on_released, fs };
 	lock_engine_set_callbacks(eng, &cb);
+	rc = fs_ensure_prefix_dirs(fs);
+	if (rc)
+		log_warn("main",
+			 "cannot record the directories of prefix %s (%s); other mounts see them once listed",
+			 o.prefix, strerror(-rc));
 	struct flk_config flc = { .reply = fsops_reply_lock };
 	flk = flk_new(&flc, eng, store, obs, &metrics);
 	if (!flk)
@@ -243,7 +248,11 @@ int main(int argc, char **argv)
 	fuse_loop_cfg_set_max_threads(loop, o.max_threads);
 	fuse_loop_cfg_set_clone_fd(loop, 0);
 	rc = fuse_session_loop_mt(se, loop);
-	exit_code = rc ? 1 : 0;
+	/* Unmounted (0) or ended by a signal (libfuse returns its number):
+	 * both are a clean stop. Only a negative value is a failure. */
+	exit_code = rc < 0 ? 1 : 0;
+	if (rc > 0)
+		log_info("main", "stopping on signal %d", rc);
 
 	/* Unmounted or signalled: give every lock back. */
 	flk_stop(flk);

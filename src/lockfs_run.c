@@ -594,10 +594,13 @@ struct watch {
 	int report; /* write end: one byte when lost */
 };
 
+/* Owns arg (a malloc'd struct watch): it may outlive its creator's frame. */
 static void *watch_main(void *arg)
 {
-	struct watch *w = arg;
-	struct pollfd p = { .fd = w->fd, .events = POLLPRI };
+	struct watch w = *(struct watch *)arg;
+	struct pollfd p = { .fd = w.fd, .events = POLLPRI };
+
+	free(arg);
 
 	for (;;) {
 		int rc = poll(&p, 1, -1);
@@ -608,7 +611,7 @@ static void *watch_main(void *arg)
 			return NULL;
 		if (p.revents & (POLLPRI | POLLERR | POLLHUP)) {
 			/* lockfs: lost; a dead daemon (ENOTCONN) too. */
-			if (write(w->report, "L", 1) < 0)
+			if (write(w.report, "L", 1) < 0)
 				return NULL;
 			return NULL;
 		}
@@ -820,7 +823,7 @@ static int run_command(const struct opts *o, struct sigstate *ss,
 		       const sigset_t *sigs, int watch_fd, bool *lost)
 {
 	struct child c = { 0 };
-	struct watch w;
+	struct watch *w;
 	pthread_t watcher;
 	int sfd, lost_pipe[2], rc, err;
 
@@ -832,14 +835,20 @@ static int run_command(const struct opts *o, struct sigstate *ss,
 	rc = spawn(o, ss, &c);
 	if (rc)
 		return rc;
-	if (watch_fd >= 0) {
-		w.fd = watch_fd;
-		w.report = lost_pipe[1];
-		err = pthread_create(&watcher, NULL, watch_main, &w);
-		if (err)
+	w = watch_fd >= 0 ? malloc(sizeof(*w)) : NULL;
+	if (w) {
+		w->fd = watch_fd;
+		w->report = lost_pipe[1];
+		err = pthread_create(&watcher, NULL, watch_main, w);
+		if (err) {
+			free(w);
 			/* Run on, unwatched, rather than kill the command. */
 			say("warning: cannot watch %s for loss: %s", o->path,
 			    strerror(err));
+		}
+	} else if (watch_fd >= 0) {
+		say("warning: cannot watch %s for loss: %s", o->path,
+		    strerror(ENOMEM));
 	}
 	*lost = supervise(o, ss, sfd, lost_pipe[0], &c, getenv("LOCKFS_KEY"));
 	if (c.tty)

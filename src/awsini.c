@@ -350,7 +350,6 @@ int awsini_parse(const char *text, size_t len, struct awsini **out,
 int awsini_load(const char *path, struct awsini **out, int *err_line)
 {
 	struct buf text;
-	char chunk[8192];
 	struct stat stbuf;
 	int fd, rc = 0;
 
@@ -374,23 +373,8 @@ int awsini_load(const char *path, struct awsini **out, int *err_line)
 		return -EFBIG;
 	}
 	buf_init(&text, AWSINI_MAX_BYTES);
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		rc = buf_append(&text, chunk, (size_t)n);
-		if (rc)
-			break;
-	}
+	rc = buf_read_fd(&text, fd);
 	close(fd);
-	buf_wipe(chunk, sizeof(chunk));
 	if (!rc)
 		rc = awsini_parse(buf_str(&text), text.len, out, err_line);
 	buf_fini_wipe(&text);

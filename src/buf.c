@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BUF_DEFAULT_MAX ((size_t)64 << 20)
 
@@ -125,6 +126,30 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	rc = buf_vprintf(b, fmt, ap);
 	va_end(ap);
+	return rc;
+}
+
+int buf_read_fd(struct buf *b, int fd)
+{
+	char chunk[4096];
+	int rc = 0;
+
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		rc = buf_append(b, chunk, (size_t)n);
+		if (rc)
+			break;
+	}
+	buf_wipe(chunk, sizeof(chunk));
 	return rc;
 }
 

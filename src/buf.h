@@ -28,6 +28,11 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+/* Appends everything read from fd until end of file. -EFBIG past the cap
+ * (b->max), -errno on a read error. Wipes its own staging memory, so it
+ * may read secrets. */
+int buf_read_fd(struct buf *b, int fd);
+
 /* Hands the storage to the caller (who frees it) and empties the buffer.
  * Returns an empty malloc'd string for an empty buffer; NULL on ENOMEM. */
 char *buf_steal(struct buf *b);

@@ -102,3 +102,15 @@ void clk_mono_timespec(int64_t mono_ms, struct timespec *ts)
 	ts->tv_sec = mono_ms / 1000;
 	ts->tv_nsec = (mono_ms % 1000) * 1000000;
 }
+
+int clk_cond_init_mono(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	rc = pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+	return -rc;
+}

@@ -46,4 +46,9 @@ void clk_format_rfc3339_ms(int64_t real_ms, char out[25]);
 struct timespec;
 void clk_mono_timespec(int64_t mono_ms, struct timespec *ts);
 
+/* Initialises a condition variable whose timed waits use CLOCK_MONOTONIC
+ * (so that they are not moved by changes of the wall clock). */
+#include <pthread.h>
+int clk_cond_init_mono(pthread_cond_t *cv);
+
 #endif

@@ -363,30 +363,14 @@ int creds_json_parse(const char *who, const char *source,
 
 int creds_read_file(const char *path, size_t max, struct buf *out)
 {
-	char chunk[4096];
-	int fd, rc = 0;
+	int fd, rc;
 
 	buf_reset(out);
 	out->max = max;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		rc = buf_append(out, chunk, (size_t)n);
-		if (rc)
-			break;
-	}
-	buf_wipe(chunk, sizeof(chunk));
+	rc = buf_read_fd(out, fd);
 	close(fd);
 	if (rc)
 		return rc;
@@ -428,7 +412,6 @@ struct creds_chain *creds_chain_new(const struct creds_config *cfg)
 {
 	struct creds_chain *ch = calloc(1, sizeof(*ch));
 	struct creds_config none = { 0 };
-	pthread_condattr_t ca;
 	const char *profile;
 	char uuid[37];
 
@@ -477,10 +460,7 @@ struct creds_chain *creds_chain_new(const struct creds_config *cfg)
 			  4 * ch->ctx.metadata_timeout_ms + 10000;
 
 	pthread_mutex_init(&ch->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&ch->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	clk_cond_init_mono(&ch->cv);
 	return ch;
 fail:
 	free(ch->profile);

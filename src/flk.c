@@ -80,7 +80,6 @@ struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
 {
 	struct flk *f = calloc(1, sizeof(*f));
 	int64_t lease = lock_engine_config(eng)->lease_ms;
-	pthread_condattr_t ca;
 
 	if (!f)
 		return NULL;
@@ -97,10 +96,7 @@ struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
 	f->m = m;
 	f->rng = (uint64_t)clk_sys_real_ms() | 1;
 	pthread_mutex_init(&f->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&f->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	clk_cond_init_mono(&f->cv);
 	smap_init(&f->keys);
 	return f;
 }

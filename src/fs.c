@@ -642,6 +642,23 @@ static int child_rel(struct fs *fs, uint64_t parent, const char *name,
 	return rc;
 }
 
+/* child_rel, and the full key of the result. */
+static int child_keys(struct fs *fs, uint64_t parent, const char *name,
+		      char **rel, char **full)
+{
+	int rc = child_rel(fs, parent, name, rel);
+
+	if (rc)
+		return rc;
+	*full = full_key(fs, *rel);
+	if (!*full) {
+		free(*rel);
+		*rel = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	      struct fs_entry *e)
 {
@@ -834,14 +851,9 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		return -EPERM;
 	if (!S_ISREG(mode) && (mode & S_IFMT))
 		return -EPERM;
-	rc = child_rel(fs, parent, name, &rel);
+	rc = child_keys(fs, parent, name, &rel, &full);
 	if (rc)
 		return rc;
-	full = full_key(fs, rel);
-	if (!full) {
-		free(rel);
-		return -ENOMEM;
-	}
 	holder_from_ctx(ctx, mode, &holder);
 	record_init(&cur);
 	rc = lock_acquire(fs->eng, full, &holder, &lk, &cur, &has);
@@ -1322,14 +1334,9 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 
 	if (parent == FS_CTL_DIR_INO)
 		return -EPERM;
-	rc = child_rel(fs, parent, name, &rel);
+	rc = child_keys(fs, parent, name, &rel, &full);
 	if (rc)
 		return rc;
-	full = full_key(fs, rel);
-	if (!full) {
-		free(rel);
-		return -ENOMEM;
-	}
 	lk = lock_find_any(fs->eng, full);
 	if (lk) {
 		/* Ours: released by the uid that acquired it, or root. */
@@ -1413,12 +1420,11 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		rc = -EPERM;
 		goto out;
 	}
-	rc = child_rel(fs, newparent, newname, &rel);
+	rc = child_keys(fs, newparent, newname, &rel, &full);
 	if (rc)
 		goto out;
 	src_full = full_key(fs, src_rel);
-	full = full_key(fs, rel);
-	if (!src_full || !full) {
+	if (!src_full) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -1556,13 +1562,12 @@ int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 
 	if (parent == FS_ROOT_INO && !strcmp(name, FS_CTL_DIR_NAME))
 		return -EPERM;
-	rc = child_rel(fs, parent, name, &rel);
+	rc = child_keys(fs, parent, name, &rel, &full);
 	if (rc)
 		return rc;
-	full = full_key(fs, rel);
-	if (full && asprintf(&under, "%s/", full) < 0)
+	if (asprintf(&under, "%s/", full) < 0)
 		under = NULL;
-	if (!full || !under) {
+	if (!under) {
 		rc = -ENOMEM;
 		goto out;
 	}

@@ -68,7 +68,6 @@ struct lock_engine *lock_engine_new(const struct lock_config *cfg,
 				    const struct lock_callbacks *cb)
 {
 	struct lock_engine *e = calloc(1, sizeof(*e));
-	pthread_condattr_t ca;
 
 	if (!e)
 		return NULL;
@@ -101,10 +100,7 @@ struct lock_engine *lock_engine_new(const struct lock_config *cfg,
 		e->cb = *cb;
 	e->rng = (uint64_t)now_real(e) * 2654435761u + 1;
 	pthread_mutex_init(&e->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&e->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	clk_cond_init_mono(&e->cv);
 	smap_init(&e->by_key);
 	smap_init(&e->recent);
 	return e;

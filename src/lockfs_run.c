@@ -5,11 +5,15 @@
  * process group and terminal, forwarding signals to it, stopping it when the
  * lock is lost, and the exit status.
  *
+ * On lockfs the lock file is opened a second time once the lock is granted;
+ * that file (bound to our lock) gives the fencing token and reports loss.
+ *
  * Threads: the main thread does everything except one wait: a watcher thread
- * sits in poll(2) on the lock file for POLLPRI (lockfs reports a lost lock as
+ * sits in poll(2) on that file for POLLPRI (lockfs reports a lost lock as
  * POLLERR|POLLPRI) and reports through a pipe, so that the main loop never
  * waits on the file system while the command runs. Signals are blocked in
- * both threads while the command runs and read from a signalfd. */
+ * both threads while the command runs and read from a signalfd; before,
+ * their handlers only set flags (and re-arm the wait's timer). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,7 +29,6 @@
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <sysexits.h>

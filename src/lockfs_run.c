@@ -392,7 +392,7 @@ static void timer_stop(void)
 
 /* Opens and locks o->path. Returns 0 with *fd_out set, or an exit status
  * (the message already printed). */
-static int acquire(const struct opts *o, struct sigstate *ss, int *fd_out)
+static int acquire(const struct opts *o, int *fd_out)
 {
 	struct sigevent sev;
 	char secs[32];
@@ -880,7 +880,7 @@ int main(int argc, char **argv)
 
 	parse_opts(argc, argv, &o);
 	signals_setup(&ss);
-	rc = acquire(&o, &ss, &fd);
+	rc = acquire(&o, &fd);
 	if (rc)
 		return rc;
 

@@ -31,6 +31,7 @@ struct waiter {
 	enum flk_kind kind;
 	struct lock_holder holder;
 	void *req;
+	void *handle;
 	enum waiter_state state;
 	bool interrupted;
 	int64_t next_poll_mono_ms;
@@ -267,6 +268,8 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 		if (!rc && fk && !holder_alive(f, fk)) {
 			set_holder(fk, lk, r->owner, r->kind, r->holder.pid);
 			pthread_mutex_unlock(&f->mu);
+			if (f->cfg.on_granted)
+				f->cfg.on_granted(f->cfg.arg, r->handle, lk);
 			metrics_inc(f->m, MC_ACQUIRES);
 			return 0;
 		}
@@ -303,6 +306,7 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 	w->kind = r->kind;
 	w->holder = r->holder;
 	w->req = r->req;
+	w->handle = r->handle;
 	w->state = W_NEW;
 	w->backoff_ms = f->cfg.poll_min_ms;
 	w->next_poll_mono_ms = now_mono() + f->cfg.poll_min_ms;
@@ -383,6 +387,8 @@ int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 		return 0;
 	rc = lock_release(f->eng, lk);
 	lock_unref(f->eng, lk);
+	if (!rc && f->cfg.on_released)
+		f->cfg.on_released(f->cfg.arg, key);
 	pthread_mutex_lock(&f->mu);
 	fk = fkey_get(f, key, false);
 	if (fk && fk->head)
@@ -523,6 +529,8 @@ static bool serve_one(struct flk *f, int64_t *wake)
 		lock_release(f->eng, lk);
 		lock_unref(f->eng, lk);
 	}
+	if (!err && f->cfg.on_granted)
+		f->cfg.on_granted(f->cfg.arg, w->handle, lk);
 	if (f->cfg.reply(w->req, err) && !err) {
 		/* The waiter is gone (killed): give the lock back. */
 		flk_unlock(f, key, w->owner, w->kind);

@@ -39,6 +39,14 @@ struct flk_config {
 	/* Answers a parked request; returns 0, or -errno when the requester
 	 * is gone (the grant is then undone). */
 	int (*reply)(void *req, int err);
+	/* A file lock released its key (the kernel may still cache the name
+	 * as present). May be NULL. */
+	void (*on_released)(void *arg, const char *key);
+	/* A file lock was granted to the open file handle of the request
+	 * (before the request is answered): the file now shows that lock.
+	 * May be NULL. */
+	void (*on_granted)(void *arg, void *handle, struct lock *lk);
+	void *arg;
 };
 
 struct flk;
@@ -60,6 +68,7 @@ struct flk_req {
 	struct lock *handle_lock; /* the lock the requesting open file
 				   * acquired with O_CREAT, or NULL */
 	void *req;                /* the request to answer if parked */
+	void *handle;             /* passed to on_granted */
 };
 
 /* 0: granted now. -EWOULDBLOCK (flock) or -EAGAIN (fcntl): held and

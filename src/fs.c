@@ -53,6 +53,7 @@ struct fs_handle {
 struct fs_dirent {
 	char *name;
 	bool is_dir;
+	bool ours;            /* a lock this mount holds */
 	struct fs_attr attr;
 };
 
@@ -448,10 +449,15 @@ static void ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a)
 	}
 }
 
-static void fill_entry(const struct fs *fs, struct fs_entry *e)
+/* Timeouts of an entry. A lock this mount holds can go away without the
+ * kernel seeing an unlink (a close in fd mode, a flock released, its group
+ * gone, a loss): the kernel must ask every time, which costs no request
+ * (we answer from memory), so that O_EXCL right after such a release
+ * reaches us instead of a cached EEXIST. */
+static void fill_entry(const struct fs *fs, struct fs_entry *e, bool ours)
 {
 	e->attr_timeout_s = fs->cfg.attr_timeout_s;
-	e->entry_timeout_s = fs->cfg.entry_timeout_s;
+	e->entry_timeout_s = ours ? 0 : fs->cfg.entry_timeout_s;
 }
 
 /* ---- resolving keys ---------------------------------------------------- */
@@ -621,7 +627,7 @@ static int lookup_ctl(struct fs *fs, uint64_t parent, const char *name,
 	if (!n)
 		return parent == FS_CTL_DIR_INO ? -ENOENT : 1;
 	ctl_attr(fs, n, &e->attr);
-	fill_entry(fs, e);
+	fill_entry(fs, e, false);
 	return 0;
 }
 
@@ -689,7 +695,7 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 		pthread_mutex_unlock(&fs->mu);
 		if (!n)
 			rc = -ENOMEM;
-		fill_entry(fs, e);
+		fill_entry(fs, e, r.ours);
 	}
 	resolved_fini(&r);
 	free(rel);
@@ -804,6 +810,20 @@ static struct fs_handle *to_handle(uint64_t fh)
 	return (struct fs_handle *)(uintptr_t)fh;
 }
 
+/* The lock an open file shows, referenced (a granted flock may change it
+ * at any time), or NULL. */
+static struct lock *handle_lock(struct fs *fs, struct fs_handle *h)
+{
+	struct lock *lk;
+
+	pthread_mutex_lock(&fs->mu);
+	lk = h->lk;
+	if (lk)
+		lock_ref(lk);
+	pthread_mutex_unlock(&fs->mu);
+	return lk;
+}
+
 static void holder_from_ctx(const struct fs_ctx *ctx, uint32_t mode,
 			    struct lock_holder *h)
 {
@@ -883,7 +903,7 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		rc = -ENOMEM;
 		goto out;
 	}
-	fill_entry(fs, e);
+	fill_entry(fs, e, lk != NULL);
 	*fh = (uint64_t)(uintptr_t)h;
 	lk = NULL;  /* the handle has it */
 out:
@@ -957,6 +977,7 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 /* Builds the text a read at offset 0 returns. */
 static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 {
+	struct lock *lk = NULL;
 	struct lock_record row, mine;
 	enum lock_state st;
 	char before[RECORD_RVN_MAX], after[RECORD_RVN_MAX];
@@ -992,26 +1013,27 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 		return -ENOMEM;
 	record_init(&row);
 	record_init(&mine);
-	if (h->lk && lock_get_state(fs->eng, h->lk) == LOCK_LOST) {
+	lk = handle_lock(fs, h);
+	if (lk && lock_get_state(fs->eng, lk) == LOCK_LOST) {
 		/* Lost is final and ours to tell: no request needed (and
 		 * DynamoDB may well be unreachable right now). */
-		rc = lock_snapshot(fs->eng, h->lk, &mine, NULL);
+		rc = lock_snapshot(fs->eng, lk, &mine, NULL);
 		if (!rc)
 			rc = render_lock_text(&mine, RENDER_LOST, out);
 		goto out;
 	}
-	if (h->lk) {
+	if (lk) {
 		/* Our lock: its state is ours to tell; the row is read fresh. */
 		if ((h->holding || h->by_holder) &&
-		    lock_get_state(fs->eng, h->lk) == LOCK_HELD) {
+		    lock_get_state(fs->eng, lk) == LOCK_HELD) {
 			uint64_t fence;
 
-			lock_fence(fs->eng, h->lk, &fence);  /* lazily */
+			lock_fence(fs->eng, lk, &fence);  /* lazily */
 		}
-		lock_current_rvn(fs->eng, h->lk, before);
+		lock_current_rvn(fs->eng, lk, before);
 		rc = fs->st->ops->get_lock(fs->st, full, 0, &row);
-		lock_current_rvn(fs->eng, h->lk, after);
-		lock_snapshot(fs->eng, h->lk, &mine, &st);
+		lock_current_rvn(fs->eng, lk, after);
+		lock_snapshot(fs->eng, lk, &mine, &st);
 		if (rc && rc != -ENOENT) {
 			rc = user_err(rc, "read", full);
 			goto out;
@@ -1024,8 +1046,8 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 			}
 			/* The row is not what we last wrote: a renewal tells
 			 * for sure whether we still hold it. */
-			if (lock_renew_sync(fs->eng, h->lk) == 0) {
-				lock_snapshot(fs->eng, h->lk, &mine, &st);
+			if (lock_renew_sync(fs->eng, lk) == 0) {
+				lock_snapshot(fs->eng, lk, &mine, &st);
 				rc = render_lock_text(&mine, RENDER_HELD, out);
 				goto out;
 			}
@@ -1049,6 +1071,7 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 				      out);
 	}
 out:
+	lock_unref(fs->eng, lk);
 	record_fini(&row);
 	record_fini(&mine);
 	free(full);
@@ -1091,14 +1114,13 @@ ssize_t fs_read(struct fs *fs, uint64_t fh, char *buf, size_t size,
 static int writable_lock(struct fs *fs, const struct fs_ctx *ctx,
 			 struct fs_handle *h, struct lock **out)
 {
-	struct lock *lk = h->lk;
+	struct lock *lk;
 	char *full;
 
 	if (h->node->fixed)
 		return -EPERM;
-	if (lk) {
-		lock_ref(lk);
-	} else {
+	lk = handle_lock(fs, h);
+	if (!lk) {
 		full = full_key(fs, h->node->rel);
 		lk = full ? lock_find(fs->eng, full) : NULL;
 		free(full);
@@ -1132,16 +1154,20 @@ ssize_t fs_write(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 
 int fs_fsync(struct fs *fs, uint64_t fh)
 {
-	struct fs_handle *h = to_handle(fh);
+	struct lock *lk = handle_lock(fs, to_handle(fh));
+	int rc;
 
-	if (!h->lk)
+	if (!lk)
 		return 0;  /* nothing of ours to make durable */
-	return lock_renew_sync(fs->eng, h->lk);
+	rc = lock_renew_sync(fs->eng, lk);
+	lock_unref(fs->eng, lk);
+	return rc;
 }
 
 void fs_release(struct fs *fs, uint64_t fh)
 {
 	struct fs_handle *h = to_handle(fh);
+	struct lock *lk;
 	void *ph;
 
 	pthread_mutex_lock(&fs->mu);
@@ -1153,13 +1179,15 @@ void fs_release(struct fs *fs, uint64_t fh)
 		h->next->prev = h->prev;
 	ph = h->ph;
 	h->ph = NULL;
+	lk = h->lk;
+	h->lk = NULL;
 	pthread_mutex_unlock(&fs->mu);
 	if (ph && fs->cfg.poll_destroy)
 		fs->cfg.poll_destroy(ph);
-	if (h->lk) {
+	if (lk) {
 		if (h->holding)
-			lock_holder_closed(fs->eng, h->lk);
-		lock_unref(fs->eng, h->lk);
+			lock_holder_closed(fs->eng, lk);
+		lock_unref(fs->eng, lk);
 	}
 	pthread_mutex_lock(&fs->mu);
 	h->node->opens--;
@@ -1175,8 +1203,11 @@ unsigned fs_poll(struct fs *fs, uint64_t fh, void *ph)
 	unsigned revents = POLLIN | POLLOUT;
 	void *old = NULL;
 
-	if (h->lk && lock_get_state(fs->eng, h->lk) == LOCK_LOST)
+	struct lock *lk = handle_lock(fs, h);
+
+	if (lk && lock_get_state(fs->eng, lk) == LOCK_LOST)
 		revents |= POLLERR | POLLPRI;
+	lock_unref(fs->eng, lk);
 	pthread_mutex_lock(&fs->mu);
 	if (ph) {
 		old = h->ph;
@@ -1480,7 +1511,7 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		rc = -ENOMEM;
 		goto out;
 	}
-	fill_entry(fs, e);
+	fill_entry(fs, e, true);
 out:
 	lock_unref(fs->eng, lk);
 	lock_unref(fs->eng, src);
@@ -1527,7 +1558,7 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 			dir_attr(fs, n->ino, &d, &e->attr);
 		pthread_mutex_unlock(&fs->mu);
 		rc = n ? 0 : -ENOMEM;
-		fill_entry(fs, e);
+		fill_entry(fs, e, false);
 	}
 	dir_record_fini(&d);
 	free(rel);
@@ -1653,10 +1684,13 @@ static int list_row(void *arg, const struct store_row *row)
 	slash = strchr(rest, '/');
 	len = slash ? (size_t)(slash - rest) : strlen(rest);
 	is_dir = slash || row->kind == STORE_ROW_DIR;
+	bool ours = false;
+
 	if (!slash && row->kind == STORE_ROW_LOCK) {
 		struct lock *lk = lock_find(w->fs->eng, key);
 		int64_t seen = 0;
 
+		ours = lk != NULL;
 		if (lk)
 			lock_unref(w->fs->eng, lk);
 		else if (!row_live(w->fs, row->lock, &seen))
@@ -1692,6 +1726,7 @@ static int list_row(void *arg, const struct store_row *row)
 	rc = add_dirent(w->dl, rest, len, is_dir, &d);
 	if (rc)
 		return rc;
+	d->ours = ours;
 	if (!slash && row->kind == STORE_ROW_LOCK)
 		lock_attr(w->fs, 0, row->lock, RENDER_HELD, clk_sys_real_ms(),
 			  &d->attr);
@@ -1789,7 +1824,7 @@ int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
 	d = &dl->ents[idx];
 	*name = d->name;
 	memset(e, 0, sizeof(*e));
-	fill_entry(fs, e);
+	fill_entry(fs, e, d->ours);
 	if (idx < 2) {
 		e->attr.ino = idx == 0 ? dl->dir->ino : FS_ROOT_INO;
 		e->attr.mode = S_IFDIR;
@@ -1894,13 +1929,34 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 	r.kind = (enum flk_kind)kind;
 	r.wait = wait;
 	r.req = req;
-	r.handle_lock = h->holding ? h->lk : NULL;
+	r.handle = h;
+	pthread_mutex_lock(&fs->mu);
+	r.handle_lock = h->holding ? h->lk : NULL;  /* compared, not used */
+	pthread_mutex_unlock(&fs->mu);
 	holder_from_ctx(ctx, 0644, &r.holder);
 	rc = flk_lock(fs->flk, &r);
 	if (rc != -EINPROGRESS && rc != -EWOULDBLOCK && rc != -EAGAIN)
 		rc = user_err(rc, "file lock", key);
 	free(key);
 	return rc;
+}
+
+void fs_on_granted(void *arg, void *handle, struct lock *lk)
+{
+	struct fs *fs = arg;
+	struct fs_handle *h = handle;
+	struct lock *old;
+
+	/* The open file holds this lock now: its reads, fsync, poll and
+	 * fence are this lock's. */
+	lock_ref(lk);
+	pthread_mutex_lock(&fs->mu);
+	old = h->lk;
+	h->lk = lk;
+	h->by_holder = true;
+	pthread_mutex_unlock(&fs->mu);
+	if (old)
+		lock_unref(fs->eng, old);
 }
 
 int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool *held,

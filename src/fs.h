@@ -155,6 +155,8 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		uint64_t owner, int kind, int type, bool wait, void *req);
 int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool *held,
 		    int64_t *pid);
+/* flk_config.on_granted: binds a granted file lock to its open file. */
+void fs_on_granted(void *fs, void *handle, struct lock *lk);
 /* The open file's lock owner closed it: drop its file locks of kind. */
 void fs_filelock_drop(struct fs *fs, uint64_t fh, uint64_t owner, int kind);
 

@@ -395,7 +395,10 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	if (has_cur)
 		*has_cur = false;
 	pthread_mutex_lock(&e->mu);
-	lk = smap_get(&e->by_key, key);
+	/* A release of this key by this mount in flight ends first. */
+	while ((lk = smap_get(&e->by_key, key)) &&
+	       lk->state == LOCK_RELEASING)
+		pthread_cond_wait(&e->cv, &e->mu);
 	if (lk) {
 		rc = cur ? record_copy(cur, &lk->rec) : 0;
 		if (!rc && has_cur)
@@ -501,7 +504,10 @@ struct lock *lock_find(struct lock_engine *e, const char *key)
 	struct lock *lk;
 
 	pthread_mutex_lock(&e->mu);
-	lk = smap_get(&e->by_key, key);
+	/* A lock being released is not found: wait for the outcome. */
+	while ((lk = smap_get(&e->by_key, key)) &&
+	       lk->state == LOCK_RELEASING)
+		pthread_cond_wait(&e->cv, &e->mu);
 	if (lk)
 		lock_ref(lk);
 	pthread_mutex_unlock(&e->mu);

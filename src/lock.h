@@ -114,8 +114,8 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 void lock_set_hold(struct lock_engine *e, struct lock *lk,
 		   enum hold_mode hold);
 
-/* The lock this mount holds (held or releasing) for key, referenced, or
- * NULL. */
+/* The lock this mount holds for key, referenced, or NULL. A release of
+ * the key in flight is waited for (it ends within the operation timeout). */
 struct lock *lock_find(struct lock_engine *e, const char *key);
 /* Like lock_find, but also finds a lock of key that this mount lost and
  * still tracks (open, or its row still to be removed). */

@@ -7,7 +7,9 @@
  * order. */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
+#include <fuse_log.h>
 #include <fuse_lowlevel.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -48,6 +50,44 @@ static void die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(1);
+}
+
+/* libfuse's own messages (a line may come in several calls): the last
+ * error line is kept to be the one line of a mount failure. Only main's
+ * thread sees them before the session runs. */
+static char fuse_last_error[256];
+static char fuse_pending[256];
+
+static void fuse_log_to_us(enum fuse_log_level level, const char *fmt,
+			   va_list ap)
+{
+	size_t used = strlen(fuse_pending), n;
+
+	vsnprintf(fuse_pending + used, sizeof(fuse_pending) - used, fmt, ap);
+	n = strlen(fuse_pending);
+	if (!n || (fuse_pending[n - 1] != '\n' && n < sizeof(fuse_pending) - 1))
+		return;  /* the rest of the line is still to come */
+	while (n && fuse_pending[n - 1] == '\n')
+		fuse_pending[--n] = '\0';
+	if (level <= FUSE_LOG_ERR)
+		text_copy(fuse_last_error, sizeof(fuse_last_error),
+			  fuse_pending);
+	log_at(level <= FUSE_LOG_WARNING && level > FUSE_LOG_ERR ? LOGL_WARN :
+								   LOGL_DEBUG,
+	       "fuse", "%s", fuse_pending);
+	fuse_pending[0] = '\0';
+}
+
+static bool is_dev_fd(const char *path)
+{
+	const char *p = path + strlen("/dev/fd/");
+
+	if (strncmp(path, "/dev/fd/", strlen("/dev/fd/")) || !*p)
+		return false;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
 }
 
 static char *default_owner(void)
@@ -100,8 +140,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_setup(o.debug ? LOGL_DEBUG : LOGL_INFO, false, "lockfs");
-	if (o.mountpoint && !realpath(o.mountpoint, mnt))
+	fuse_set_log_func(fuse_log_to_us);
+	/* mount.fuse3 with drop_privileges passes an open /dev/fuse as
+	 * /dev/fd/N, which libfuse takes as it is. */
+	if (o.mountpoint && is_dev_fd(o.mountpoint)) {
+		if (text_copy(mnt, sizeof(mnt), o.mountpoint))
+			die("mountpoint %s: name too long", o.mountpoint);
+	} else if (o.mountpoint && !realpath(o.mountpoint, mnt)) {
 		die("mountpoint %s: %s", o.mountpoint, strerror(errno));
+	}
 
 	/* Where to talk, as whom. */
 	if (awscfg_resolve(o.profile, o.region, o.endpoint, &aws, err,
@@ -206,7 +253,12 @@ int main(int argc, char **argv)
 		log_warn("main",
 			 "cannot record the directories of prefix %s (%s); other mounts see them once listed",
 			 o.prefix, strerror(-rc));
-	struct flk_config flc = { .reply = fsops_reply_lock };
+	struct flk_config flc = {
+		.reply = fsops_reply_lock,
+		.on_released = fs_on_released,
+		.on_granted = fs_on_granted,
+		.arg = fs,
+	};
 	flk = flk_new(&flc, eng, store, obs, &metrics);
 	if (!flk)
 		die("out of memory");
@@ -224,12 +276,15 @@ int main(int argc, char **argv)
 		die("out of memory");
 	se = fuse_session_new(&args, &fsops_table, sizeof(fsops_table), &fctx);
 	if (!se)
-		die("invalid FUSE options (see lockfs --help)");
+		die("%s (see lockfs --help)", fuse_last_error[0] ?
+			      fuse_last_error :
+			      "invalid FUSE options");
 	notify_attach(notify, se);
 	if (fuse_set_signal_handlers(se))
 		die("cannot install signal handlers");
 	if (fuse_session_mount(se, mnt))
-		die("cannot mount on %s", mnt);
+		die("cannot mount on %s%s%s", mnt, fuse_last_error[0] ? ": " : "",
+		    fuse_last_error);
 	if (fuse_daemonize(o.foreground))
 		die("cannot go to the background");
 	if (!o.foreground)

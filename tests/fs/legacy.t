@@ -11,7 +11,7 @@
 # group, and under hold=pgrp a lock lives as long as its acquiring group.
 . "$(dirname "$0")/lib.sh"
 
-plan 49
+plan 50
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0,allow_other
@@ -98,6 +98,23 @@ for how in flock lockf; do
 	wait_for 5 gone "$A/py-$how"
 	ok $? "python fcntl.$how: nothing left after unlock"
 done
+
+# A file that waited for its flock shows the lock it was granted, not the
+# one it saw when it was opened: a new fence, state held.
+flock "$A/granted" sh -c "cat '$A/granted' >/dev/null; sleep 1" &
+fa=$!
+wait_for 5 exists "$A/granted"
+got=$(timeout 20 "$PY" - "$A/granted" <<'EOF2'
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+text = os.pread(fd, 65536, 0).decode()
+f = dict(l.split(": ", 1) for l in text.splitlines() if ": " in l)
+print(f.get("state"), f.get("fence"))
+EOF2
+)
+wait "$fa"
+is "$got" "held 2" "a file granted its flock after waiting reads state held and the next fence"
 
 # ---- Perl flock ---------------------------------------------------------------------
 perllock() {  # PATH nb|wait [HOLD]

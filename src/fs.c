@@ -1,9 +1,12 @@
-/* fs: inodes, names, handles, attributes and listings (see fs.h).
- * Threads: FUSE workers, and the lease thread through fs_on_lost and
- * fs_on_released. fs->mu guards the inode maps, the handle list, node and
- * handle fields marked below, and the implicit-directory cache; it is never
- * held across a store request or an engine call that makes one. */
+/* fs: inodes, names and keys, open files, the text and attributes of
+ * locks, unlink and link, file locks, xattrs (see fs.h; directories and
+ * listings are in fs_dir.c). Threads: FUSE workers, and the lease and wait
+ * threads through fs_on_lost, fs_on_released and fs_on_granted. fs->mu
+ * guards the inode maps, the handle list, node and handle fields marked in
+ * fs_int.h, and the implicit-directory cache; it is never held across a
+ * store request or an engine call that makes one. */
 #include "fs.h"
+#include "fs_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,90 +27,15 @@
 #include "text.h"
 
 #define TAG "fs"
-#define FS_FIRST_INO 16
-/* Directories seen only through the keys under them (written by other
- * clients) are known from listings: a listing of their parent adds them and
- * drops the ones no longer there. */
 
-struct fs_node {
-	uint64_t ino;
-	uint64_t nlookup;     /* mu */
-	int opens;            /* mu: handles and listings using the node */
-	char *rel;            /* key relative to the mount prefix; "" root */
-	char *alias;          /* mu: a second name made by link(), or NULL */
-	bool is_dir;
-	bool in_path_map;     /* mu: by_path points at this node */
-	bool fixed;           /* root and control nodes: never freed */
-};
-
-struct fs_handle {
-	struct fs_handle *prev, *next; /* mu */
-	struct fs_node *node;
-	struct lock *lk;      /* our lock when opened on one (referenced) */
-	bool holding;         /* the acquiring open file */
-	bool by_holder;       /* opened by the lock's holder (uid or root) */
-	struct buf snap;      /* mu: text served to reads past offset 0 */
-	void *ph;             /* mu: poll handle to wake on loss */
-};
-
-struct fs_dirent {
-	char *name;
-	bool is_dir;
-	bool ours;            /* a lock this mount holds */
-	struct fs_attr attr;
-};
-
-struct fs_dirlist {
-	struct fs_node *dir;
-	struct fs_dirent *ents;
-	size_t n, cap;
-};
-
-struct fs {
-	struct fs_config cfg;
-	char *prefix;
-	size_t prefix_len;
-	struct lock_engine *eng;
-	struct store *st;
-	struct observe *obs;
-	struct metrics *m;
-	struct flk *flk;              /* set once before the mount */
-	int64_t mount_real_ms;
-
-	pthread_mutex_t mu;
-	struct imap by_ino;           /* mu */
-	struct smap by_path;          /* mu: "f:<rel>" / "d:<rel>" -> node */
-	uint64_t next_ino;            /* mu */
-	struct fs_handle *handles;    /* mu */
-	struct smap implicit;         /* mu: full dir key -> int64 seen time */
-	struct fs_node root, ctl_dir, ctl_status, ctl_metrics;
-};
-
-enum kind {
-	K_NONE,
-	K_FILE,
-	K_DIR,
-};
-
-/* What a key is right now. */
-struct resolved {
-	enum kind kind;
-	bool ours;                   /* a lock this mount holds */
-	struct lock_record rec;      /* K_FILE */
-	enum render_state state;
-	int64_t seen_real_ms;        /* first sighting of a foreign row */
-	struct dir_record dir;       /* K_DIR with a row */
-	bool implicit;               /* K_DIR without a row */
-};
-
-static void resolved_init(struct resolved *r)
+void fs_int_resolved_init(struct resolved *r)
 {
 	memset(r, 0, sizeof(*r));
 	record_init(&r->rec);
 	dir_record_init(&r->dir);
 }
 
-static void resolved_fini(struct resolved *r)
+void fs_int_resolved_fini(struct resolved *r)
 {
 	record_fini(&r->rec);
 	dir_record_fini(&r->dir);
@@ -117,7 +45,7 @@ static void resolved_fini(struct resolved *r)
  * other backend trouble (unreachable, throttled past the deadline, missing
  * table, malformed answer) is EIO, with the detail in the log. Errors of
  * the filesystem's own (EPERM, ENOENT, ENOTEMPTY...) pass through. */
-static int user_err(int rc, const char *what, const char *key)
+int fs_int_user_err(int rc, const char *what, const char *key)
 {
 	switch (rc) {
 	case -ETIMEDOUT:
@@ -141,7 +69,7 @@ static int user_err(int rc, const char *what, const char *key)
 	}
 }
 
-static int64_t now_real_ms(void)
+int64_t fs_int_now_real_ms(void)
 {
 	return clk_sys_real_ms();
 }
@@ -158,7 +86,7 @@ static void fixed_node(struct fs *fs, struct fs_node *n, uint64_t ino,
 	imap_put(&fs->by_ino, ino, n);
 }
 
-static char *path_key(const char *rel, bool is_dir)
+char *fs_int_path_key(const char *rel, bool is_dir)
 {
 	size_t n = strlen(rel);
 	char *k = malloc(n + 3);
@@ -171,13 +99,13 @@ static char *path_key(const char *rel, bool is_dir)
 	return k;
 }
 
-static void unmap_path(struct fs *fs, struct fs_node *n)
+void fs_int_unmap_path(struct fs *fs, struct fs_node *n)
 {
 	char *pk;
 
 	if (!n->in_path_map)
 		return;
-	pk = path_key(n->rel, n->is_dir);
+	pk = fs_int_path_key(n->rel, n->is_dir);
 	if (pk && smap_get(&fs->by_path, pk) == n)
 		smap_del(&fs->by_path, pk);
 	free(pk);
@@ -187,18 +115,18 @@ static void unmap_path(struct fs *fs, struct fs_node *n)
 /* Removes by_path's entry for rel if it points at n. */
 static void unmap_one(struct fs *fs, struct fs_node *n, const char *rel)
 {
-	char *pk = path_key(rel, n->is_dir);
+	char *pk = fs_int_path_key(rel, n->is_dir);
 
 	if (pk && smap_get(&fs->by_path, pk) == n)
 		smap_del(&fs->by_path, pk);
 	free(pk);
 }
 
-static void maybe_free_node(struct fs *fs, struct fs_node *n)
+void fs_int_maybe_free_node(struct fs *fs, struct fs_node *n)
 {
 	if (n->fixed || n->nlookup || n->opens)
 		return;
-	unmap_path(fs, n);
+	fs_int_unmap_path(fs, n);
 	if (n->alias)
 		unmap_one(fs, n, n->alias);
 	imap_del(&fs->by_ino, n->ino);
@@ -215,7 +143,7 @@ static uint32_t node_nlink(const struct fs_node *n)
 
 /* The node for rel as a file or directory, created if needed; takes a
  * lookup reference when count is set. NULL on ENOMEM. */
-static struct fs_node *get_node(struct fs *fs, const char *rel, bool is_dir,
+struct fs_node *fs_int_get_node(struct fs *fs, const char *rel, bool is_dir,
 				bool count)
 {
 	struct fs_node *n;
@@ -223,7 +151,7 @@ static struct fs_node *get_node(struct fs *fs, const char *rel, bool is_dir,
 
 	if (!*rel)
 		n = &fs->root;
-	else if (!(pk = path_key(rel, is_dir)))
+	else if (!(pk = fs_int_path_key(rel, is_dir)))
 		return NULL;
 	else {
 		n = smap_get(&fs->by_path, pk);
@@ -255,7 +183,7 @@ static struct fs_node *get_node(struct fs *fs, const char *rel, bool is_dir,
 	return n;
 }
 
-static struct fs_node *find_node(struct fs *fs, uint64_t ino)
+struct fs_node *fs_int_find_node(struct fs *fs, uint64_t ino)
 {
 	return imap_get(&fs->by_ino, ino);
 }
@@ -267,7 +195,7 @@ static int dir_rel(struct fs *fs, uint64_t ino, char **rel)
 	int rc = 0;
 
 	pthread_mutex_lock(&fs->mu);
-	n = find_node(fs, ino);
+	n = fs_int_find_node(fs, ino);
 	if (!n)
 		rc = -ENOENT;
 	else if (!n->is_dir || n == &fs->ctl_dir)
@@ -278,7 +206,7 @@ static int dir_rel(struct fs *fs, uint64_t ino, char **rel)
 	return rc;
 }
 
-static char *full_key(const struct fs *fs, const char *rel)
+char *fs_int_full_key(const struct fs *fs, const char *rel)
 {
 	size_t n = strlen(rel);
 	char *k = malloc(fs->prefix_len + n + 1);
@@ -317,7 +245,7 @@ struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
 	fs->st = store;
 	fs->obs = obs;
 	fs->m = metrics;
-	fs->mount_real_ms = now_real_ms();
+	fs->mount_real_ms = fs_int_now_real_ms();
 	fs->next_ino = FS_FIRST_INO;
 	pthread_mutex_init(&fs->mu, NULL);
 	imap_init(&fs->by_ino);
@@ -379,7 +307,7 @@ void fs_free(struct fs *fs)
 
 /* ---- attributes -------------------------------------------------------- */
 
-static void dir_attr(const struct fs *fs, uint64_t ino,
+void fs_int_dir_attr(const struct fs *fs, uint64_t ino,
 		     const struct dir_record *d, struct fs_attr *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -400,7 +328,7 @@ static void dir_attr(const struct fs *fs, uint64_t ino,
 	a->size = 4096;
 }
 
-static void lock_attr(const struct fs *fs, uint64_t ino,
+void fs_int_lock_attr(const struct fs *fs, uint64_t ino,
 		      const struct lock_record *r, enum render_state st,
 		      int64_t seen_real_ms, struct fs_attr *a)
 {
@@ -419,7 +347,7 @@ static void lock_attr(const struct fs *fs, uint64_t ino,
 		a->uid = fs->cfg.root_uid;
 		a->gid = fs->cfg.root_gid;
 		a->ctime_real_ms = a->mtime_real_ms =
-			seen_real_ms ? seen_real_ms : now_real_ms();
+			seen_real_ms ? seen_real_ms : fs_int_now_real_ms();
 	}
 	a->atime_real_ms = a->mtime_real_ms;
 	/* The size is the holder's data, not the text (reads are direct I/O
@@ -429,7 +357,7 @@ static void lock_attr(const struct fs *fs, uint64_t ino,
 	a->size = r->has_data ? r->data_len : 0;
 }
 
-static void ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a)
+void fs_int_ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->ino = n->ino;
@@ -444,8 +372,8 @@ static void ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a)
 	} else {
 		a->mode = S_IFREG | 0444;
 		a->nlink = 1;
-		a->size = 0;  /* generated on read (direct I/O) */
-		a->mtime_real_ms = now_real_ms();
+		a->size = 0; /* generated on read (direct I/O) */
+		a->mtime_real_ms = fs_int_now_real_ms();
 	}
 }
 
@@ -454,7 +382,7 @@ static void ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a)
  * gone, a loss): the kernel must ask every time, which costs no request
  * (we answer from memory), so that O_EXCL right after such a release
  * reaches us instead of a cached EEXIST. */
-static void fill_entry(const struct fs *fs, struct fs_entry *e, bool ours)
+void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e, bool ours)
 {
 	e->attr_timeout_s = fs->cfg.attr_timeout_s;
 	e->entry_timeout_s = ours ? 0 : fs->cfg.entry_timeout_s;
@@ -462,76 +390,9 @@ static void fill_entry(const struct fs *fs, struct fs_entry *e, bool ours)
 
 /* ---- resolving keys ---------------------------------------------------- */
 
-static bool implicit_dir_known(struct fs *fs, const char *full)
-{
-	bool yes;
-
-	pthread_mutex_lock(&fs->mu);
-	yes = smap_get(&fs->implicit, full) != NULL;
-	pthread_mutex_unlock(&fs->mu);
-	return yes;
-}
-
-struct prune {
-	struct fs *fs;
-	const char *under;        /* "<prefix><dir>/" of the listing */
-	size_t len;
-	int64_t listed_mono_ms;   /* entries seen before this are gone */
-	char *gone[64];
-	int n;
-};
-
-static void prune_cb(void *arg, const char *key, void *value)
-{
-	struct prune *p = arg;
-	int64_t *seen = value;
-
-	if (p->n < 64 && !strncmp(key, p->under, p->len) &&
-	    !strchr(key + p->len, '/') && *seen < p->listed_mono_ms)
-		p->gone[p->n++] = (char *)key;
-}
-
-/* After a listing of under: forget implicit directories directly in it
- * that the listing did not show. */
-static void implicit_dir_prune(struct fs *fs, const char *under,
-			       int64_t listed_mono_ms)
-{
-	struct prune p = { fs, under, strlen(under), listed_mono_ms, { 0 }, 0 };
-	int i;
-
-	pthread_mutex_lock(&fs->mu);
-	smap_each(&fs->implicit, prune_cb, &p);
-	for (i = 0; i < p.n; i++) {
-		char *k = strdup(p.gone[i]);
-
-		if (k)
-			free(smap_del(&fs->implicit, k));
-		free(k);
-	}
-	pthread_mutex_unlock(&fs->mu);
-}
-
-static void implicit_dir_note(struct fs *fs, const char *full)
-{
-	int64_t *seen;
-
-	pthread_mutex_lock(&fs->mu);
-	seen = smap_get(&fs->implicit, full);
-	if (!seen && fs->implicit.count < 65536) {
-		seen = malloc(sizeof(*seen));
-		if (seen && smap_put(&fs->implicit, full, seen)) {
-			free(seen);
-			seen = NULL;
-		}
-	}
-	if (seen)
-		*seen = clk_sys_mono_ms();
-	pthread_mutex_unlock(&fs->mu);
-}
-
 /* Judges a foreign row: returns true if it is live (not expired by our
  * observation) and fills the time of our first sighting. */
-static bool row_live(struct fs *fs, const struct lock_record *r,
+bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
 		     int64_t *seen_real_ms)
 {
 	struct observation ob;
@@ -543,12 +404,12 @@ static bool row_live(struct fs *fs, const struct lock_record *r,
 
 /* What rel is now. both: ask for the lock and the directory row at once
  * (lookup); otherwise only the lock row (getattr of a file). */
-static int resolve(struct fs *fs, const char *rel, bool both,
+int fs_int_resolve(struct fs *fs, const char *rel, bool both,
 		   struct resolved *out)
 {
 	struct store_lookup sl;
 	struct lock *lk;
-	char *full = full_key(fs, rel);
+	char *full = fs_int_full_key(fs, rel);
 	int rc;
 
 	if (!full)
@@ -582,18 +443,18 @@ static int resolve(struct fs *fs, const char *rel, bool both,
 	}
 	if (rc) {
 		store_lookup_fini(&sl);
-		rc = user_err(rc, "lookup", full);
+		rc = fs_int_user_err(rc, "lookup", full);
 		free(full);
 		return rc;
 	}
-	if (sl.has_lock && row_live(fs, &sl.lock, &out->seen_real_ms)) {
+	if (sl.has_lock && fs_int_row_live(fs, &sl.lock, &out->seen_real_ms)) {
 		out->kind = K_FILE;
 		out->state = RENDER_HELD;
 		rc = record_copy(&out->rec, &sl.lock);
 	} else if (sl.has_dir) {
 		out->kind = K_DIR;
 		rc = dir_record_copy(&out->dir, &sl.dir);
-	} else if (both && implicit_dir_known(fs, full)) {
+	} else if (both && fs_int_implicit_dir_known(fs, full)) {
 		out->kind = K_DIR;
 		out->implicit = true;
 	}
@@ -606,9 +467,10 @@ static void resolved_attr(const struct fs *fs, uint64_t ino,
 			  const struct resolved *r, struct fs_attr *a)
 {
 	if (r->kind == K_DIR)
-		dir_attr(fs, ino, r->implicit ? NULL : &r->dir, a);
+		fs_int_dir_attr(fs, ino, r->implicit ? NULL : &r->dir, a);
 	else
-		lock_attr(fs, ino, &r->rec, r->state, r->seen_real_ms, a);
+		fs_int_lock_attr(fs, ino, &r->rec, r->state, r->seen_real_ms,
+				 a);
 }
 
 /* ---- lookup, forget, getattr ------------------------------------------ */
@@ -626,13 +488,13 @@ static int lookup_ctl(struct fs *fs, uint64_t parent, const char *name,
 		n = &fs->ctl_metrics;
 	if (!n)
 		return parent == FS_CTL_DIR_INO ? -ENOENT : 1;
-	ctl_attr(fs, n, &e->attr);
-	fill_entry(fs, e, false);
+	fs_int_ctl_attr(fs, n, &e->attr);
+	fs_int_fill_entry(fs, e, false);
 	return 0;
 }
 
 /* Checks name and builds the relative key of parent/name. */
-static int child_rel(struct fs *fs, uint64_t parent, const char *name,
+int fs_int_child_rel(struct fs *fs, uint64_t parent, const char *name,
 		     char **rel)
 {
 	char *dir = NULL;
@@ -649,14 +511,14 @@ static int child_rel(struct fs *fs, uint64_t parent, const char *name,
 }
 
 /* child_rel, and the full key of the result. */
-static int child_keys(struct fs *fs, uint64_t parent, const char *name,
+int fs_int_child_keys(struct fs *fs, uint64_t parent, const char *name,
 		      char **rel, char **full)
 {
-	int rc = child_rel(fs, parent, name, rel);
+	int rc = fs_int_child_rel(fs, parent, name, rel);
 
 	if (rc)
 		return rc;
-	*full = full_key(fs, *rel);
+	*full = fs_int_full_key(fs, *rel);
 	if (!*full) {
 		free(*rel);
 		*rel = NULL;
@@ -677,16 +539,16 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	rc = lookup_ctl(fs, parent, name, e);
 	if (rc <= 0)
 		return rc;
-	rc = child_rel(fs, parent, name, &rel);
+	rc = fs_int_child_rel(fs, parent, name, &rel);
 	if (rc)
 		return rc;
-	resolved_init(&r);
-	rc = resolve(fs, rel, true, &r);
+	fs_int_resolved_init(&r);
+	rc = fs_int_resolve(fs, rel, true, &r);
 	if (!rc && r.kind == K_NONE)
 		rc = -ENOENT;
 	if (!rc) {
 		pthread_mutex_lock(&fs->mu);
-		n = get_node(fs, rel, r.kind == K_DIR, true);
+		n = fs_int_get_node(fs, rel, r.kind == K_DIR, true);
 		if (n) {
 			resolved_attr(fs, n->ino, &r, &e->attr);
 			if (!n->is_dir)
@@ -695,9 +557,9 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 		pthread_mutex_unlock(&fs->mu);
 		if (!n)
 			rc = -ENOMEM;
-		fill_entry(fs, e, r.ours);
+		fs_int_fill_entry(fs, e, r.ours);
 	}
-	resolved_fini(&r);
+	fs_int_resolved_fini(&r);
 	free(rel);
 	return rc;
 }
@@ -707,10 +569,10 @@ void fs_forget(struct fs *fs, uint64_t ino, uint64_t nlookup)
 	struct fs_node *n;
 
 	pthread_mutex_lock(&fs->mu);
-	n = find_node(fs, ino);
+	n = fs_int_find_node(fs, ino);
 	if (n && !n->fixed) {
 		n->nlookup = nlookup > n->nlookup ? 0 : n->nlookup - nlookup;
-		maybe_free_node(fs, n);
+		fs_int_maybe_free_node(fs, n);
 	}
 	pthread_mutex_unlock(&fs->mu);
 }
@@ -723,7 +585,7 @@ static int node_info(struct fs *fs, uint64_t ino, char **rel, bool *is_dir,
 	int rc = 0;
 
 	pthread_mutex_lock(&fs->mu);
-	n = find_node(fs, ino);
+	n = fs_int_find_node(fs, ino);
 	if (!n) {
 		rc = -ENOENT;
 	} else {
@@ -747,7 +609,7 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 
 	*timeout_s = fs->cfg.attr_timeout_s;
 	if (ino == FS_ROOT_INO) {
-		dir_attr(fs, ino, NULL, a);
+		fs_int_dir_attr(fs, ino, NULL, a);
 		return 0;
 	}
 	rc = node_info(fs, ino, &rel, &is_dir, &fixed);
@@ -755,13 +617,13 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 		return rc;
 	if (fixed) {
 		pthread_mutex_lock(&fs->mu);
-		ctl_attr(fs, find_node(fs, ino), a);
+		fs_int_ctl_attr(fs, fs_int_find_node(fs, ino), a);
 		pthread_mutex_unlock(&fs->mu);
 		free(rel);
 		return 0;
 	}
-	resolved_init(&r);
-	rc = resolve(fs, rel, is_dir, &r);
+	fs_int_resolved_init(&r);
+	rc = fs_int_resolve(fs, rel, is_dir, &r);
 	if (!rc) {
 		if (r.kind == K_NONE || (r.kind == K_DIR) != is_dir)
 			rc = -ENOENT;
@@ -772,12 +634,12 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 		struct fs_node *n;
 
 		pthread_mutex_lock(&fs->mu);
-		n = find_node(fs, ino);
+		n = fs_int_find_node(fs, ino);
 		if (n)
 			a->nlink = node_nlink(n);
 		pthread_mutex_unlock(&fs->mu);
 	}
-	resolved_fini(&r);
+	fs_int_resolved_fini(&r);
 	free(rel);
 	return rc;
 }
@@ -871,7 +733,7 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		return -EPERM;
 	if (!S_ISREG(mode) && (mode & S_IFMT))
 		return -EPERM;
-	rc = child_keys(fs, parent, name, &rel, &full);
+	rc = fs_int_child_keys(fs, parent, name, &rel, &full);
 	if (rc)
 		return rc;
 	holder_from_ctx(ctx, mode, &holder);
@@ -883,16 +745,16 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		lk = lock_find(fs->eng, full);
 		rc = 0;
 	} else if (rc) {
-		rc = user_err(rc, "acquire", full);
+		rc = fs_int_user_err(rc, "acquire", full);
 		goto out;
 	} else {
 		lock_snapshot(fs->eng, lk, &cur, NULL);
 	}
 	pthread_mutex_lock(&fs->mu);
-	n = get_node(fs, rel, false, true);
+	n = fs_int_get_node(fs, rel, false, true);
 	if (n)
-		lock_attr(fs, n->ino, &cur, RENDER_HELD, now_real_ms(),
-			  &e->attr);
+		fs_int_lock_attr(fs, n->ino, &cur, RENDER_HELD,
+				 fs_int_now_real_ms(), &e->attr);
 	pthread_mutex_unlock(&fs->mu);
 	h = n ? handle_new(fs, n, lk, acquired) : NULL;
 	if (!h) {
@@ -903,9 +765,9 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		rc = -ENOMEM;
 		goto out;
 	}
-	fill_entry(fs, e, lk != NULL);
+	fs_int_fill_entry(fs, e, lk != NULL);
 	*fh = (uint64_t)(uintptr_t)h;
-	lk = NULL;  /* the handle has it */
+	lk = NULL; /* the handle has it */
 out:
 	if (lk)
 		lock_unref(fs->eng, lk);
@@ -944,7 +806,7 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 		return -EACCES;
 	}
 	if (!fixed) {
-		full = full_key(fs, rel);
+		full = fs_int_full_key(fs, rel);
 		lk = full ? lock_find(fs->eng, full) : NULL;
 		free(full);
 		if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
@@ -962,7 +824,7 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 	}
 	free(rel);
 	pthread_mutex_lock(&fs->mu);
-	n = find_node(fs, ino);
+	n = fs_int_find_node(fs, ino);
 	pthread_mutex_unlock(&fs->mu);
 	h = n ? handle_new(fs, n, lk, false) : NULL;
 	if (!h) {
@@ -994,7 +856,8 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 			.prefix = fs->prefix,
 			.hold = fs->cfg.hold_name ? fs->cfg.hold_name : "",
 			.lease_ms = lock_engine_config(fs->eng)->lease_ms,
-			.heartbeat_ms = lock_engine_config(fs->eng)->heartbeat_ms,
+			.heartbeat_ms =
+				lock_engine_config(fs->eng)->heartbeat_ms,
 			.safe_period_ms =
 				lock_engine_config(fs->eng)->safe_period_ms,
 		};
@@ -1007,7 +870,7 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 	rc = node_info(fs, h->node->ino, &rel, &is_dir, &fixed);
 	if (rc)
 		return rc;
-	full = full_key(fs, rel);
+	full = fs_int_full_key(fs, rel);
 	free(rel);
 	if (!full)
 		return -ENOMEM;
@@ -1023,19 +886,20 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 		goto out;
 	}
 	if (lk) {
-		/* Our lock: its state is ours to tell; the row is read fresh. */
+		/* Our lock: its state is ours to tell; the row is read fresh.
+		 */
 		if ((h->holding || h->by_holder) &&
 		    lock_get_state(fs->eng, lk) == LOCK_HELD) {
 			uint64_t fence;
 
-			lock_fence(fs->eng, lk, &fence);  /* lazily */
+			lock_fence(fs->eng, lk, &fence); /* lazily */
 		}
 		lock_current_rvn(fs->eng, lk, before);
 		rc = fs->st->ops->get_lock(fs->st, full, 0, &row);
 		lock_current_rvn(fs->eng, lk, after);
 		lock_snapshot(fs->eng, lk, &mine, &st);
 		if (rc && rc != -ENOENT) {
-			rc = user_err(rc, "read", full);
+			rc = fs_int_user_err(rc, "read", full);
 			goto out;
 		}
 		if (st == LOCK_HELD || st == LOCK_RELEASING) {
@@ -1053,19 +917,19 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 			}
 			st = LOCK_LOST;
 		}
-		rc = render_lock_text(&mine, st == LOCK_LOST ? RENDER_LOST :
-							      RENDER_RELEASED,
-				      out);
+		rc = render_lock_text(
+			&mine, st == LOCK_LOST ? RENDER_LOST : RENDER_RELEASED,
+			out);
 		goto out;
 	}
 	rc = fs->st->ops->get_lock(fs->st, full, 0, &row);
 	if (rc == -ENOENT) {
-		rc = 0;  /* gone: an empty file */
+		rc = 0; /* gone: an empty file */
 	} else if (rc) {
-		rc = user_err(rc, "read", full);
+		rc = fs_int_user_err(rc, "read", full);
 	} else {
 		int64_t seen;
-		bool live = row_live(fs, &row, &seen);
+		bool live = fs_int_row_live(fs, &row, &seen);
 
 		rc = render_lock_text(&row, live ? RENDER_HELD : RENDER_EXPIRED,
 				      out);
@@ -1078,8 +942,7 @@ out:
 	return rc;
 }
 
-ssize_t fs_read(struct fs *fs, uint64_t fh, char *buf, size_t size,
-		off_t off)
+ssize_t fs_read(struct fs *fs, uint64_t fh, char *buf, size_t size, off_t off)
 {
 	struct fs_handle *h = to_handle(fh);
 	struct buf text = BUF_INIT;
@@ -1121,7 +984,7 @@ static int writable_lock(struct fs *fs, const struct fs_ctx *ctx,
 		return -EPERM;
 	lk = handle_lock(fs, h);
 	if (!lk) {
-		full = full_key(fs, h->node->rel);
+		full = fs_int_full_key(fs, h->node->rel);
 		lk = full ? lock_find(fs->eng, full) : NULL;
 		free(full);
 	}
@@ -1158,7 +1021,7 @@ int fs_fsync(struct fs *fs, uint64_t fh)
 	int rc;
 
 	if (!lk)
-		return 0;  /* nothing of ours to make durable */
+		return 0; /* nothing of ours to make durable */
 	rc = lock_renew_sync(fs->eng, lk);
 	lock_unref(fs->eng, lk);
 	return rc;
@@ -1191,7 +1054,7 @@ void fs_release(struct fs *fs, uint64_t fh)
 	}
 	pthread_mutex_lock(&fs->mu);
 	h->node->opens--;
-	maybe_free_node(fs, h->node);
+	fs_int_maybe_free_node(fs, h->node);
 	pthread_mutex_unlock(&fs->mu);
 	buf_fini(&h->snap);
 	free(h);
@@ -1260,7 +1123,7 @@ void fs_on_released(void *arg, const char *key)
 		prel = strndup(rel, (size_t)(slash - rel));
 		parent = NULL;
 		if (prel) {
-			char *pk = path_key(prel, true);
+			char *pk = fs_int_path_key(prel, true);
 
 			parent = pk ? smap_get(&fs->by_path, pk) : NULL;
 			free(pk);
@@ -1268,7 +1131,7 @@ void fs_on_released(void *arg, const char *key)
 	} else {
 		parent = &fs->root;
 	}
-	n = parent ? find_node(fs, parent->ino) : NULL;
+	n = parent ? fs_int_find_node(fs, parent->ino) : NULL;
 	uint64_t pino = n ? n->ino : 0;
 	pthread_mutex_unlock(&fs->mu);
 	if (pino)
@@ -1278,34 +1141,6 @@ void fs_on_released(void *arg, const char *key)
 }
 
 /* ---- setattr ----------------------------------------------------------- */
-
-/* chmod of a directory made with mkdir: by its owner or root. The root
- * of the mount and directories that only exist through the keys below
- * them have no row to keep a mode in. */
-static int chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
-		     uint32_t mode)
-{
-	struct resolved r;
-	char *full;
-	int rc;
-
-	if (!*rel)
-		return -EPERM;
-	resolved_init(&r);
-	rc = resolve(fs, rel, true, &r);
-	if (!rc && (r.kind != K_DIR || r.implicit))
-		rc = r.kind == K_DIR ? -EPERM : -ENOENT;
-	if (!rc && ctx->uid != 0 && (int64_t)ctx->uid != r.dir.uid)
-		rc = -EPERM;
-	resolved_fini(&r);
-	if (rc)
-		return rc;
-	full = full_key(fs, rel);
-	rc = full ? fs->st->ops->set_dir_mode(fs->st, full, mode, 0) : -ENOMEM;
-	rc = user_err(rc, "chmod", rel);
-	free(full);
-	return rc;
-}
 
 int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	       unsigned valid, uint64_t size, uint32_t mode,
@@ -1322,17 +1157,17 @@ int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	if (rc)
 		return rc;
 	if (is_dir && !fixed && (valid & FS_SET_MODE)) {
-		rc = chmod_dir(fs, ctx, rel, mode);
+		rc = fs_int_chmod_dir(fs, ctx, rel, mode);
 		free(rel);
 		return rc ? rc : fs_getattr(fs, ino, out, timeout_s);
 	}
 	if (fixed || is_dir || (valid & FS_SET_MODE)) {
 		free(rel);
-		return (valid & (FS_SET_SIZE | FS_SET_TIMES | FS_SET_MODE)) ?
-			       -EPERM :
-			       0;
+		return (valid & (FS_SET_SIZE | FS_SET_TIMES | FS_SET_MODE))
+			       ? -EPERM
+			       : 0;
 	}
-	full = full_key(fs, rel);
+	full = fs_int_full_key(fs, rel);
 	free(rel);
 	lk = full ? lock_find(fs->eng, full) : NULL;
 	free(full);
@@ -1341,12 +1176,12 @@ int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		return -EPERM;
 	}
 	if (valid & FS_SET_SIZE)
-		rc = size > FS_MAX_DATA ? -EFBIG :
-					  lock_modify_data(fs->eng, lk, NULL, 0,
-							   0, (int64_t)size,
-							   FS_MAX_DATA);
+		rc = size > FS_MAX_DATA
+			     ? -EFBIG
+			     : lock_modify_data(fs->eng, lk, NULL, 0, 0,
+						(int64_t)size, FS_MAX_DATA);
 	else if (valid & FS_SET_TIMES)
-		rc = lock_renew_sync(fs->eng, lk);  /* touch = heartbeat */
+		rc = lock_renew_sync(fs->eng, lk); /* touch = heartbeat */
 	lock_unref(fs->eng, lk);
 	if (rc)
 		return rc;
@@ -1365,7 +1200,7 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 
 	if (parent == FS_CTL_DIR_INO)
 		return -EPERM;
-	rc = child_keys(fs, parent, name, &rel, &full);
+	rc = fs_int_child_keys(fs, parent, name, &rel, &full);
 	if (rc)
 		return rc;
 	lk = lock_find_any(fs->eng, full);
@@ -1373,7 +1208,7 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		/* Ours: released by the uid that acquired it, or root. */
 		rc = is_holder(ctx, lk) ? lock_release(fs->eng, lk) : -EPERM;
 		lock_unref(fs->eng, lk);
-		rc = user_err(rc, "release", full);
+		rc = fs_int_user_err(rc, "release", full);
 		goto out;
 	}
 	record_init(&row);
@@ -1381,16 +1216,17 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	if (rc == 0) {
 		int64_t seen;
 
-		if (!row_live(fs, &row, &seen)) {
-			rc = -ENOENT;  /* invisible: expired by observation */
+		if (!fs_int_row_live(fs, &row, &seen)) {
+			rc = -ENOENT; /* invisible: expired by observation */
 		} else if (!fs->cfg.allow_break || ctx->uid != 0) {
 			rc = -EPERM;
 		} else {
-			/* Break another owner's lock, exactly the row we saw. */
+			/* Break another owner's lock, exactly the row we saw.
+			 */
 			rc = fs->st->ops->delete_lock(fs->st, full, row.rvn, 0,
 						      NULL, NULL);
 			if (rc == -ECANCELED)
-				rc = -EBUSY;  /* it changed meanwhile */
+				rc = -EBUSY; /* it changed meanwhile */
 			if (!rc) {
 				metrics_inc(fs->m, MC_BREAKS);
 				observe_forget(fs->obs, full);
@@ -1400,10 +1236,10 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		}
 	}
 	record_fini(&row);
-	rc = user_err(rc, "unlink", full);
+	rc = fs_int_user_err(rc, "unlink", full);
 out:
 	if (!rc) {
-		char *pk = path_key(rel, false);
+		char *pk = fs_int_path_key(rel, false);
 		struct fs_node *n;
 
 		pthread_mutex_lock(&fs->mu);
@@ -1420,7 +1256,7 @@ out:
 			n->rel = n->alias;
 			n->alias = NULL;
 		} else if (n) {
-			unmap_path(fs, n);
+			fs_int_unmap_path(fs, n);
 		}
 		pthread_mutex_unlock(&fs->mu);
 		free(pk);
@@ -1451,10 +1287,10 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		rc = -EPERM;
 		goto out;
 	}
-	rc = child_keys(fs, newparent, newname, &rel, &full);
+	rc = fs_int_child_keys(fs, newparent, newname, &rel, &full);
 	if (rc)
 		goto out;
-	src_full = full_key(fs, src_rel);
+	src_full = fs_int_full_key(fs, src_rel);
 	if (!src_full) {
 		rc = -ENOMEM;
 		goto out;
@@ -1472,7 +1308,7 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 			       lc->hold == HOLD_FD ? HOLD_UNLINK : lc->hold,
 			       &lk, NULL, NULL);
 	if (rc) {
-		rc = user_err(rc, "link", full);
+		rc = fs_int_user_err(rc, "link", full);
 		goto out;
 	}
 	/* No open file holds the new name. */
@@ -1483,9 +1319,9 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 				 FS_MAX_DATA);
 	lock_snapshot(fs->eng, lk, &rec, NULL);
 	pthread_mutex_lock(&fs->mu);
-	n = find_node(fs, ino);
+	n = fs_int_find_node(fs, ino);
 	if (n) {
-		char *pk = path_key(rel, false);
+		char *pk = fs_int_path_key(rel, false);
 		struct fs_node *old = pk ? smap_get(&fs->by_path, pk) : NULL;
 
 		if (old && old != n) {
@@ -1496,7 +1332,8 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		n->alias = strdup(rel);
 		if (pk && n->alias && !smap_put(&fs->by_path, pk, n)) {
 			n->nlookup++;
-			lock_attr(fs, n->ino, &rec, RENDER_HELD, 0, &e->attr);
+			fs_int_lock_attr(fs, n->ino, &rec, RENDER_HELD, 0,
+					 &e->attr);
 			e->attr.nlink = node_nlink(n);
 		} else {
 			free(n->alias);
@@ -1511,7 +1348,7 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		rc = -ENOMEM;
 		goto out;
 	}
-	fill_entry(fs, e, true);
+	fs_int_fill_entry(fs, e, true);
 out:
 	lock_unref(fs->eng, lk);
 	lock_unref(fs->eng, src);
@@ -1520,374 +1357,6 @@ out:
 	free(src_rel);
 	free(full);
 	free(src_full);
-	return rc;
-}
-
-int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
-	     const char *name, uint32_t mode, struct fs_entry *e)
-{
-	struct dir_record d;
-	struct resolved r;
-	struct fs_node *n;
-	char *rel = NULL;
-	int rc;
-
-	memset(e, 0, sizeof(*e));
-	rc = child_rel(fs, parent, name, &rel);
-	if (rc)
-		return rc;
-	resolved_init(&r);
-	rc = resolve(fs, rel, true, &r);
-	if (!rc && r.kind != K_NONE && !r.implicit)
-		rc = -EEXIST;
-	resolved_fini(&r);
-	dir_record_init(&d);
-	if (!rc) {
-		d.key = full_key(fs, rel);
-		d.mode = mode & 07777;
-		d.uid = ctx->uid;
-		d.gid = ctx->gid;
-		d.created_real_ms = now_real_ms();
-		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, 0) : -ENOMEM;
-		rc = user_err(rc, "mkdir", rel);
-	}
-	if (!rc) {
-		pthread_mutex_lock(&fs->mu);
-		n = get_node(fs, rel, true, true);
-		if (n)
-			dir_attr(fs, n->ino, &d, &e->attr);
-		pthread_mutex_unlock(&fs->mu);
-		rc = n ? 0 : -ENOMEM;
-		fill_entry(fs, e, false);
-	}
-	dir_record_fini(&d);
-	free(rel);
-	return rc;
-}
-
-struct child_probe {
-	struct fs *fs;
-	size_t skip;       /* length of "<dir>/" */
-	bool found;
-};
-
-static int probe_child(void *arg, const struct store_row *row)
-{
-	struct child_probe *p = arg;
-	int64_t seen;
-
-	if (row->kind == STORE_ROW_DIR ||
-	    row_live(p->fs, row->lock, &seen)) {
-		p->found = true;
-		return 1;
-	}
-	return 0;
-}
-
-int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
-	     const char *name)
-{
-	struct child_probe probe = { fs, 0, false };
-	char *rel = NULL, *full = NULL, *under = NULL;
-	int rc;
-
-	if (parent == FS_ROOT_INO && !strcmp(name, FS_CTL_DIR_NAME))
-		return -EPERM;
-	rc = child_keys(fs, parent, name, &rel, &full);
-	if (rc)
-		return rc;
-	if (asprintf(&under, "%s/", full) < 0)
-		under = NULL;
-	if (!under) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	rc = fs->st->ops->list(fs->st, under, 0, probe_child, &probe);
-	if (!rc && probe.found)
-		rc = -ENOTEMPTY;
-	if (!rc) {
-		rc = fs->st->ops->delete_dir(fs->st, full, 0);
-		if (rc == -ENOENT) {
-			/* No row: an implicit directory (empty now) or none. */
-			rc = implicit_dir_known(fs, full) ? 0 : -ENOENT;
-		}
-	}
-	if (!rc) {
-		char *pk = path_key(rel, true);
-		struct fs_node *n;
-
-		pthread_mutex_lock(&fs->mu);
-		free(smap_del(&fs->implicit, full));
-		n = pk ? smap_get(&fs->by_path, pk) : NULL;
-		if (n)
-			unmap_path(fs, n);
-		pthread_mutex_unlock(&fs->mu);
-		free(pk);
-	}
-	rc = user_err(rc, "rmdir", full);
-out:
-	free(rel);
-	free(full);
-	free(under);
-	return rc;
-}
-
-/* ---- listings ----------------------------------------------------------- */
-
-static int add_dirent(struct fs_dirlist *dl, const char *name, size_t len,
-		      bool is_dir, struct fs_dirent **out)
-{
-	struct fs_dirent *d;
-
-	if (dl->n == dl->cap) {
-		size_t cap = dl->cap ? dl->cap * 2 : 32;
-		struct fs_dirent *p = realloc(dl->ents, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		dl->ents = p;
-		dl->cap = cap;
-	}
-	d = &dl->ents[dl->n];
-	memset(d, 0, sizeof(*d));
-	d->name = strndup(name, len);
-	if (!d->name)
-		return -ENOMEM;
-	d->is_dir = is_dir;
-	dl->n++;
-	if (out)
-		*out = d;
-	return 0;
-}
-
-struct list_walk {
-	struct fs *fs;
-	struct fs_dirlist *dl;
-	size_t skip;              /* length of the listed directory's key
-				   * prefix ("<prefix><dir>/") */
-	struct smap seen;         /* names already listed */
-};
-
-static int list_row(void *arg, const struct store_row *row)
-{
-	struct list_walk *w = arg;
-	const char *key = row->kind == STORE_ROW_LOCK ? row->lock->key :
-							row->dir->key;
-	const char *rest = key + w->skip, *slash;
-	struct fs_dirent *d = NULL;
-	size_t len;
-	bool is_dir;
-	int rc;
-
-	if (strlen(key) <= w->skip)
-		return 0;
-	slash = strchr(rest, '/');
-	len = slash ? (size_t)(slash - rest) : strlen(rest);
-	is_dir = slash || row->kind == STORE_ROW_DIR;
-	bool ours = false;
-
-	if (!slash && row->kind == STORE_ROW_LOCK) {
-		struct lock *lk = lock_find(w->fs->eng, key);
-		int64_t seen = 0;
-
-		ours = lk != NULL;
-		if (lk)
-			lock_unref(w->fs->eng, lk);
-		else if (!row_live(w->fs, row->lock, &seen))
-			return 0;  /* expired by observation: invisible */
-	}
-	if (slash) {
-		/* A key below: its first component is a directory. */
-		char *dkey = strndup(key, w->skip + len);
-
-		if (dkey) {
-			implicit_dir_note(w->fs, dkey);
-			free(dkey);
-		}
-	}
-	{
-		char *nm = strndup(rest, len), *sk;
-
-		if (!nm)
-			return -ENOMEM;
-		sk = path_key(nm, is_dir);
-		free(nm);
-		if (!sk)
-			return -ENOMEM;
-		if (smap_get(&w->seen, sk)) {
-			free(sk);
-			return 0;
-		}
-		rc = smap_put(&w->seen, sk, w);
-		free(sk);
-		if (rc)
-			return rc;
-	}
-	rc = add_dirent(w->dl, rest, len, is_dir, &d);
-	if (rc)
-		return rc;
-	d->ours = ours;
-	if (!slash && row->kind == STORE_ROW_LOCK)
-		lock_attr(w->fs, 0, row->lock, RENDER_HELD, clk_sys_real_ms(),
-			  &d->attr);
-	else
-		dir_attr(w->fs, 0, slash ? NULL : row->dir, &d->attr);
-	return 0;
-}
-
-int fs_opendir(struct fs *fs, uint64_t ino, uint64_t *dh)
-{
-	struct fs_dirlist *dl = calloc(1, sizeof(*dl));
-	struct list_walk w;
-	struct fs_node *n;
-	char *rel = NULL, *under = NULL;
-	int rc;
-
-	if (!dl)
-		return -ENOMEM;
-	pthread_mutex_lock(&fs->mu);
-	n = find_node(fs, ino);
-	if (n && n->is_dir) {
-		n->opens++;
-		rel = strdup(n->rel);
-	}
-	pthread_mutex_unlock(&fs->mu);
-	if (!n || !n->is_dir) {
-		free(dl);
-		return n ? -ENOTDIR : -ENOENT;
-	}
-	dl->dir = n;
-	rc = add_dirent(dl, ".", 1, true, NULL);
-	if (!rc)
-		rc = add_dirent(dl, "..", 2, true, NULL);
-	if (rc || !rel)
-		goto fail;
-	if (n == &fs->ctl_dir) {
-		rc = add_dirent(dl, "status", 6, false, NULL);
-		if (!rc)
-			rc = add_dirent(dl, "metrics", 7, false, NULL);
-		if (rc)
-			goto fail;
-		ctl_attr(fs, &fs->ctl_status, &dl->ents[2].attr);
-		ctl_attr(fs, &fs->ctl_metrics, &dl->ents[3].attr);
-		goto done;
-	}
-	if (n == &fs->root) {
-		rc = add_dirent(dl, FS_CTL_DIR_NAME, strlen(FS_CTL_DIR_NAME),
-				true, NULL);
-		if (rc)
-			goto fail;
-		ctl_attr(fs, &fs->ctl_dir, &dl->ents[2].attr);
-	}
-	if (asprintf(&under, "%s%s%s", fs->prefix, rel, *rel ? "/" : "") < 0) {
-		under = NULL;
-		rc = -ENOMEM;
-		goto fail;
-	}
-	w.fs = fs;
-	w.dl = dl;
-	w.skip = strlen(under);
-	smap_init(&w.seen);
-	int64_t listed = clk_sys_mono_ms();
-
-	rc = fs->st->ops->list(fs->st, under, 0, list_row, &w);
-	smap_fini(&w.seen);
-	if (rc) {
-		rc = user_err(rc, "list", under);
-		goto fail;
-	}
-	implicit_dir_prune(fs, under, listed);
-done:
-	free(rel);
-	free(under);
-	*dh = (uint64_t)(uintptr_t)dl;
-	return 0;
-fail:
-	free(rel);
-	free(under);
-	*dh = (uint64_t)(uintptr_t)dl;
-	fs_releasedir(fs, *dh);
-	*dh = 0;
-	return rc;
-}
-
-int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
-		     const char **name, struct fs_entry *e)
-{
-	struct fs_dirlist *dl = (struct fs_dirlist *)(uintptr_t)dh;
-	struct fs_dirent *d;
-	struct fs_node *n = NULL;
-	char *rel = NULL;
-
-	if (idx >= dl->n)
-		return 1;
-	d = &dl->ents[idx];
-	*name = d->name;
-	memset(e, 0, sizeof(*e));
-	fill_entry(fs, e, d->ours);
-	if (idx < 2) {
-		e->attr.ino = idx == 0 ? dl->dir->ino : FS_ROOT_INO;
-		e->attr.mode = S_IFDIR;
-		return 0;
-	}
-	e->attr = d->attr;
-	pthread_mutex_lock(&fs->mu);
-	if (dl->dir == &fs->ctl_dir) {
-		n = idx == 2 ? &fs->ctl_status : &fs->ctl_metrics;
-	} else if (dl->dir == &fs->root && idx == 2) {
-		n = &fs->ctl_dir;
-	} else if (!names_join(dl->dir->rel, d->name, 0, &rel)) {
-		n = get_node(fs, rel, d->is_dir, plus);
-		free(rel);
-	}
-	if (n)
-		e->attr.ino = n->ino;
-	pthread_mutex_unlock(&fs->mu);
-	return n ? 0 : -ENOMEM;
-}
-
-void fs_releasedir(struct fs *fs, uint64_t dh)
-{
-	struct fs_dirlist *dl = (struct fs_dirlist *)(uintptr_t)dh;
-	size_t i;
-
-	if (!dl)
-		return;
-	for (i = 0; i < dl->n; i++)
-		free(dl->ents[i].name);
-	free(dl->ents);
-	pthread_mutex_lock(&fs->mu);
-	if (dl->dir) {
-		dl->dir->opens--;
-		maybe_free_node(fs, dl->dir);
-	}
-	pthread_mutex_unlock(&fs->mu);
-	free(dl);
-}
-
-/* ---- the prefix --------------------------------------------------------- */
-
-int fs_ensure_prefix_dirs(struct fs *fs)
-{
-	struct dir_record d;
-	size_t i;
-	int rc = 0;
-
-	dir_record_init(&d);
-	d.mode = fs->cfg.root_mode & 07777;
-	d.uid = fs->cfg.root_uid;
-	d.gid = fs->cfg.root_gid;
-	d.created_real_ms = now_real_ms();
-	for (i = 1; i < fs->prefix_len && !rc; i++) {
-		if (fs->prefix[i] != '/' || fs->prefix[i - 1] == '/')
-			continue;
-		d.key = strndup(fs->prefix, i);
-		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, 0) : -ENOMEM;
-		if (rc == -EEXIST)
-			rc = 0;
-		free(d.key);
-		d.key = NULL;
-	}
 	return rc;
 }
 
@@ -1900,7 +1369,7 @@ void fs_set_flk(struct fs *fs, struct flk *flk)
 
 static char *handle_key(struct fs *fs, struct fs_handle *h)
 {
-	return h->node->fixed ? NULL : full_key(fs, h->node->rel);
+	return h->node->fixed ? NULL : fs_int_full_key(fs, h->node->rel);
 }
 
 int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
@@ -1920,7 +1389,7 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		return -ENOMEM;
 	if (type == F_UNLCK) {
 		rc = flk_unlock(fs->flk, key, owner, (enum flk_kind)kind);
-		rc = user_err(rc, "unlock", key);
+		rc = fs_int_user_err(rc, "unlock", key);
 		free(key);
 		return rc;
 	}
@@ -1931,12 +1400,12 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 	r.req = req;
 	r.handle = h;
 	pthread_mutex_lock(&fs->mu);
-	r.handle_lock = h->holding ? h->lk : NULL;  /* compared, not used */
+	r.handle_lock = h->holding ? h->lk : NULL; /* compared, not used */
 	pthread_mutex_unlock(&fs->mu);
 	holder_from_ctx(ctx, 0644, &r.holder);
 	rc = flk_lock(fs->flk, &r);
 	if (rc != -EINPROGRESS && rc != -EWOULDBLOCK && rc != -EAGAIN)
-		rc = user_err(rc, "file lock", key);
+		rc = fs_int_user_err(rc, "file lock", key);
 	free(key);
 	return rc;
 }
@@ -1971,7 +1440,8 @@ int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool *held,
 	key = handle_key(fs, h);
 	if (!key)
 		return h->node->fixed ? -EINVAL : -ENOMEM;
-	rc = user_err(flk_getlk(fs->flk, key, owner, held, pid), "getlk", key);
+	rc = fs_int_user_err(flk_getlk(fs->flk, key, owner, held, pid), "getlk",
+			     key);
 	free(key);
 	return rc;
 }
@@ -2025,11 +1495,11 @@ static int file_row(struct fs *fs, uint64_t ino, struct resolved *r,
 		free(rel);
 		return -ENODATA;
 	}
-	rc = resolve(fs, rel, false, r);
+	rc = fs_int_resolve(fs, rel, false, r);
 	if (!rc && r->kind != K_FILE)
 		rc = -ENOENT;
 	if (!rc && full)
-		*full = full_key(fs, rel);
+		*full = fs_int_full_key(fs, rel);
 	free(rel);
 	return rc;
 }
@@ -2047,7 +1517,7 @@ ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	 * for security.capability on every write). */
 	if (strncmp(name, RENDER_XATTR_PREFIX, plen))
 		return -ENODATA;
-	resolved_init(&r);
+	fs_int_resolved_init(&r);
 	rc = file_row(fs, ino, &r, &full);
 	if (!rc && r.ours && !r.rec.fence && !strcmp(name + plen, "fence")) {
 		struct lock *lk = full ? lock_find(fs->eng, full) : NULL;
@@ -2066,7 +1536,7 @@ ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	if (!rc)
 		rc = copy_out(&v, buf, size);
 	buf_fini(&v);
-	resolved_fini(&r);
+	fs_int_resolved_fini(&r);
 	free(full);
 	return rc;
 }
@@ -2077,15 +1547,15 @@ ssize_t fs_listxattr(struct fs *fs, uint64_t ino, char *buf, size_t size)
 	struct resolved r;
 	ssize_t rc;
 
-	resolved_init(&r);
+	fs_int_resolved_init(&r);
 	rc = file_row(fs, ino, &r, NULL);
 	if (rc == -ENODATA)
-		rc = 0;  /* directories: no attributes */
+		rc = 0; /* directories: no attributes */
 	else if (!rc)
 		rc = render_xattr_names(&r.rec, &v);
 	if (!rc)
 		rc = copy_out(&v, buf, size);
 	buf_fini(&v);
-	resolved_fini(&r);
+	fs_int_resolved_fini(&r);
 	return rc;
 }

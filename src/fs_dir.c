@@ -1,0 +1,492 @@
+/* fs_dir: directories: mkdir, rmdir, chmod of directories, listings
+ * (one consistent Scan per opendir, served by index), the directories of a
+ * mount prefix, and the directories known only through keys below them
+ * (written by other clients): a listing of their parent adds them and
+ * drops the ones no longer there. Threads: FUSE workers; fs->mu as in
+ * fs.c, never held across a request. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clk.h"
+#include "fs_int.h"
+#include "log.h"
+#include "names.h"
+
+struct fs_dirent {
+	char *name;
+	bool is_dir;
+	bool ours; /* a lock this mount holds */
+	struct fs_attr attr;
+};
+
+struct fs_dirlist {
+	struct fs_node *dir;
+	struct fs_dirent *ents;
+	size_t n, cap;
+};
+
+bool fs_int_implicit_dir_known(struct fs *fs, const char *full)
+{
+	bool yes;
+
+	pthread_mutex_lock(&fs->mu);
+	yes = smap_get(&fs->implicit, full) != NULL;
+	pthread_mutex_unlock(&fs->mu);
+	return yes;
+}
+
+struct prune {
+	struct fs *fs;
+	const char *under; /* "<prefix><dir>/" of the listing */
+	size_t len;
+	int64_t listed_mono_ms; /* entries seen before this are gone */
+	char *gone[64];
+	int n;
+};
+
+static void prune_cb(void *arg, const char *key, void *value)
+{
+	struct prune *p = arg;
+	int64_t *seen = value;
+
+	if (p->n < 64 && !strncmp(key, p->under, p->len) &&
+	    !strchr(key + p->len, '/') && *seen < p->listed_mono_ms)
+		p->gone[p->n++] = (char *)key;
+}
+
+/* After a listing of under: forget implicit directories directly in it
+ * that the listing did not show. */
+static void implicit_dir_prune(struct fs *fs, const char *under,
+			       int64_t listed_mono_ms)
+{
+	struct prune p = { fs, under, strlen(under), listed_mono_ms, { 0 }, 0 };
+	int i;
+
+	pthread_mutex_lock(&fs->mu);
+	smap_each(&fs->implicit, prune_cb, &p);
+	for (i = 0; i < p.n; i++) {
+		char *k = strdup(p.gone[i]);
+
+		if (k)
+			free(smap_del(&fs->implicit, k));
+		free(k);
+	}
+	pthread_mutex_unlock(&fs->mu);
+}
+
+static void implicit_dir_note(struct fs *fs, const char *full)
+{
+	int64_t *seen;
+
+	pthread_mutex_lock(&fs->mu);
+	seen = smap_get(&fs->implicit, full);
+	if (!seen && fs->implicit.count < 65536) {
+		seen = malloc(sizeof(*seen));
+		if (seen && smap_put(&fs->implicit, full, seen)) {
+			free(seen);
+			seen = NULL;
+		}
+	}
+	if (seen)
+		*seen = clk_sys_mono_ms();
+	pthread_mutex_unlock(&fs->mu);
+}
+
+/* chmod of a directory made with mkdir: by its owner or root. The root
+ * of the mount and directories that only exist through the keys below
+ * them have no row to keep a mode in. */
+int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
+		     uint32_t mode)
+{
+	struct resolved r;
+	char *full;
+	int rc;
+
+	if (!*rel)
+		return -EPERM;
+	fs_int_resolved_init(&r);
+	rc = fs_int_resolve(fs, rel, true, &r);
+	if (!rc && (r.kind != K_DIR || r.implicit))
+		rc = r.kind == K_DIR ? -EPERM : -ENOENT;
+	if (!rc && ctx->uid != 0 && (int64_t)ctx->uid != r.dir.uid)
+		rc = -EPERM;
+	fs_int_resolved_fini(&r);
+	if (rc)
+		return rc;
+	full = fs_int_full_key(fs, rel);
+	rc = full ? fs->st->ops->set_dir_mode(fs->st, full, mode, 0) : -ENOMEM;
+	rc = fs_int_user_err(rc, "chmod", rel);
+	free(full);
+	return rc;
+}
+
+int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+	     const char *name, uint32_t mode, struct fs_entry *e)
+{
+	struct dir_record d;
+	struct resolved r;
+	struct fs_node *n;
+	char *rel = NULL;
+	int rc;
+
+	memset(e, 0, sizeof(*e));
+	rc = fs_int_child_rel(fs, parent, name, &rel);
+	if (rc)
+		return rc;
+	fs_int_resolved_init(&r);
+	rc = fs_int_resolve(fs, rel, true, &r);
+	if (!rc && r.kind != K_NONE && !r.implicit)
+		rc = -EEXIST;
+	fs_int_resolved_fini(&r);
+	dir_record_init(&d);
+	if (!rc) {
+		d.key = fs_int_full_key(fs, rel);
+		d.mode = mode & 07777;
+		d.uid = ctx->uid;
+		d.gid = ctx->gid;
+		d.created_real_ms = fs_int_now_real_ms();
+		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, 0) : -ENOMEM;
+		rc = fs_int_user_err(rc, "mkdir", rel);
+	}
+	if (!rc) {
+		pthread_mutex_lock(&fs->mu);
+		n = fs_int_get_node(fs, rel, true, true);
+		if (n)
+			fs_int_dir_attr(fs, n->ino, &d, &e->attr);
+		pthread_mutex_unlock(&fs->mu);
+		rc = n ? 0 : -ENOMEM;
+		fs_int_fill_entry(fs, e, false);
+	}
+	dir_record_fini(&d);
+	free(rel);
+	return rc;
+}
+
+struct child_probe {
+	struct fs *fs;
+	size_t skip; /* length of "<dir>/" */
+	bool found;
+};
+
+static int probe_child(void *arg, const struct store_row *row)
+{
+	struct child_probe *p = arg;
+	int64_t seen;
+
+	if (row->kind == STORE_ROW_DIR ||
+	    fs_int_row_live(p->fs, row->lock, &seen)) {
+		p->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+	     const char *name)
+{
+	struct child_probe probe = { fs, 0, false };
+	char *rel = NULL, *full = NULL, *under = NULL;
+	int rc;
+
+	if (parent == FS_ROOT_INO && !strcmp(name, FS_CTL_DIR_NAME))
+		return -EPERM;
+	rc = fs_int_child_keys(fs, parent, name, &rel, &full);
+	if (rc)
+		return rc;
+	if (asprintf(&under, "%s/", full) < 0)
+		under = NULL;
+	if (!under) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = fs->st->ops->list(fs->st, under, 0, probe_child, &probe);
+	if (!rc && probe.found)
+		rc = -ENOTEMPTY;
+	if (!rc) {
+		rc = fs->st->ops->delete_dir(fs->st, full, 0);
+		if (rc == -ENOENT) {
+			/* No row: an implicit directory (empty now) or none. */
+			rc = fs_int_implicit_dir_known(fs, full) ? 0 : -ENOENT;
+		}
+	}
+	if (!rc) {
+		char *pk = fs_int_path_key(rel, true);
+		struct fs_node *n;
+
+		pthread_mutex_lock(&fs->mu);
+		free(smap_del(&fs->implicit, full));
+		n = pk ? smap_get(&fs->by_path, pk) : NULL;
+		if (n)
+			fs_int_unmap_path(fs, n);
+		pthread_mutex_unlock(&fs->mu);
+		free(pk);
+	}
+	rc = fs_int_user_err(rc, "rmdir", full);
+out:
+	free(rel);
+	free(full);
+	free(under);
+	return rc;
+}
+
+/* ---- listings ----------------------------------------------------------- */
+
+static int add_dirent(struct fs_dirlist *dl, const char *name, size_t len,
+		      bool is_dir, struct fs_dirent **out)
+{
+	struct fs_dirent *d;
+
+	if (dl->n == dl->cap) {
+		size_t cap = dl->cap ? dl->cap * 2 : 32;
+		struct fs_dirent *p = realloc(dl->ents, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		dl->ents = p;
+		dl->cap = cap;
+	}
+	d = &dl->ents[dl->n];
+	memset(d, 0, sizeof(*d));
+	d->name = strndup(name, len);
+	if (!d->name)
+		return -ENOMEM;
+	d->is_dir = is_dir;
+	dl->n++;
+	if (out)
+		*out = d;
+	return 0;
+}
+
+struct list_walk {
+	struct fs *fs;
+	struct fs_dirlist *dl;
+	size_t skip;	  /* length of the listed directory's key
+			   * prefix ("<prefix><dir>/") */
+	struct smap seen; /* names already listed */
+};
+
+static int list_row(void *arg, const struct store_row *row)
+{
+	struct list_walk *w = arg;
+	const char *key =
+		row->kind == STORE_ROW_LOCK ? row->lock->key : row->dir->key;
+	const char *rest = key + w->skip, *slash;
+	struct fs_dirent *d = NULL;
+	size_t len;
+	bool is_dir;
+	int rc;
+
+	if (strlen(key) <= w->skip)
+		return 0;
+	slash = strchr(rest, '/');
+	len = slash ? (size_t)(slash - rest) : strlen(rest);
+	is_dir = slash || row->kind == STORE_ROW_DIR;
+	bool ours = false;
+
+	if (!slash && row->kind == STORE_ROW_LOCK) {
+		struct lock *lk = lock_find(w->fs->eng, key);
+		int64_t seen = 0;
+
+		ours = lk != NULL;
+		if (lk)
+			lock_unref(w->fs->eng, lk);
+		else if (!fs_int_row_live(w->fs, row->lock, &seen))
+			return 0; /* expired by observation: invisible */
+	}
+	if (slash) {
+		/* A key below: its first component is a directory. */
+		char *dkey = strndup(key, w->skip + len);
+
+		if (dkey) {
+			implicit_dir_note(w->fs, dkey);
+			free(dkey);
+		}
+	}
+	{
+		char *nm = strndup(rest, len), *sk;
+
+		if (!nm)
+			return -ENOMEM;
+		sk = fs_int_path_key(nm, is_dir);
+		free(nm);
+		if (!sk)
+			return -ENOMEM;
+		if (smap_get(&w->seen, sk)) {
+			free(sk);
+			return 0;
+		}
+		rc = smap_put(&w->seen, sk, w);
+		free(sk);
+		if (rc)
+			return rc;
+	}
+	rc = add_dirent(w->dl, rest, len, is_dir, &d);
+	if (rc)
+		return rc;
+	d->ours = ours;
+	if (!slash && row->kind == STORE_ROW_LOCK)
+		fs_int_lock_attr(w->fs, 0, row->lock, RENDER_HELD,
+				 clk_sys_real_ms(), &d->attr);
+	else
+		fs_int_dir_attr(w->fs, 0, slash ? NULL : row->dir, &d->attr);
+	return 0;
+}
+
+int fs_opendir(struct fs *fs, uint64_t ino, uint64_t *dh)
+{
+	struct fs_dirlist *dl = calloc(1, sizeof(*dl));
+	struct list_walk w;
+	struct fs_node *n;
+	char *rel = NULL, *under = NULL;
+	int rc;
+
+	if (!dl)
+		return -ENOMEM;
+	pthread_mutex_lock(&fs->mu);
+	n = fs_int_find_node(fs, ino);
+	if (n && n->is_dir) {
+		n->opens++;
+		rel = strdup(n->rel);
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (!n || !n->is_dir) {
+		free(dl);
+		return n ? -ENOTDIR : -ENOENT;
+	}
+	dl->dir = n;
+	rc = add_dirent(dl, ".", 1, true, NULL);
+	if (!rc)
+		rc = add_dirent(dl, "..", 2, true, NULL);
+	if (rc || !rel)
+		goto fail;
+	if (n == &fs->ctl_dir) {
+		rc = add_dirent(dl, "status", 6, false, NULL);
+		if (!rc)
+			rc = add_dirent(dl, "metrics", 7, false, NULL);
+		if (rc)
+			goto fail;
+		fs_int_ctl_attr(fs, &fs->ctl_status, &dl->ents[2].attr);
+		fs_int_ctl_attr(fs, &fs->ctl_metrics, &dl->ents[3].attr);
+		goto done;
+	}
+	if (n == &fs->root) {
+		rc = add_dirent(dl, FS_CTL_DIR_NAME, strlen(FS_CTL_DIR_NAME),
+				true, NULL);
+		if (rc)
+			goto fail;
+		fs_int_ctl_attr(fs, &fs->ctl_dir, &dl->ents[2].attr);
+	}
+	if (asprintf(&under, "%s%s%s", fs->prefix, rel, *rel ? "/" : "") < 0) {
+		under = NULL;
+		rc = -ENOMEM;
+		goto fail;
+	}
+	w.fs = fs;
+	w.dl = dl;
+	w.skip = strlen(under);
+	smap_init(&w.seen);
+	int64_t listed = clk_sys_mono_ms();
+
+	rc = fs->st->ops->list(fs->st, under, 0, list_row, &w);
+	smap_fini(&w.seen);
+	if (rc) {
+		rc = fs_int_user_err(rc, "list", under);
+		goto fail;
+	}
+	implicit_dir_prune(fs, under, listed);
+done:
+	free(rel);
+	free(under);
+	*dh = (uint64_t)(uintptr_t)dl;
+	return 0;
+fail:
+	free(rel);
+	free(under);
+	*dh = (uint64_t)(uintptr_t)dl;
+	fs_releasedir(fs, *dh);
+	*dh = 0;
+	return rc;
+}
+
+int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
+		     const char **name, struct fs_entry *e)
+{
+	struct fs_dirlist *dl = (struct fs_dirlist *)(uintptr_t)dh;
+	struct fs_dirent *d;
+	struct fs_node *n = NULL;
+	char *rel = NULL;
+
+	if (idx >= dl->n)
+		return 1;
+	d = &dl->ents[idx];
+	*name = d->name;
+	memset(e, 0, sizeof(*e));
+	fs_int_fill_entry(fs, e, d->ours);
+	if (idx < 2) {
+		e->attr.ino = idx == 0 ? dl->dir->ino : FS_ROOT_INO;
+		e->attr.mode = S_IFDIR;
+		return 0;
+	}
+	e->attr = d->attr;
+	pthread_mutex_lock(&fs->mu);
+	if (dl->dir == &fs->ctl_dir) {
+		n = idx == 2 ? &fs->ctl_status : &fs->ctl_metrics;
+	} else if (dl->dir == &fs->root && idx == 2) {
+		n = &fs->ctl_dir;
+	} else if (!names_join(dl->dir->rel, d->name, 0, &rel)) {
+		n = fs_int_get_node(fs, rel, d->is_dir, plus);
+		free(rel);
+	}
+	if (n)
+		e->attr.ino = n->ino;
+	pthread_mutex_unlock(&fs->mu);
+	return n ? 0 : -ENOMEM;
+}
+
+void fs_releasedir(struct fs *fs, uint64_t dh)
+{
+	struct fs_dirlist *dl = (struct fs_dirlist *)(uintptr_t)dh;
+	size_t i;
+
+	if (!dl)
+		return;
+	for (i = 0; i < dl->n; i++)
+		free(dl->ents[i].name);
+	free(dl->ents);
+	pthread_mutex_lock(&fs->mu);
+	if (dl->dir) {
+		dl->dir->opens--;
+		fs_int_maybe_free_node(fs, dl->dir);
+	}
+	pthread_mutex_unlock(&fs->mu);
+	free(dl);
+}
+
+/* ---- the prefix --------------------------------------------------------- */
+
+int fs_ensure_prefix_dirs(struct fs *fs)
+{
+	struct dir_record d;
+	size_t i;
+	int rc = 0;
+
+	dir_record_init(&d);
+	d.mode = fs->cfg.root_mode & 07777;
+	d.uid = fs->cfg.root_uid;
+	d.gid = fs->cfg.root_gid;
+	d.created_real_ms = fs_int_now_real_ms();
+	for (i = 1; i < fs->prefix_len && !rc; i++) {
+		if (fs->prefix[i] != '/' || fs->prefix[i - 1] == '/')
+			continue;
+		d.key = strndup(fs->prefix, i);
+		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, 0) : -ENOMEM;
+		if (rc == -EEXIST)
+			rc = 0;
+		free(d.key);
+		d.key = NULL;
+	}
+	return rc;
+}

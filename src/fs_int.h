@@ -1,0 +1,108 @@
+/* fs_int: the filesystem's private structures and the helpers its two
+ * files share: fs.c (inodes, names, open files, locks) and fs_dir.c
+ * (directories, listings). Nothing else includes it. Locking: fs->mu, as
+ * described in fs.c. */
+#ifndef LOCKFS_FS_INT_H
+#define LOCKFS_FS_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "fs.h"
+#include "map.h"
+#include "render.h"
+
+#define FS_FIRST_INO 16
+
+struct fs_node {
+	uint64_t ino;
+	uint64_t nlookup; /* mu */
+	int opens;	  /* mu: handles and listings using the node */
+	char *rel;	  /* key relative to the mount prefix; "" root */
+	char *alias;	  /* mu: a second name made by link(), or NULL */
+	bool is_dir;
+	bool in_path_map; /* mu: by_path points at this node */
+	bool fixed;	  /* root and control nodes: never freed */
+};
+
+struct fs_handle {
+	struct fs_handle *prev, *next; /* mu */
+	struct fs_node *node;
+	struct lock *lk; /* our lock when opened on one (referenced) */
+	bool holding;	 /* the acquiring open file */
+	bool by_holder;	 /* opened by the lock's holder (uid or root) */
+	struct buf snap; /* mu: text served to reads past offset 0 */
+	void *ph;	 /* mu: poll handle to wake on loss */
+};
+
+struct fs {
+	struct fs_config cfg;
+	char *prefix;
+	size_t prefix_len;
+	struct lock_engine *eng;
+	struct store *st;
+	struct observe *obs;
+	struct metrics *m;
+	struct flk *flk; /* set once before the mount */
+	int64_t mount_real_ms;
+
+	pthread_mutex_t mu;
+	struct imap by_ino;	   /* mu */
+	struct smap by_path;	   /* mu: "f:<rel>" / "d:<rel>" -> node */
+	uint64_t next_ino;	   /* mu */
+	struct fs_handle *handles; /* mu */
+	struct smap implicit;	   /* mu: full dir key -> int64 seen time */
+	struct fs_node root, ctl_dir, ctl_status, ctl_metrics;
+};
+
+enum kind {
+	K_NONE,
+	K_FILE,
+	K_DIR,
+};
+
+/* What a key is right now. */
+struct resolved {
+	enum kind kind;
+	bool ours;		/* a lock this mount holds */
+	struct lock_record rec; /* K_FILE */
+	enum render_state state;
+	int64_t seen_real_ms;  /* first sighting of a foreign row */
+	struct dir_record dir; /* K_DIR with a row */
+	bool implicit;	       /* K_DIR without a row */
+};
+
+/* Shared helpers (fs.c unless noted). Those taking a node need fs->mu. */
+void fs_int_resolved_init(struct resolved *r);
+void fs_int_resolved_fini(struct resolved *r);
+int fs_int_user_err(int rc, const char *what, const char *key);
+char *fs_int_path_key(const char *rel, bool is_dir);
+void fs_int_unmap_path(struct fs *fs, struct fs_node *n);
+void fs_int_maybe_free_node(struct fs *fs, struct fs_node *n);
+struct fs_node *fs_int_get_node(struct fs *fs, const char *rel, bool is_dir,
+				bool count);
+struct fs_node *fs_int_find_node(struct fs *fs, uint64_t ino);
+char *fs_int_full_key(const struct fs *fs, const char *rel);
+void fs_int_dir_attr(const struct fs *fs, uint64_t ino,
+		     const struct dir_record *d, struct fs_attr *a);
+void fs_int_lock_attr(const struct fs *fs, uint64_t ino,
+		      const struct lock_record *r, enum render_state st,
+		      int64_t seen_real_ms, struct fs_attr *a);
+void fs_int_ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a);
+void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e, bool ours);
+bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
+		     int64_t *seen_real_ms);
+int fs_int_resolve(struct fs *fs, const char *rel, bool both,
+		   struct resolved *out);
+int fs_int_child_rel(struct fs *fs, uint64_t parent, const char *name,
+		     char **rel);
+int fs_int_child_keys(struct fs *fs, uint64_t parent, const char *name,
+		      char **rel, char **full);
+int64_t fs_int_now_real_ms(void);
+bool fs_int_implicit_dir_known(struct fs *fs, const char *full);
+int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
+		     uint32_t mode);
+
+#endif

@@ -60,7 +60,8 @@ void awserr_from_json(struct aws_error *e, long http_status, const char *body,
 	if (body && len)
 		root = cJSON_ParseWithLength(body, len);
 	if (!root || !cJSON_IsObject(root)) {
-		size_t n = len < sizeof(excerpt) - 1 ? len : sizeof(excerpt) - 1;
+		size_t n =
+			len < sizeof(excerpt) - 1 ? len : sizeof(excerpt) - 1;
 
 		if (body && n)
 			memcpy(excerpt, body, n);
@@ -73,7 +74,8 @@ void awserr_from_json(struct aws_error *e, long http_status, const char *body,
 	msg = cJSON_GetObjectItemCaseSensitive(root, "message");
 	if (!cJSON_IsString(msg))
 		msg = cJSON_GetObjectItemCaseSensitive(root, "Message");
-	awserr_set(e, http_status, cJSON_IsString(type) ? type->valuestring : NULL,
+	awserr_set(e, http_status,
+		   cJSON_IsString(type) ? type->valuestring : NULL,
 		   cJSON_IsString(msg) ? msg->valuestring : NULL);
 	cJSON_Delete(root);
 }
@@ -85,13 +87,11 @@ static bool type_is(const struct aws_error *e, const char *name)
 
 bool awserr_is_throttle(const struct aws_error *e)
 {
-	return type_is(e, "ThrottlingException") ||
-	       type_is(e, "Throttling") ||
+	return type_is(e, "ThrottlingException") || type_is(e, "Throttling") ||
 	       type_is(e, "ProvisionedThroughputExceededException") ||
 	       type_is(e, "RequestLimitExceeded") ||
 	       type_is(e, "TooManyRequestsException") ||
-	       type_is(e, "LimitExceededException") ||
-	       e->http_status == 429;
+	       type_is(e, "LimitExceededException") || e->http_status == 429;
 }
 
 bool awserr_is_condition_failed(const struct aws_error *e)
@@ -111,7 +111,7 @@ bool awserr_is_retryable(const struct aws_error *e)
 		case -EIO:
 			return true;
 		default:
-			return false;  /* bad URL, TLS, oversize, ENOMEM */
+			return false; /* bad URL, TLS, oversize, ENOMEM */
 		}
 	}
 	if (awserr_is_condition_failed(e))
@@ -129,13 +129,19 @@ bool awserr_is_retryable(const struct aws_error *e)
 int awserr_to_errno(const struct aws_error *e)
 {
 	static const char *const denied[] = {
-		"AccessDeniedException", "AccessDenied",
-		"UnrecognizedClientException", "InvalidSignatureException",
+		"AccessDeniedException",
+		"AccessDenied",
+		"UnrecognizedClientException",
+		"InvalidSignatureException",
 		"MissingAuthenticationTokenException",
-		"MissingAuthenticationToken", "IncompleteSignatureException",
-		"ExpiredTokenException", "ExpiredToken",
-		"InvalidClientTokenId", "SignatureDoesNotMatch",
-		"InvalidAccessKeyId", NULL
+		"MissingAuthenticationToken",
+		"IncompleteSignatureException",
+		"ExpiredTokenException",
+		"ExpiredToken",
+		"InvalidClientTokenId",
+		"SignatureDoesNotMatch",
+		"InvalidAccessKeyId",
+		NULL
 	};
 	int i;
 
@@ -162,7 +168,7 @@ int awserr_to_errno(const struct aws_error *e)
 	if (e->http_status >= 400)
 		return -EINVAL;
 	if (e->http_status >= 200 && e->http_status < 300)
-		return -EPROTO;  /* a success answer we could not use */
+		return -EPROTO; /* a success answer we could not use */
 	return -EIO;
 }
 

@@ -22,10 +22,10 @@
 #include <stddef.h>
 
 struct aws_error {
-	long http_status;   /* 0 when no HTTP answer arrived */
-	int transport;      /* -errno of a transport failure, else 0 */
-	char type[96];      /* short exception name, e.g. "ThrottlingException" */
-	char message[256];  /* service message, may be empty */
+	long http_status; /* 0 when no HTTP answer arrived */
+	int transport;	  /* -errno of a transport failure, else 0 */
+	char type[96];	  /* short exception name, e.g. "ThrottlingException" */
+	char message[256]; /* service message, may be empty */
 };
 
 void awserr_clear(struct aws_error *e);

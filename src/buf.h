@@ -7,13 +7,17 @@
 #include <stddef.h>
 
 struct buf {
-	char *data;  /* NULL until the first append; NUL-terminated after */
+	char *data; /* NULL until the first append; NUL-terminated after */
 	size_t len;
 	size_t cap;
-	size_t max;  /* appends past this many bytes fail with -EFBIG; 0: 64 MiB */
+	size_t max; /* appends past this many bytes fail with -EFBIG; 0: 64 MiB
+		     */
 };
 
-#define BUF_INIT { NULL, 0, 0, 0 }
+#define BUF_INIT                                                               \
+	{                                                                      \
+		NULL, 0, 0, 0                                                  \
+	}
 
 void buf_init(struct buf *b, size_t max);
 /* Frees the storage; the buffer can be reused. */

@@ -29,7 +29,8 @@ static inline int64_t clk_real_ms(const struct clk *c)
 	return c->real_ms(c);
 }
 
-/* A manual clock for tests: both clocks advance only through clk_fake_advance. */
+/* A manual clock for tests: both clocks advance only through clk_fake_advance.
+ */
 struct clk_fake {
 	struct clk clk;
 	int64_t mono_ms;

@@ -25,15 +25,14 @@ static void one_lock(void *arg, const struct lock_info *li)
 	if (!w->rc)
 		w->rc = text_escape_line(w->out, li->key, strlen(li->key));
 	if (!w->rc)
-		w->rc = buf_printf(w->out,
-				   " state=%s version=%s pid=%" PRId64
-				   " pgid=%" PRId64 " uid=%" PRId64
-				   " cmd=%s acquired=%s renewed_ago=%s",
-				   lock_state_name(li->state),
-				   li->state == LOCK_LOST ? "-" : li->rvn,
-				   li->holder->pid, li->holder->pgid,
-				   li->holder->uid, li->holder->cmd, acquired,
-				   age);
+		w->rc = buf_printf(
+			w->out,
+			" state=%s version=%s pid=%" PRId64 " pgid=%" PRId64
+			" uid=%" PRId64 " cmd=%s acquired=%s renewed_ago=%s",
+			lock_state_name(li->state),
+			li->state == LOCK_LOST ? "-" : li->rvn, li->holder->pid,
+			li->holder->pgid, li->holder->uid, li->holder->cmd,
+			acquired, age);
 	if (!w->rc && li->fence)
 		w->rc = buf_printf(w->out, " fence=%" PRIu64, li->fence);
 	if (!w->rc && li->state == LOCK_LOST)

@@ -20,9 +20,9 @@
 #define TAG "flk"
 
 enum waiter_state {
-	W_NEW,      /* parked, not yet armed (interrupt function pending) */
-	W_PARKED,   /* eligible for the wait thread */
-	W_BUSY,     /* the wait thread is trying to acquire for it */
+	W_NEW,	  /* parked, not yet armed (interrupt function pending) */
+	W_PARKED, /* eligible for the wait thread */
+	W_BUSY,	  /* the wait thread is trying to acquire for it */
 };
 
 struct waiter {
@@ -40,7 +40,7 @@ struct waiter {
 
 struct fkey {
 	char *key;
-	struct lock *lk;         /* held by a file lock, or NULL */
+	struct lock *lk; /* held by a file lock, or NULL */
 	uint64_t owner;
 	enum flk_kind kind;
 	int64_t pid;
@@ -55,11 +55,11 @@ struct flk {
 	struct metrics *m;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct smap keys;        /* mu: key -> struct fkey */
+	struct smap keys; /* mu: key -> struct fkey */
 	pthread_t thread;
 	bool running;
-	bool stopping;           /* mu */
-	uint64_t rng;            /* wait thread only */
+	bool stopping; /* mu */
+	uint64_t rng;  /* wait thread only */
 };
 
 static int64_t now_mono(void)
@@ -76,8 +76,7 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
-		    struct store *store, struct observe *obs,
-		    struct metrics *m)
+		    struct store *store, struct observe *obs, struct metrics *m)
 {
 	struct flk *f = calloc(1, sizeof(*f));
 	int64_t lease = lock_engine_config(eng)->lease_ms;
@@ -251,18 +250,19 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 		return -ENOMEM;
 	}
 	if (holder_alive(f, fk)) {
-		rc = fk->owner == r->owner && fk->kind == r->kind ?
-			     0 :
-			     -EBUSY;  /* already ours: a no-op */
+		rc = fk->owner == r->owner && fk->kind == r->kind
+			     ? 0
+			     : -EBUSY; /* already ours: a no-op */
 		if (rc == 0) {
 			pthread_mutex_unlock(&f->mu);
 			return 0;
 		}
 	} else if (fk->head) {
-		rc = -EBUSY;  /* others queued first */
+		rc = -EBUSY; /* others queued first */
 	} else {
 		pthread_mutex_unlock(&f->mu);
-		rc = try_take(f, r->key, &r->holder, r->handle_lock, false, &lk);
+		rc = try_take(f, r->key, &r->holder, r->handle_lock, false,
+			      &lk);
 		pthread_mutex_lock(&f->mu);
 		fk = fkey_get(f, r->key, true);
 		if (!rc && fk && !holder_alive(f, fk)) {
@@ -392,7 +392,7 @@ int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 	pthread_mutex_lock(&f->mu);
 	fk = fkey_get(f, key, false);
 	if (fk && fk->head)
-		fk->head->next_poll_mono_ms = now_mono();  /* next in line */
+		fk->head->next_poll_mono_ms = now_mono(); /* next in line */
 	if (fk)
 		fkey_maybe_free(f, fk);
 	pthread_cond_broadcast(&f->cv);
@@ -511,9 +511,9 @@ static bool serve_one(struct flk *f, int64_t *wake)
 				now_mono() + lo +
 				(int64_t)(rng_next(&f->rng) %
 					  (uint64_t)(hi - lo + 1));
-			w->backoff_ms = hi * 2 > f->cfg.poll_max_ms ?
-						f->cfg.poll_max_ms :
-						hi * 2;
+			w->backoff_ms = hi * 2 > f->cfg.poll_max_ms
+						? f->cfg.poll_max_ms
+						: hi * 2;
 		}
 		if (!w->interrupted && !f->stopping) {
 			free(key);

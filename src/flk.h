@@ -34,8 +34,8 @@ enum flk_kind {
 };
 
 struct flk_config {
-	int64_t poll_min_ms;     /* default 50 */
-	int64_t poll_max_ms;     /* default min(1000, lease / 4) */
+	int64_t poll_min_ms; /* default 50 */
+	int64_t poll_max_ms; /* default min(1000, lease / 4) */
 	/* Answers a parked request; returns 0, or -errno when the requester
 	 * is gone (the grant is then undone). */
 	int (*reply)(void *req, int err);
@@ -61,14 +61,14 @@ void flk_free(struct flk *f);
 
 struct flk_req {
 	const char *key;
-	uint64_t owner;           /* fi->lock_owner */
+	uint64_t owner; /* fi->lock_owner */
 	enum flk_kind kind;
 	bool wait;
 	struct lock_holder holder;
 	struct lock *handle_lock; /* the lock the requesting open file
 				   * acquired with O_CREAT, or NULL */
-	void *req;                /* the request to answer if parked */
-	void *handle;             /* passed to on_granted */
+	void *req;		  /* the request to answer if parked */
+	void *handle;		  /* passed to on_granted */
 };
 
 /* 0: granted now. -EWOULDBLOCK (flock) or -EAGAIN (fcntl): held and

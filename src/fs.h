@@ -19,20 +19,20 @@
 #include "observe.h"
 #include "store.h"
 
-#define FS_ROOT_INO     1
-#define FS_CTL_DIR_INO  2
-#define FS_CTL_STATUS_INO 3
+#define FS_ROOT_INO	   1
+#define FS_CTL_DIR_INO	   2
+#define FS_CTL_STATUS_INO  3
 #define FS_CTL_METRICS_INO 4
-#define FS_CTL_DIR_NAME ".lockfs"
-#define FS_MAX_DATA     65536
+#define FS_CTL_DIR_NAME	   ".lockfs"
+#define FS_MAX_DATA	   65536
 
 struct fs_config {
-	const char *prefix;        /* key prefix of the mount root ("" none) */
+	const char *prefix; /* key prefix of the mount root ("" none) */
 	double attr_timeout_s;
 	double entry_timeout_s;
-	bool allow_break;          /* root may unlink others' locks */
-	uint32_t root_mode;        /* permission bits of the root and of
-				    * implicit directories; default 01777 */
+	bool allow_break;   /* root may unlink others' locks */
+	uint32_t root_mode; /* permission bits of the root and of
+			     * implicit directories; default 01777 */
 	uint32_t root_uid;
 	uint32_t root_gid;
 	/* For the status file. */
@@ -59,7 +59,7 @@ struct fs_ctx {
 
 struct fs_attr {
 	uint64_t ino;
-	uint32_t mode;             /* type and permission bits */
+	uint32_t mode; /* type and permission bits */
 	uint32_t nlink;
 	uint32_t uid;
 	uint32_t gid;
@@ -70,7 +70,7 @@ struct fs_attr {
 };
 
 struct fs_entry {
-	struct fs_attr attr;       /* attr.ino == 0: negative entry */
+	struct fs_attr attr; /* attr.ino == 0: negative entry */
 	double attr_timeout_s;
 	double entry_timeout_s;
 };
@@ -112,8 +112,7 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      uint64_t *fh);
 int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 	    uint64_t *fh);
-ssize_t fs_read(struct fs *fs, uint64_t fh, char *buf, size_t size,
-		off_t off);
+ssize_t fs_read(struct fs *fs, uint64_t fh, char *buf, size_t size, off_t off);
 ssize_t fs_write(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		 const char *buf, size_t size, off_t off);
 int fs_fsync(struct fs *fs, uint64_t fh);

@@ -67,8 +67,7 @@ static void to_entry(const struct fs_entry *e, struct fuse_entry_param *fe)
 	fe->entry_timeout = e->entry_timeout_s;
 }
 
-static void reply_entry_or_err(fuse_req_t req, int rc,
-			       const struct fs_entry *e)
+static void reply_entry_or_err(fuse_req_t req, int rc, const struct fs_entry *e)
 {
 	struct fuse_entry_param fe;
 
@@ -181,10 +180,10 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	to_entry(&e, &fe);
 	fi->fh = fh;
-	fi->direct_io = 1;  /* every read is fresh from DynamoDB */
+	fi->direct_io = 1; /* every read is fresh from DynamoDB */
 	fi->keep_cache = 0;
 	if (fuse_reply_create(req, &fe, fi))
-		fs_release(fs_of(req), fh);  /* the opener is gone */
+		fs_release(fs_of(req), fh); /* the opener is gone */
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -241,8 +240,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fuse_reply_write(req, (size_t)n);
 }
 
-static void op_flush(fuse_req_t req, fuse_ino_t ino,
-		     struct fuse_file_info *fi)
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	/* Any close by a process drops its fcntl locks on the file. */
 	fs_filelock_drop(fs_of(req), fi->fh, fi->lock_owner, FLK_POSIX);
@@ -361,8 +359,8 @@ static void do_readdir(fuse_req_t req, size_t size, off_t off,
 	free(buf);
 }
 
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
-		       off_t off, struct fuse_file_info *fi)
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
 {
 	do_readdir(req, size, off, fi, false);
 }
@@ -399,8 +397,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
-static void reply_xattr(fuse_req_t req, ssize_t n, const char *buf,
-			size_t size)
+static void reply_xattr(fuse_req_t req, ssize_t n, const char *buf, size_t size)
 {
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
@@ -444,14 +441,14 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
-	fuse_reply_err(req, strncmp(name, "user.lockfs.", 12) ? ENOTSUP :
-								EPERM);
+	fuse_reply_err(req,
+		       strncmp(name, "user.lockfs.", 12) ? ENOTSUP : EPERM);
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	fuse_reply_err(req, strncmp(name, "user.lockfs.", 12) ? ENOTSUP :
-								EPERM);
+	fuse_reply_err(req,
+		       strncmp(name, "user.lockfs.", 12) ? ENOTSUP : EPERM);
 }
 
 static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
@@ -496,8 +493,8 @@ static void do_filelock(fuse_req_t req, struct fuse_file_info *fi, int kind,
 	fuse_reply_err(req, -rc);
 }
 
-static void op_flock(fuse_req_t req, fuse_ino_t ino,
-		     struct fuse_file_info *fi, int op)
+static void op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		     int op)
 {
 	int type = (op & LOCK_UN) ? F_UNLCK : F_WRLCK;
 
@@ -505,15 +502,15 @@ static void op_flock(fuse_req_t req, fuse_ino_t ino,
 	do_filelock(req, fi, FLK_FLOCK, type, !(op & LOCK_NB));
 }
 
-static void op_setlk(fuse_req_t req, fuse_ino_t ino,
-		     struct fuse_file_info *fi, struct flock *lock, int sleep)
+static void op_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		     struct flock *lock, int sleep)
 {
 	/* Any range, read or write, locks the whole key exclusively. */
 	do_filelock(req, fi, FLK_POSIX, lock->l_type, sleep != 0);
 }
 
-static void op_getlk(fuse_req_t req, fuse_ino_t ino,
-		     struct fuse_file_info *fi, struct flock *lock)
+static void op_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		     struct flock *lock)
 {
 	bool held = false;
 	int64_t pid = 0;

@@ -11,13 +11,13 @@
 
 #define HTTP_DEFAULT_CONNECT_MS 2000L
 #define HTTP_DEFAULT_TIMEOUT_MS 10000L
-#define HTTP_DEFAULT_MAX_BYTES  ((size_t)4 << 20)
+#define HTTP_DEFAULT_MAX_BYTES	((size_t)4 << 20)
 
 struct http_client {
 	CURL *curl;
 	struct http_opts opts;
 	char *ca_file;
-	int overflow;   /* set by the write callback when the cap is hit */
+	int overflow; /* set by the write callback when the cap is hit */
 	struct buf *sink;
 };
 
@@ -118,7 +118,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 
 	if (buf_append(c->sink, ptr, n)) {
 		c->overflow = 1;
-		return 0;  /* makes curl fail with CURLE_WRITE_ERROR */
+		return 0; /* makes curl fail with CURLE_WRITE_ERROR */
 	}
 	return n;
 }
@@ -204,8 +204,8 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	 * with every request. */
 	curl_easy_setopt(h, CURLOPT_URL, req->url);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
-			 req->timeout_ms ? req->timeout_ms :
-					   HTTP_DEFAULT_TIMEOUT_MS);
+			 req->timeout_ms ? req->timeout_ms
+					 : HTTP_DEFAULT_TIMEOUT_MS);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	if (!strcmp(req->method, "GET")) {
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, NULL);
@@ -217,8 +217,8 @@ int http_perform(struct http_client *c, const struct http_request *req,
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
 				 (curl_off_t)req->body_len);
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
-				 strcmp(req->method, "POST") ? req->method :
-							      NULL);
+				 strcmp(req->method, "POST") ? req->method
+							     : NULL);
 	}
 	c->overflow = 0;
 	c->sink = &resp->body;
@@ -241,8 +241,8 @@ out:
 	return rc;
 }
 
-int http_url_host_path(const char *url, char *host, size_t hostlen,
-		       char *path, size_t pathlen)
+int http_url_host_path(const char *url, char *host, size_t hostlen, char *path,
+		       size_t pathlen)
 {
 	const char *p = strstr(url, "://"), *slash;
 	size_t n;

@@ -11,10 +11,11 @@
 struct http_opts {
 	long connect_timeout_ms;   /* 0: 2000 */
 	size_t max_response_bytes; /* 0: 4 MiB; larger answers fail -EMSGSIZE */
-	const char *ca_file;       /* NULL: the system store; TLS is always verified */
-	int verbose;               /* curl's own trace to stderr: prints
-				    * secrets; never set it from an option */
-	int no_proxy;              /* ignore http(s)_proxy (metadata services) */
+	const char
+		*ca_file; /* NULL: the system store; TLS is always verified */
+	int verbose;	  /* curl's own trace to stderr: prints
+			   * secrets; never set it from an option */
+	int no_proxy;	  /* ignore http(s)_proxy (metadata services) */
 };
 
 struct http_header {
@@ -23,18 +24,18 @@ struct http_header {
 };
 
 struct http_request {
-	const char *method;       /* "GET", "POST", "PUT" */
+	const char *method; /* "GET", "POST", "PUT" */
 	const char *url;
 	const struct http_header *headers;
 	size_t n_headers;
-	const void *body;         /* may be NULL with body_len 0 */
+	const void *body; /* may be NULL with body_len 0 */
 	size_t body_len;
-	long timeout_ms;          /* whole exchange; 0: 10000 */
+	long timeout_ms; /* whole exchange; 0: 10000 */
 };
 
 struct http_response {
-	long status;              /* HTTP status, 0 if none arrived */
-	struct buf body;          /* capped at max_response_bytes */
+	long status;	 /* HTTP status, 0 if none arrived */
+	struct buf body; /* capped at max_response_bytes */
 };
 
 /* curl_global_init, once per process, before threads. 0 or -EIO. */
@@ -60,7 +61,7 @@ const char *http_library_version(void);
 /* Splits "scheme://host[:port]/path" into the Host header value curl will
  * send (port kept when present), and the path ("/" when empty).
  * Returns 0 or -EINVAL. */
-int http_url_host_path(const char *url, char *host, size_t hostlen,
-		       char *path, size_t pathlen);
+int http_url_host_path(const char *url, char *host, size_t hostlen, char *path,
+		       size_t pathlen);
 
 #endif

@@ -10,7 +10,7 @@
 #include "lock_int.h"
 #include "log.h"
 
-#define TAG "lease"
+#define TAG	      "lease"
 #define LEASE_IDLE_MS 1000
 
 /* In order of precedence when several are due. */
@@ -46,8 +46,8 @@ int64_t lease_step(struct lock_engine *e)
 		if (now - lk->last_ok_mono_ms >= cfg->safe_period_ms)
 			lock_int_mark_lost_locked(e, lk, LOST_SAFE_PERIOD);
 		else
-			wake = min64(wake, lk->last_ok_mono_ms +
-						   cfg->safe_period_ms);
+			wake = min64(wake,
+				     lk->last_ok_mono_ms + cfg->safe_period_ms);
 	}
 	/* Holders that went away. */
 	if (now >= e->next_pgrp_check_mono_ms) {
@@ -83,7 +83,8 @@ int64_t lease_step(struct lock_engine *e)
 		/* Due now. Releases first, then the most overdue heartbeat,
 		 * then cleanups. */
 		if (act == ACT_NONE || want < act ||
-		    (want == act && lk->next_hb_mono_ms < pick->next_hb_mono_ms)) {
+		    (want == act &&
+		     lk->next_hb_mono_ms < pick->next_hb_mono_ms)) {
 			act = want;
 			pick = lk;
 		}

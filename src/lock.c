@@ -187,10 +187,10 @@ static void detach_key(struct lock_engine *e, struct lock *lk)
  * the list once released, or once lost, cleaned up and no longer open. */
 static void retire_locked(struct lock_engine *e, struct lock *lk)
 {
-	bool done = lk->state == LOCK_RELEASED ||
-		    (lk->state == LOCK_LOST && !lk->cleanup_wanted &&
-		     !lk->busy &&
-		     __atomic_load_n(&lk->refs, __ATOMIC_SEQ_CST) == 1);
+	bool done =
+		lk->state == LOCK_RELEASED ||
+		(lk->state == LOCK_LOST && !lk->cleanup_wanted && !lk->busy &&
+		 __atomic_load_n(&lk->refs, __ATOMIC_SEQ_CST) == 1);
 
 	if (!done || (!lk->prev && e->all != lk))
 		return;
@@ -343,7 +343,7 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 	}
 	record_fini(&row);
 	if (!rc || rc == -ENOENT)
-		return -EIO;  /* it did not land; nothing to clean up */
+		return -EIO; /* it did not land; nothing to clean up */
 	orphan = calloc(1, sizeof(*orphan));
 	if (!orphan || !(orphan->key = strdup(rec->key)) ||
 	    record_copy(&orphan->rec, rec)) {
@@ -371,8 +371,7 @@ int lock_acquire(struct lock_engine *e, const char *key,
 	return lock_acquire_hold(e, key, h, e->cfg.hold, out, cur, has_cur);
 }
 
-void lock_set_hold(struct lock_engine *e, struct lock *lk,
-		   enum hold_mode hold)
+void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold)
 {
 	pthread_mutex_lock(&e->mu);
 	lk->hold = hold;
@@ -382,8 +381,7 @@ void lock_set_hold(struct lock_engine *e, struct lock *lk,
 
 int lock_acquire_hold(struct lock_engine *e, const char *key,
 		      const struct lock_holder *h, enum hold_mode hold,
-		      struct lock **out, struct lock_record *cur,
-		      bool *has_cur)
+		      struct lock **out, struct lock_record *cur, bool *has_cur)
 {
 	struct lock_record rec, now_row;
 	char expired_rvn[RECORD_RVN_MAX];
@@ -396,8 +394,7 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 		*has_cur = false;
 	pthread_mutex_lock(&e->mu);
 	/* A release of this key by this mount in flight ends first. */
-	while ((lk = smap_get(&e->by_key, key)) &&
-	       lk->state == LOCK_RELEASING)
+	while ((lk = smap_get(&e->by_key, key)) && lk->state == LOCK_RELEASING)
 		pthread_cond_wait(&e->cv, &e->mu);
 	if (lk) {
 		rc = cur ? record_copy(cur, &lk->rec) : 0;
@@ -419,13 +416,13 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 				     takeover ? expired_rvn : NULL,
 				     op_deadline(e), &now_row, &has);
 	if (rc == -ECANCELED && has && !strcmp(now_row.rvn, rec.rvn))
-		rc = 0;  /* an earlier attempt of ours landed */
+		rc = 0; /* an earlier attempt of ours landed */
 	if (rc == -ECANCELED) {
 		if (has) {
 			struct observation ob;
 
-			observe_note(e->obs, key, now_row.rvn,
-				     now_row.lease_ms, &ob);
+			observe_note(e->obs, key, now_row.rvn, now_row.lease_ms,
+				     &ob);
 			if (cur)
 				record_copy(cur, &now_row);
 			if (has_cur)
@@ -467,7 +464,7 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	lk->holder_open = true;
 	lk->last_ok_mono_ms = sent;
 	lk->next_hb_mono_ms = sent + e->cfg.heartbeat_ms;
-	lk->refs = 2;  /* the engine's and the caller's */
+	lk->refs = 2; /* the engine's and the caller's */
 
 	pthread_mutex_lock(&e->mu);
 	if (smap_put(&e->by_key, key, lk)) {
@@ -505,8 +502,7 @@ struct lock *lock_find(struct lock_engine *e, const char *key)
 
 	pthread_mutex_lock(&e->mu);
 	/* A lock being released is not found: wait for the outcome. */
-	while ((lk = smap_get(&e->by_key, key)) &&
-	       lk->state == LOCK_RELEASING)
+	while ((lk = smap_get(&e->by_key, key)) && lk->state == LOCK_RELEASING)
 		pthread_cond_wait(&e->cv, &e->mu);
 	if (lk)
 		lock_ref(lk);
@@ -561,7 +557,7 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 	lk->lost_notified = false;
 	detach_key(e, lk);
 	if (why == LOST_RELEASING)
-		return;  /* not a loss: the holder let go */
+		return; /* not a loss: the holder let go */
 	metrics_inc(e->metrics, MC_LOST);
 	log_warn(TAG, "lost key=%s: %s", lk->key, lock_lost_reason_name(why));
 }
@@ -682,7 +678,9 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 			retry = 1000;
 		lk->next_hb_mono_ms = now_mono(e) + retry;
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
-		log_warn(TAG, "heartbeat key=%s failed (%d); lock safe for %lld ms more",
+		log_warn(TAG,
+			 "heartbeat key=%s failed (%d); lock safe for %lld ms "
+			 "more",
 			 lk->key, rc,
 			 (long long)(lk->last_ok_mono_ms +
 				     e->cfg.safe_period_ms - now_mono(e)));
@@ -723,8 +721,7 @@ int lock_renew_sync(struct lock_engine *e, struct lock *lk)
 }
 
 int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
-		     size_t len, int64_t off, int64_t truncate,
-		     size_t max_len)
+		     size_t len, int64_t off, int64_t truncate, size_t max_len)
 {
 	struct lock_renewal rn;
 	size_t old_len, new_len;
@@ -805,7 +802,8 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 		return -EIO;
 	rc = e->store->ops->next_fence(e->store, lk->key, op_deadline(e), &f);
 	if (!rc) {
-		/* Record it with a conditional write: only a holder gets one. */
+		/* Record it with a conditional write: only a holder gets one.
+		 */
 		fill_renewal(e, &rn);
 		rn.set_fence = true;
 		rn.fence = f;
@@ -851,7 +849,8 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 			break;
 		rc = 0;
 		if (!has)
-			break;  /* gone: deleted by our earlier attempt or expired */
+			break; /* gone: deleted by our earlier attempt or
+				  expired */
 		pthread_mutex_lock(&e->mu);
 		if (pending_adopt(lk, cur.rvn)) {
 			memcpy(expect, cur.rvn, sizeof(expect));
@@ -910,18 +909,19 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 		lk->state = LOCK_HELD;
 		lock_int_mark_lost_locked(e, lk, LOST_RELEASING);
 		lk->cleanup_wanted = true;
-		lk->lost_notified = true;  /* the holder is letting go */
+		lk->lost_notified = true; /* the holder is letting go */
 		lk->next_hb_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
 		retire_locked(e, lk);
 		pthread_mutex_unlock(&e->mu);
 		log_warn(TAG,
-			 "release key=%s not confirmed (%s); it will be removed in the background or lapse",
+			 "release key=%s not confirmed (%s); it will be "
+			 "removed in the background or lapse",
 			 lk->key, strerror(-rc));
 		return rc;
 	}
 	if (stolen) {
 		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
-		lk->lost_notified = true;  /* the holder is letting go anyway */
+		lk->lost_notified = true; /* the holder is letting go anyway */
 	}
 	lk->state = LOCK_RELEASED;
 	detach_key(e, lk);

@@ -41,24 +41,24 @@ enum lock_state {
 
 enum lost_reason {
 	LOST_NONE,
-	LOST_STOLEN,       /* a write found another RVN, or no row */
-	LOST_SAFE_PERIOD,  /* no successful heartbeat for safe_period */
-	LOST_RELEASING,    /* a release whose outcome is unknown: no longer
-			    * trusted; its row is removed in the background */
+	LOST_STOLEN,	  /* a write found another RVN, or no row */
+	LOST_SAFE_PERIOD, /* no successful heartbeat for safe_period */
+	LOST_RELEASING,	  /* a release whose outcome is unknown: no longer
+			   * trusted; its row is removed in the background */
 };
 
 struct lock_config {
-	const char *owner;        /* owner_name written in every row */
-	const char *host;         /* shown in the holder field */
-	int64_t lease_ms;         /* default 30000 */
-	int64_t heartbeat_ms;     /* default 5000 */
-	int64_t safe_period_ms;   /* default 20000; must be < lease */
+	const char *owner;	/* owner_name written in every row */
+	const char *host;	/* shown in the holder field */
+	int64_t lease_ms;	/* default 30000 */
+	int64_t heartbeat_ms;	/* default 5000 */
+	int64_t safe_period_ms; /* default 20000; must be < lease */
 	enum hold_mode hold;
-	int64_t pgrp_poll_ms;     /* how often dead process groups are
-				   * looked for; default 100 */
-	int lost_signal;          /* signal for the holder's process group on
-				   * loss; 0: none */
-	int64_t op_timeout_ms;    /* user-facing requests; default 10000 */
+	int64_t pgrp_poll_ms;	   /* how often dead process groups are
+				    * looked for; default 100 */
+	int lost_signal;	   /* signal for the holder's process group on
+				    * loss; 0: none */
+	int64_t op_timeout_ms;	   /* user-facing requests; default 10000 */
 	int64_t recent_release_ms; /* lookups of a key this mount released
 				    * this recently are answered from memory;
 				    * 0: never */
@@ -69,7 +69,7 @@ struct lock_holder {
 	int64_t pid;
 	int64_t uid;
 	int64_t gid;
-	int64_t pgid;             /* <= 0: unknown (process gone) */
+	int64_t pgid; /* <= 0: unknown (process gone) */
 	uint32_t mode;
 	char cmd[64];
 };
@@ -111,8 +111,7 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 		      struct lock **out, struct lock_record *cur,
 		      bool *has_cur);
 /* Changes how a held lock is released automatically. */
-void lock_set_hold(struct lock_engine *e, struct lock *lk,
-		   enum hold_mode hold);
+void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold);
 
 /* The lock this mount holds for key, referenced, or NULL. A release of
  * the key in flight is waited for (it ends within the operation timeout). */
@@ -140,8 +139,7 @@ int lock_renew_sync(struct lock_engine *e, struct lock *lk);
 /* Changes the holder's data: bytes [off, off+len) become buf; truncate >= 0
  * first cuts it to that length. -EFBIG past max_len, -EIO when lost. */
 int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
-		     size_t len, int64_t off, int64_t truncate,
-		     size_t max_len);
+		     size_t len, int64_t off, int64_t truncate, size_t max_len);
 /* The lock's fencing token, allocated on first use while holding (a counter
  * row apart from the lock row, then recorded in the lock row with a
  * conditional write). -EIO when lost. */
@@ -172,7 +170,7 @@ struct lock_info {
 	const char *rvn;
 	const struct lock_holder *holder;
 	int64_t acquired_real_ms;
-	int64_t last_ok_age_ms;   /* since the last confirmed write */
+	int64_t last_ok_age_ms; /* since the last confirmed write */
 	uint64_t fence;
 	bool holder_open;
 };

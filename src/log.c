@@ -25,7 +25,7 @@ bool log_enabled(enum log_level level)
 }
 
 static const char *const level_names[] = { "error", "warning", "info",
-					    "debug" };
+					   "debug" };
 
 void log_msg(enum log_level level, const char *tag, const char *fmt, ...)
 {

@@ -18,10 +18,10 @@ bool log_enabled(enum log_level level);
 void log_msg(enum log_level level, const char *tag, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-#define log_at(lvl, tag, ...)                          \
-	do {                                           \
-		if (log_enabled(lvl))                  \
-			log_msg(lvl, tag, __VA_ARGS__); \
+#define log_at(lvl, tag, ...)                                                  \
+	do {                                                                   \
+		if (log_enabled(lvl))                                          \
+			log_msg(lvl, tag, __VA_ARGS__);                        \
 	} while (0)
 #define log_err(tag, ...)   log_at(LOGL_ERR, tag, __VA_ARGS__)
 #define log_warn(tag, ...)  log_at(LOGL_WARN, tag, __VA_ARGS__)

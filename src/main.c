@@ -69,14 +69,14 @@ static void fuse_log_to_us(enum fuse_log_level level, const char *fmt,
 	vsnprintf(fuse_pending + used, sizeof(fuse_pending) - used, fmt, ap);
 	n = strlen(fuse_pending);
 	if (!n || (fuse_pending[n - 1] != '\n' && n < sizeof(fuse_pending) - 1))
-		return;  /* the rest of the line is still to come */
+		return; /* the rest of the line is still to come */
 	while (n && fuse_pending[n - 1] == '\n')
 		fuse_pending[--n] = '\0';
 	if (level <= FUSE_LOG_ERR)
 		text_copy(fuse_last_error, sizeof(fuse_last_error),
 			  fuse_pending);
-	log_at(level <= FUSE_LOG_WARNING && level > FUSE_LOG_ERR ? LOGL_WARN :
-								   LOGL_DEBUG,
+	log_at(level <= FUSE_LOG_WARNING && level > FUSE_LOG_ERR ? LOGL_WARN
+								 : LOGL_DEBUG,
 	       "fuse", "%s", fuse_pending);
 	fuse_pending[0] = '\0';
 }
@@ -158,7 +158,8 @@ int main(int argc, char **argv)
 	 * (the session only keeps the address of fctx, filled in below). */
 	if (o.mountpoint) {
 		if (asprintf(&fsname,
-			     "-ofsname=lockfs:%s,subtype=lockfs,default_permissions",
+			     "-ofsname=lockfs:%s,subtype=lockfs,default_"
+			     "permissions",
 			     o.table) < 0 ||
 		    fuse_opt_add_arg(&args, fsname))
 			die("out of memory");
@@ -167,9 +168,9 @@ int main(int argc, char **argv)
 		se = fuse_session_new(&args, &fsops_table, sizeof(fsops_table),
 				      &fctx);
 		if (!se)
-			die("%s (see lockfs --help)", fuse_last_error[0] ?
-				      fuse_last_error :
-				      "invalid FUSE options");
+			die("%s (see lockfs --help)",
+			    fuse_last_error[0] ? fuse_last_error
+					       : "invalid FUSE options");
 	}
 
 	/* Where to talk, as whom. */
@@ -209,8 +210,7 @@ int main(int argc, char **argv)
 
 	/* The table: created when asked, then checked. */
 	if (o.create_table &&
-	    store_ddb_create_table(ddb, o.table,
-				   clk_sys_mono_ms() + 60000, err,
+	    store_ddb_create_table(ddb, o.table, clk_sys_mono_ms() + 60000, err,
 				   sizeof(err)))
 		die("table %s at %s: %s", o.table, aws.endpoint, err);
 	if (store_ddb_check_table(ddb, o.table,
@@ -226,7 +226,8 @@ int main(int argc, char **argv)
 	}
 	if (!ttl_on)
 		log_warn("main",
-			 "TTL is not enabled on %s.expiry_time: rows of dead daemons stay until taken over",
+			 "TTL is not enabled on %s.expiry_time: rows of dead "
+			 "daemons stay until taken over",
 			 o.table);
 
 	/* The lock engine and the filesystem. */
@@ -244,10 +245,10 @@ int main(int argc, char **argv)
 		.lost_signal = o.lost_signal,
 		.recent_release_ms = (int64_t)(o.entry_timeout * 1000),
 	};
-	eng = (owner && store && obs) ?
-		      lock_engine_new(&lc, store, obs, &clk_system, &metrics,
-				      NULL) :
-		      NULL;
+	eng = (owner && store && obs)
+		      ? lock_engine_new(&lc, store, obs, &clk_system, &metrics,
+					NULL)
+		      : NULL;
 	notify = notify_new();
 	struct fs_config fc = {
 		.prefix = o.prefix ? o.prefix : "",
@@ -273,7 +274,8 @@ int main(int argc, char **argv)
 	rc = fs_ensure_prefix_dirs(fs);
 	if (rc)
 		log_warn("main",
-			 "cannot record the directories of prefix %s (%s); other mounts see them once listed",
+			 "cannot record the directories of prefix %s (%s); "
+			 "other mounts see them once listed",
 			 o.prefix, strerror(-rc));
 	struct flk_config flc = {
 		.reply = fsops_reply_lock,
@@ -293,8 +295,8 @@ int main(int argc, char **argv)
 	if (fuse_set_signal_handlers(se))
 		die("cannot install signal handlers");
 	if (fuse_session_mount(se, mnt))
-		die("cannot mount on %s%s%s", mnt, fuse_last_error[0] ? ": " : "",
-		    fuse_last_error);
+		die("cannot mount on %s%s%s", mnt,
+		    fuse_last_error[0] ? ": " : "", fuse_last_error);
 	if (fuse_daemonize(o.foreground))
 		die("cannot go to the background");
 	if (!o.foreground)
@@ -325,7 +327,8 @@ int main(int argc, char **argv)
 	unreleased = lock_release_all(eng);
 	if (unreleased)
 		log_warn("main",
-			 "%d locks could not be released; they lapse after their lease",
+			 "%d locks could not be released; they lapse after "
+			 "their lease",
 			 unreleased);
 	else
 		log_info("main", "all locks released");

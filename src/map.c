@@ -16,7 +16,7 @@ struct map_slot {
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;  /* FNV-1a */
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
 
 	while (*s) {
 		h ^= (unsigned char)*s++;
@@ -42,7 +42,7 @@ static int grow(struct map_slot ***buckets, size_t *nbuckets, size_t count)
 		return 0;
 	nb = calloc(n, sizeof(*nb));
 	if (!nb)
-		return *nbuckets ? 0 : -ENOMEM;  /* keep working, just slower */
+		return *nbuckets ? 0 : -ENOMEM; /* keep working, just slower */
 	for (i = 0; i < *nbuckets; i++) {
 		struct map_slot *s = (*buckets)[i], *next;
 

@@ -30,9 +30,8 @@ int smap_put(struct smap *m, const char *key, void *value);
 /* Removes and returns the value (NULL if absent). */
 void *smap_del(struct smap *m, const char *key);
 /* Calls fn for every entry; fn must not change the map. */
-void smap_each(const struct smap *m, void (*fn)(void *arg, const char *key,
-						void *value),
-	       void *arg);
+void smap_each(const struct smap *m,
+	       void (*fn)(void *arg, const char *key, void *value), void *arg);
 
 void imap_init(struct imap *m);
 void imap_fini(struct imap *m);

@@ -7,8 +7,8 @@
 
 /* Upper bounds of the latency buckets, in microseconds. */
 static const uint64_t bucket_le_us[METRICS_LATENCY_BUCKETS] = {
-	100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000,
-	250000, 500000, 1000000, 5000000,
+	100,   250,   500,    1000,   2500,   5000,    10000,
+	25000, 50000, 100000, 250000, 500000, 1000000, 5000000,
 };
 
 static const char *const counter_names[MC__COUNT] = {
@@ -28,7 +28,8 @@ static const char *const counter_names[MC__COUNT] = {
 
 static const char *const counter_help[MC__COUNT] = {
 	[MC_ACQUIRES] = "Locks acquired by this mount.",
-	[MC_CONFLICTS] = "Acquires refused because another owner holds the lock.",
+	[MC_CONFLICTS] =
+		"Acquires refused because another owner holds the lock.",
 	[MC_TAKEOVERS] = "Acquires of a lock whose lease had lapsed.",
 	[MC_RELEASES] = "Locks released by this mount.",
 	[MC_AUTO_RELEASES] = "Locks released because their holder went away.",
@@ -36,7 +37,8 @@ static const char *const counter_help[MC__COUNT] = {
 	[MC_HEARTBEATS_FAILED] = "Failed lease renewals.",
 	[MC_LOST] = "Locks this mount lost (stolen or past the safe period).",
 	[MC_BREAKS] = "Locks of other owners removed with allow_break.",
-	[MC_DDB_RETRIES] = "DynamoDB requests sent again after a retryable error.",
+	[MC_DDB_RETRIES] =
+		"DynamoDB requests sent again after a retryable error.",
 	[MC_DDB_THROTTLES] = "Throttling answers from DynamoDB.",
 	[MC_WAITS] = "flock/fcntl waits started.",
 };
@@ -125,54 +127,68 @@ int metrics_render(const struct metrics *m, struct buf *out)
 	int rc = 0, c, op, i;
 
 	for (c = 0; c < MC__COUNT && !rc; c++)
-		rc = buf_printf(out, "# HELP %s %s\n# TYPE %s counter\n%s %" PRIu64 "\n",
-				counter_names[c], counter_help[c],
-				counter_names[c], counter_names[c],
-				load(&m->counters[c]));
+		rc = buf_printf(
+			out,
+			"# HELP %s %s\n# TYPE %s counter\n%s %" PRIu64 "\n",
+			counter_names[c], counter_help[c], counter_names[c],
+			counter_names[c], load(&m->counters[c]));
 	if (!rc)
-		rc = buf_printf(out,
-				"# HELP lockfs_locks_held Locks this mount holds now.\n"
-				"# TYPE lockfs_locks_held gauge\n"
-				"lockfs_locks_held %" PRIu64 "\n",
-				load(&m->locks_held));
+		rc = buf_printf(
+			out,
+			"# HELP lockfs_locks_held Locks this mount holds now.\n"
+			"# TYPE lockfs_locks_held gauge\n"
+			"lockfs_locks_held %" PRIu64 "\n",
+			load(&m->locks_held));
 	if (!rc)
-		rc = buf_puts(out,
-			      "# HELP lockfs_dynamodb_requests_total DynamoDB requests by operation.\n"
-			      "# TYPE lockfs_dynamodb_requests_total counter\n");
+		rc = buf_puts(
+			out, "# HELP lockfs_dynamodb_requests_total DynamoDB "
+			     "requests by operation.\n"
+			     "# TYPE lockfs_dynamodb_requests_total counter\n");
 	for (op = 0; op < DDB_OP__COUNT && !rc; op++)
 		rc = buf_printf(out,
-				"lockfs_dynamodb_requests_total{operation=\"%s\"} %" PRIu64 "\n",
+				"lockfs_dynamodb_requests_total{operation=\"%"
+				"s\"} %" PRIu64 "\n",
 				op_names[op], load(&m->ddb[op].count));
 	if (!rc)
 		rc = buf_puts(out,
-			      "# HELP lockfs_dynamodb_errors_total DynamoDB requests that failed, by operation.\n"
+			      "# HELP lockfs_dynamodb_errors_total DynamoDB "
+			      "requests that failed, by operation.\n"
 			      "# TYPE lockfs_dynamodb_errors_total counter\n");
 	for (op = 0; op < DDB_OP__COUNT && !rc; op++)
 		rc = buf_printf(out,
-				"lockfs_dynamodb_errors_total{operation=\"%s\"} %" PRIu64 "\n",
+				"lockfs_dynamodb_errors_total{operation=\"%s\"}"
+				" %" PRIu64 "\n",
 				op_names[op], load(&m->ddb[op].errors));
 	if (!rc)
-		rc = buf_puts(out,
-			      "# HELP lockfs_dynamodb_request_seconds DynamoDB request latency by operation.\n"
-			      "# TYPE lockfs_dynamodb_request_seconds histogram\n");
+		rc = buf_puts(
+			out,
+			"# HELP lockfs_dynamodb_request_seconds DynamoDB "
+			"request latency by operation.\n"
+			"# TYPE lockfs_dynamodb_request_seconds histogram\n");
 	for (op = 0; op < DDB_OP__COUNT && !rc; op++) {
 		const struct metrics_histogram *h = &m->ddb[op];
 		uint64_t cum = 0;
 
 		for (i = 0; i < METRICS_LATENCY_BUCKETS && !rc; i++) {
 			cum += load(&h->le[i]);
-			rc = buf_printf(out,
-					"lockfs_dynamodb_request_seconds_bucket{operation=\"%s\",le=\"%g\"} %" PRIu64 "\n",
-					op_names[op], bucket_le_us[i] / 1e6, cum);
+			rc = buf_printf(
+				out,
+				"lockfs_dynamodb_request_seconds_bucket{"
+				"operation=\"%s\",le=\"%g\"} %" PRIu64 "\n",
+				op_names[op], bucket_le_us[i] / 1e6, cum);
 		}
 		if (!rc)
-			rc = buf_printf(out,
-					"lockfs_dynamodb_request_seconds_bucket{operation=\"%s\",le=\"+Inf\"} %" PRIu64 "\n"
-					"lockfs_dynamodb_request_seconds_sum{operation=\"%s\"} %.6f\n"
-					"lockfs_dynamodb_request_seconds_count{operation=\"%s\"} %" PRIu64 "\n",
-					op_names[op], load(&h->count), op_names[op],
-					load(&h->sum_us) / 1e6, op_names[op],
-					load(&h->count));
+			rc = buf_printf(
+				out,
+				"lockfs_dynamodb_request_seconds_bucket{"
+				"operation=\"%s\",le=\"+Inf\"} %" PRIu64 "\n"
+				"lockfs_dynamodb_request_seconds_sum{operation="
+				"\"%s\"} %.6f\n"
+				"lockfs_dynamodb_request_seconds_count{"
+				"operation=\"%s\"} %" PRIu64 "\n",
+				op_names[op], load(&h->count), op_names[op],
+				load(&h->sum_us) / 1e6, op_names[op],
+				load(&h->count));
 	}
 	return rc;
 }

@@ -10,18 +10,18 @@
 #include "buf.h"
 
 enum metric_counter {
-	MC_ACQUIRES,          /* locks acquired (new or takeover) */
-	MC_CONFLICTS,         /* acquire refused: held by someone else */
-	MC_TAKEOVERS,         /* acquires of a lock judged expired */
-	MC_RELEASES,          /* locks released by this mount */
-	MC_AUTO_RELEASES,     /* released because the holder went away */
+	MC_ACQUIRES,	  /* locks acquired (new or takeover) */
+	MC_CONFLICTS,	  /* acquire refused: held by someone else */
+	MC_TAKEOVERS,	  /* acquires of a lock judged expired */
+	MC_RELEASES,	  /* locks released by this mount */
+	MC_AUTO_RELEASES, /* released because the holder went away */
 	MC_HEARTBEATS_OK,
 	MC_HEARTBEATS_FAILED,
-	MC_LOST,              /* locks this mount lost */
-	MC_BREAKS,            /* others' locks removed with allow_break */
-	MC_DDB_RETRIES,       /* DynamoDB requests sent again */
-	MC_DDB_THROTTLES,     /* throttling answers from DynamoDB */
-	MC_WAITS,             /* flock/fcntl waits started */
+	MC_LOST,	  /* locks this mount lost */
+	MC_BREAKS,	  /* others' locks removed with allow_break */
+	MC_DDB_RETRIES,	  /* DynamoDB requests sent again */
+	MC_DDB_THROTTLES, /* throttling answers from DynamoDB */
+	MC_WAITS,	  /* flock/fcntl waits started */
 	MC__COUNT
 };
 
@@ -52,7 +52,7 @@ struct metrics_histogram {
 struct metrics {
 	uint64_t counters[MC__COUNT];
 	struct metrics_histogram ddb[DDB_OP__COUNT];
-	uint64_t locks_held;  /* gauge, set by the lock engine */
+	uint64_t locks_held; /* gauge, set by the lock engine */
 };
 
 void metrics_init(struct metrics *m);
@@ -62,7 +62,8 @@ void metrics_add(struct metrics *m, enum metric_counter c, uint64_t n);
 uint64_t metrics_get(const struct metrics *m, enum metric_counter c);
 void metrics_set_held(struct metrics *m, uint64_t n);
 /* One DynamoDB request (a single HTTP exchange) of op took us microseconds. */
-void metrics_ddb_observe(struct metrics *m, enum ddb_op op, int64_t us, bool ok);
+void metrics_ddb_observe(struct metrics *m, enum ddb_op op, int64_t us,
+			 bool ok);
 const char *metrics_ddb_op_name(enum ddb_op op);
 /* Appends the Prometheus text exposition of everything. */
 int metrics_render(const struct metrics *m, struct buf *out);

@@ -23,8 +23,7 @@ int names_check(const char *name)
 	return 0;
 }
 
-int names_join(const char *dir, const char *name, size_t prefix_len,
-	       char **out)
+int names_join(const char *dir, const char *name, size_t prefix_len, char **out)
 {
 	size_t dl = strlen(dir), nl = strlen(name);
 	size_t total = dl + (dl ? 1 : 0) + nl;

@@ -27,9 +27,9 @@ struct notify {
 	bool running;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	bool stopping;                      /* mu */
-	struct inval q[NOTIFY_QUEUE_MAX];   /* mu: ring buffer */
-	size_t head, count;                 /* mu */
+	bool stopping;			  /* mu */
+	struct inval q[NOTIFY_QUEUE_MAX]; /* mu: ring buffer */
+	size_t head, count;		  /* mu */
 };
 
 struct notify *notify_new(void)

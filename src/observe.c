@@ -11,7 +11,7 @@
 #include "record.h"
 
 struct obs {
-	struct obs *older, *newer;  /* FIFO by first sighting */
+	struct obs *older, *newer; /* FIFO by first sighting */
 	char *key;
 	char rvn[RECORD_RVN_MAX];
 	int64_t lease_ms;
@@ -23,7 +23,7 @@ struct observe {
 	const struct clk *clk;
 	size_t max;
 	pthread_mutex_t mu;
-	struct smap by_key;        /* protected by mu */
+	struct smap by_key;	     /* protected by mu */
 	struct obs *oldest, *newest; /* protected by mu */
 };
 

@@ -19,8 +19,8 @@ struct observe *observe_new(const struct clk *clk, size_t max_entries);
 void observe_free(struct observe *o);
 
 struct observation {
-	bool expired;            /* unchanged for a whole lease */
-	int64_t remaining_ms;    /* until judged expired (0 when expired) */
+	bool expired;		    /* unchanged for a whole lease */
+	int64_t remaining_ms;	    /* until judged expired (0 when expired) */
 	int64_t first_seen_real_ms; /* wall time of the first sighting */
 };
 

@@ -31,8 +31,8 @@ struct lockfs_opts {
 	int allow_break;
 	int show_help;
 	int show_version;
-	char *source;          /* first of two non-option arguments */
-	char *mountpoint;      /* the last non-option argument */
+	char *source;	  /* first of two non-option arguments */
+	char *mountpoint; /* the last non-option argument */
 	int n_nonopt;
 
 	/* derived by opts_parse */

@@ -10,7 +10,7 @@
 
 /* Sort key values. "-" is python_dynamodb_lock's default for a lock. */
 #define RECORD_SORT_LOCK  "-"
-#define RECORD_SORT_DIR   "lockfs:dir"
+#define RECORD_SORT_DIR	  "lockfs:dir"
 #define RECORD_SORT_FENCE "lockfs:fence"
 
 /* TTL refresh on every write, as python_dynamodb_lock (expiry_period). */
@@ -19,32 +19,32 @@
 #define RECORD_RVN_MAX 128
 
 struct lock_record {
-	char *key;              /* lock_key: the full key, prefix included */
-	char *owner;            /* owner_name */
+	char *key;		  /* lock_key: the full key, prefix included */
+	char *owner;		  /* owner_name */
 	char rvn[RECORD_RVN_MAX]; /* record_version_number */
-	int64_t lease_ms;       /* lease_duration */
-	int64_t expiry_real_s;  /* expiry_time (TTL); 0 when absent */
+	int64_t lease_ms;	  /* lease_duration */
+	int64_t expiry_real_s;	  /* expiry_time (TTL); 0 when absent */
 
 	/* lockfs's own attributes; has_lockfs is false for rows written by
 	 * other clients, which then show only what they have. */
 	bool has_lockfs;
-	char *host;             /* holder host, pid, uid, gid, command */
+	char *host; /* holder host, pid, uid, gid, command */
 	int64_t pid;
 	int64_t uid;
 	int64_t gid;
-	uint32_t mode;          /* permission bits given at create */
+	uint32_t mode; /* permission bits given at create */
 	char *cmd;
 	int64_t acquired_real_ms;
 	int64_t heartbeat_real_ms;
 
-	uint64_t fence;         /* 0: none allocated yet */
+	uint64_t fence; /* 0: none allocated yet */
 	bool has_data;
-	char *data;             /* data_len bytes, NUL after them */
+	char *data; /* data_len bytes, NUL after them */
 	size_t data_len;
 };
 
 struct dir_record {
-	char *key;              /* the directory's full key, no trailing '/' */
+	char *key; /* the directory's full key, no trailing '/' */
 	uint32_t mode;
 	int64_t uid;
 	int64_t gid;

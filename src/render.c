@@ -79,17 +79,17 @@ static int f_lease(const struct lock_record *r, enum render_state st,
 static int f_acquired(const struct lock_record *r, enum render_state st,
 		      struct buf *out)
 {
-	return r->has_lockfs && r->acquired_real_ms ?
-		       put_time(out, r->acquired_real_ms) :
-		       -ENODATA;
+	return r->has_lockfs && r->acquired_real_ms
+		       ? put_time(out, r->acquired_real_ms)
+		       : -ENODATA;
 }
 
 static int f_heartbeat(const struct lock_record *r, enum render_state st,
 		       struct buf *out)
 {
-	return r->has_lockfs && r->heartbeat_real_ms ?
-		       put_time(out, r->heartbeat_real_ms) :
-		       -ENODATA;
+	return r->has_lockfs && r->heartbeat_real_ms
+		       ? put_time(out, r->heartbeat_real_ms)
+		       : -ENODATA;
 }
 
 static int f_expires(const struct lock_record *r, enum render_state st,
@@ -120,16 +120,11 @@ static const struct {
 	const char *name;
 	field_fn fn;
 } fields[] = {
-	{ "key", f_key },
-	{ "state", f_state },
-	{ "owner", f_owner },
-	{ "version", f_version },
-	{ "fence", f_fence },
-	{ "lease", f_lease },
-	{ "acquired", f_acquired },
-	{ "heartbeat", f_heartbeat },
-	{ "expires", f_expires },
-	{ "holder", f_holder },
+	{ "key", f_key },	    { "state", f_state },
+	{ "owner", f_owner },	    { "version", f_version },
+	{ "fence", f_fence },	    { "lease", f_lease },
+	{ "acquired", f_acquired }, { "heartbeat", f_heartbeat },
+	{ "expires", f_expires },   { "holder", f_holder },
 	{ "data", f_data },
 };
 

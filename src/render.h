@@ -15,7 +15,7 @@ enum render_state {
 	RENDER_HELD,
 	RENDER_EXPIRED,
 	RENDER_LOST,
-	RENDER_RELEASED,  /* read through a file opened before the release */
+	RENDER_RELEASED, /* read through a file opened before the release */
 };
 
 const char *render_state_name(enum render_state st);

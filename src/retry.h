@@ -5,9 +5,9 @@
 #include <stdint.h>
 
 struct retry_policy {
-	int max_attempts;   /* including the first; 0: 8 */
-	int64_t base_ms;    /* 0: 25 */
-	int64_t cap_ms;     /* 0: 2000 */
+	int max_attempts; /* including the first; 0: 8 */
+	int64_t base_ms;  /* 0: 25 */
+	int64_t cap_ms;	  /* 0: 2000 */
 };
 
 /* Delay before attempt number `attempt` (2 = first retry): a uniform random

@@ -40,8 +40,8 @@ enum store_row_kind {
 
 struct store_row {
 	enum store_row_kind kind;
-	const struct lock_record *lock;  /* STORE_ROW_LOCK */
-	const struct dir_record *dir;    /* STORE_ROW_DIR */
+	const struct lock_record *lock; /* STORE_ROW_LOCK */
+	const struct dir_record *dir;	/* STORE_ROW_DIR */
 };
 
 /* Returns 0 to go on, 1 to stop the listing early, or -errno to abort. */
@@ -60,20 +60,21 @@ void store_lookup_fini(struct store_lookup *l);
 
 struct store_ops {
 	/* The lock row of key (consistent read). -ENOENT when none. */
-	int (*get_lock)(struct store *s, const char *key, int64_t deadline_mono_ms,
-			struct lock_record *out);
+	int (*get_lock)(struct store *s, const char *key,
+			int64_t deadline_mono_ms, struct lock_record *out);
 	/* The lock row and directory row of key, in one request. */
-	int (*lookup)(struct store *s, const char *key, int64_t deadline_mono_ms,
-		      struct store_lookup *out);
+	int (*lookup)(struct store *s, const char *key,
+		      int64_t deadline_mono_ms, struct store_lookup *out);
 	/* Writes the lock row rec. expect_rvn NULL: only if no lock row exists;
 	 * else: if none exists or its RVN is expect_rvn (takeover). */
 	int (*put_lock)(struct store *s, const struct lock_record *rec,
 			const char *expect_rvn, int64_t deadline_mono_ms,
 			struct lock_record *cur, bool *has_cur);
 	/* Updates the lock row if its RVN is expect_rvn. */
-	int (*renew_lock)(struct store *s, const char *key, const char *expect_rvn,
-			  const struct lock_renewal *r, int64_t deadline_mono_ms,
-			  struct lock_record *cur, bool *has_cur);
+	int (*renew_lock)(struct store *s, const char *key,
+			  const char *expect_rvn, const struct lock_renewal *r,
+			  int64_t deadline_mono_ms, struct lock_record *cur,
+			  bool *has_cur);
 	/* Deletes the lock row if its RVN is expect_rvn. */
 	int (*delete_lock)(struct store *s, const char *key,
 			   const char *expect_rvn, int64_t deadline_mono_ms,
@@ -93,8 +94,8 @@ struct store_ops {
 			  int64_t deadline_mono_ms);
 	/* Calls fn for every lock and directory row whose key starts with
 	 * prefix ("" for all), in no particular order, one request per page. */
-	int (*list)(struct store *s, const char *prefix, int64_t deadline_mono_ms,
-		    store_row_fn fn, void *arg);
+	int (*list)(struct store *s, const char *prefix,
+		    int64_t deadline_mono_ms, store_row_fn fn, void *arg);
 	void (*destroy)(struct store *s);
 };
 

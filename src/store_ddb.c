@@ -13,22 +13,22 @@
 #include "clk.h"
 #include "text.h"
 
-#define A_KEY     "lock_key"
-#define A_SORT    "sort_key"
-#define A_OWNER   "owner_name"
-#define A_LEASE   "lease_duration"
-#define A_RVN     "record_version_number"
+#define A_KEY	  "lock_key"
+#define A_SORT	  "sort_key"
+#define A_OWNER	  "owner_name"
+#define A_LEASE	  "lease_duration"
+#define A_RVN	  "record_version_number"
 #define A_EXPIRY  "expiry_time"
-#define A_HOST    "lockfs_host"
-#define A_PID     "lockfs_pid"
-#define A_UID     "lockfs_uid"
-#define A_GID     "lockfs_gid"
-#define A_MODE    "lockfs_mode"
-#define A_CMD     "lockfs_cmd"
-#define A_ACQ     "lockfs_acquired"
-#define A_HB      "lockfs_heartbeat"
-#define A_FENCE   "lockfs_fence"
-#define A_DATA    "lockfs_data"
+#define A_HOST	  "lockfs_host"
+#define A_PID	  "lockfs_pid"
+#define A_UID	  "lockfs_uid"
+#define A_GID	  "lockfs_gid"
+#define A_MODE	  "lockfs_mode"
+#define A_CMD	  "lockfs_cmd"
+#define A_ACQ	  "lockfs_acquired"
+#define A_HB	  "lockfs_heartbeat"
+#define A_FENCE	  "lockfs_fence"
+#define A_DATA	  "lockfs_data"
 #define A_CREATED "lockfs_created"
 #define A_COUNTER "lockfs_counter"
 
@@ -148,8 +148,7 @@ static int set_data(struct ddb_item *it, const char *name, const void *data,
 	return ddb_item_set_b(it, name, data, len);
 }
 
-int store_ddb_record_to_item(const struct lock_record *r,
-			     struct ddb_item **out)
+int store_ddb_record_to_item(const struct lock_record *r, struct ddb_item **out)
 {
 	struct ddb_item *it = key_item(r->key, RECORD_SORT_LOCK);
 	char lease[32];
@@ -310,8 +309,8 @@ static int sd_put_lock(struct store *s, const struct lock_record *rec,
 			rc = -ENOMEM;
 			goto out;
 		}
-		cond.condition = "attribute_not_exists(" A_KEY ") OR " A_RVN
-				 " = :rvn";
+		cond.condition =
+			"attribute_not_exists(" A_KEY ") OR " A_RVN " = :rvn";
 		cond.values = vals;
 	} else {
 		cond.condition = "attribute_not_exists(" A_KEY ")";
@@ -457,7 +456,8 @@ static int sd_put_dir(struct store *s, const struct dir_record *d,
 {
 	struct store_ddb *sd = to_sd(s);
 	struct ddb_item *it = key_item(d->key, RECORD_SORT_DIR);
-	struct ddb_expr cond = { .condition = "attribute_not_exists(" A_KEY ")" };
+	struct ddb_expr cond = { .condition =
+					 "attribute_not_exists(" A_KEY ")" };
 	struct ddb_call call;
 	int rc = it ? 0 : -ENOMEM;
 
@@ -488,8 +488,8 @@ static int sd_set_dir_mode(struct store *s, const char *key, uint32_t mode,
 		.condition = "attribute_exists(" A_KEY ")",
 	};
 	struct ddb_call call;
-	int rc = (k && vals) ? ddb_item_set_n(vals, ":m", mode & 07777) :
-			       -ENOMEM;
+	int rc = (k && vals) ? ddb_item_set_n(vals, ":m", mode & 07777)
+			     : -ENOMEM;
 
 	if (!rc) {
 		expr.values = vals;
@@ -526,8 +526,8 @@ static int sd_list(struct store *s, const char *prefix, int64_t deadline,
 	struct ddb_item *vals = ddb_item_new(), *start = NULL;
 	struct ddb_read rd = {
 		.filter = *prefix ? "(" A_SORT " = :lk OR " A_SORT
-				    " = :dir) AND begins_with(" A_KEY ", :p)" :
-				    A_SORT " = :lk OR " A_SORT " = :dir",
+				    " = :dir) AND begins_with(" A_KEY ", :p)"
+				  : A_SORT " = :lk OR " A_SORT " = :dir",
 		.values = vals,
 		.consistent = true,
 	};
@@ -572,7 +572,7 @@ static int sd_list(struct store *s, const char *prefix, int64_t deadline,
 				continue;
 			}
 			if (rc == -EPROTO) {
-				rc = 0;  /* a row without a key string */
+				rc = 0; /* a row without a key string */
 				continue;
 			}
 			if (!rc)
@@ -633,8 +633,8 @@ struct store *store_ddb_new(struct ddb *d, const char *table,
 
 /* ---- the table ----------------------------------------------------------- */
 
-static void say_error(const char *what, const struct ddb_call *call,
-		      char *msg, size_t msglen)
+static void say_error(const char *what, const struct ddb_call *call, char *msg,
+		      size_t msglen)
 {
 	char detail[400];
 
@@ -643,8 +643,8 @@ static void say_error(const char *what, const struct ddb_call *call,
 }
 
 int store_ddb_check_table(struct ddb *d, const char *table,
-			  int64_t deadline_mono_ms, int *ttl_enabled,
-			  char *msg, size_t msglen)
+			  int64_t deadline_mono_ms, int *ttl_enabled, char *msg,
+			  size_t msglen)
 {
 	struct ddb_table_info ti;
 	struct ddb_call call;
@@ -685,11 +685,10 @@ int store_ddb_check_table(struct ddb *d, const char *table,
 	}
 	if (ttl_enabled) {
 		call_init(&call, deadline_mono_ms);
-		*ttl_enabled = !ddb_describe_ttl(d, table, status,
-						 sizeof(status), attr,
-						 sizeof(attr), &call) &&
-			       !strcmp(status, "ENABLED") &&
-			       !strcmp(attr, A_EXPIRY);
+		*ttl_enabled =
+			!ddb_describe_ttl(d, table, status, sizeof(status),
+					  attr, sizeof(attr), &call) &&
+			!strcmp(status, "ENABLED") && !strcmp(attr, A_EXPIRY);
 	}
 	return 0;
 }

@@ -22,8 +22,8 @@ struct store *store_ddb_new(struct ddb *d, const char *table,
  * ACTIVE and has the lock schema. 0, or -errno with a one-line reason in
  * msg. *ttl_enabled (may be NULL) tells whether TTL is on expiry_time. */
 int store_ddb_check_table(struct ddb *d, const char *table,
-			  int64_t deadline_mono_ms, int *ttl_enabled,
-			  char *msg, size_t msglen);
+			  int64_t deadline_mono_ms, int *ttl_enabled, char *msg,
+			  size_t msglen);
 
 /* Creates the table (on-demand) if it is missing, waits until it is ACTIVE
  * and enables TTL on expiry_time. 0 or -errno with a reason in msg. */

@@ -25,10 +25,10 @@ struct mem_fence {
 struct store_mem {
 	struct store base;
 	pthread_mutex_t mu;
-	struct mem_row *rows;         /* protected by mu */
-	struct mem_fence *fences;     /* protected by mu */
+	struct mem_row *rows;		/* protected by mu */
+	struct mem_fence *fences;	/* protected by mu */
 	struct store_mem_faults faults; /* protected by mu */
-	int counts[SMEM__COUNT];      /* protected by mu */
+	int counts[SMEM__COUNT];	/* protected by mu */
 };
 
 static struct store_mem *to_mem(struct store *s)
@@ -373,8 +373,8 @@ static int mem_list(struct store *s, const char *prefix, int64_t deadline,
 			break;
 		}
 		nr->is_dir = r->is_dir;
-		rc = r->is_dir ? dir_record_copy(&nr->dir, &r->dir) :
-				 record_copy(&nr->lock, &r->lock);
+		rc = r->is_dir ? dir_record_copy(&nr->dir, &r->dir)
+			       : record_copy(&nr->lock, &r->lock);
 		nr->next = copy;
 		copy = nr;
 	}

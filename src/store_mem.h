@@ -19,12 +19,12 @@ enum store_mem_op {
 };
 
 struct store_mem_faults {
-	int fail_next;        /* the next n operations fail with fail_errno */
-	int fail_errno;       /* e.g. -ETIMEDOUT */
-	int down;             /* every operation fails with -ETIMEDOUT */
-	int land_then_fail;   /* the next n writes are applied, then report
-			       * -ETIMEDOUT (a reply lost on the way back) */
-	int delay_ms;         /* every operation sleeps this long first */
+	int fail_next;	    /* the next n operations fail with fail_errno */
+	int fail_errno;	    /* e.g. -ETIMEDOUT */
+	int down;	    /* every operation fails with -ETIMEDOUT */
+	int land_then_fail; /* the next n writes are applied, then report
+			     * -ETIMEDOUT (a reply lost on the way back) */
+	int delay_ms;	    /* every operation sleeps this long first */
 };
 
 struct store *store_mem_new(void);

@@ -26,7 +26,8 @@ void text_format_seconds(int64_t ms, char *out, size_t outlen);
 /* Formats ms as the shortest decimal seconds ("30", "0.25"); out >= 32. */
 void text_format_seconds_short(int64_t ms, char *out, size_t outlen);
 
-/* Parses a base-10 signed 64-bit integer, whole string; 0 or -EINVAL/-ERANGE. */
+/* Parses a base-10 signed 64-bit integer, whole string; 0 or -EINVAL/-ERANGE.
+ */
 int text_parse_i64(const char *s, int64_t *out);
 
 /* Copies at most outlen-1 bytes and terminates; returns -ENAMETOOLONG if

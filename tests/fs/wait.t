@@ -7,7 +7,7 @@
 # max_threads=2 and more waiters than threads, the mount still answers.
 . "$(dirname "$0")/lib.sh"
 
-plan 9
+plan 13
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -60,6 +60,25 @@ diag "release seen across mounts after: ${lat[*]} ms"
 for l in "${lat[@]}"; do
 	ok $((!(l < 1500))) "a waiter on another mount sees the release within one poll interval ($l ms)"
 done
+
+# ---- F_GETLK reports the holder ---------------------------------------------------
+hold_start g1 "$A/g" O_RDWR,O_CREAT 0644
+hold_cmd g1 "setlk wr"
+is "$HOUT" 0 "fcntl F_SETLK write lock on A"
+hold_cmd g1 pid
+pid1=$(sed -n 's/^pid=\([0-9]*\).*/\1/p' <<<"$HOUT")
+hold_start g2 "$A/g" O_RDWR
+hold_cmd g2 getlk
+is "$HOUT" "locked type=wr pid=$pid1" "F_GETLK on the same host reports the holder's pid"
+hold_start g3 "$B/g" O_RDWR
+hold_cmd g3 getlk
+is "$HOUT" "locked type=wr pid=0" "F_GETLK on another host reports the lock, pid 0"
+hold_cmd g1 "setlk un"
+hold_cmd g3 getlk
+is "$HOUT" "unlocked" "F_GETLK after F_UNLCK: unlocked"
+hold_stop g1
+hold_stop g2
+hold_stop g3
 
 # ---- an interrupted waiter leaves the queue ---------------------------------------
 flock "$A/i" sleep 2 &

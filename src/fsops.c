@@ -79,6 +79,19 @@ static void reply_entry_or_err(fuse_req_t req, int rc, const struct fs_entry *e)
 	fuse_reply_entry(req, &fe);
 }
 
+static void reply_attr_or_err(fuse_req_t req, int rc, const struct fs_attr *a,
+			      double timeout)
+{
+	struct stat st;
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	to_stat(a, &st);
+	fuse_reply_attr(req, &st, timeout);
+}
+
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	/* O_TRUNC arrives with open (the holder's "> file" truncates its
@@ -119,16 +132,10 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct fs_attr a;
-	struct stat st;
 	double timeout;
 	int rc = fs_getattr(fs_of(req), ino, &a, &timeout);
 
-	if (rc) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	to_stat(&a, &st);
-	fuse_reply_attr(req, &st, timeout);
+	reply_attr_or_err(req, rc, &a, timeout);
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
@@ -136,7 +143,6 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 {
 	struct fs_ctx c;
 	struct fs_attr a;
-	struct stat st;
 	unsigned valid = 0;
 	double timeout;
 	int rc;
@@ -155,12 +161,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	ctx_of(req, &c);
 	rc = fs_setattr(fs_of(req), &c, ino, valid, (uint64_t)attr->st_size,
 			attr->st_mode & 07777, &a, &timeout);
-	if (rc) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	to_stat(&a, &st);
-	fuse_reply_attr(req, &st, timeout);
+	reply_attr_or_err(req, rc, &a, timeout);
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,

@@ -153,18 +153,6 @@ int buf_read_fd(struct buf *b, int fd)
 	return rc;
 }
 
-char *buf_steal(struct buf *b)
-{
-	char *p = b->data;
-
-	if (!p)
-		p = strdup("");
-	b->data = NULL;
-	b->len = 0;
-	b->cap = 0;
-	return p;
-}
-
 const char *buf_str(const struct buf *b)
 {
 	return b->data ? b->data : "";

@@ -37,9 +37,6 @@ int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
  * may read secrets. */
 int buf_read_fd(struct buf *b, int fd);
 
-/* Hands the storage to the caller (who frees it) and empties the buffer.
- * Returns an empty malloc'd string for an empty buffer; NULL on ENOMEM. */
-char *buf_steal(struct buf *b);
 /* A C string view; "" for an empty buffer. */
 const char *buf_str(const struct buf *b);
 

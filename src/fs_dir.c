@@ -167,7 +167,6 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 
 struct child_probe {
 	struct fs *fs;
-	size_t skip; /* length of "<dir>/" */
 	bool found;
 };
 
@@ -187,7 +186,7 @@ static int probe_child(void *arg, const struct store_row *row)
 int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	     const char *name)
 {
-	struct child_probe probe = { fs, 0, false };
+	struct child_probe probe = { fs, false };
 	char *rel = NULL, *full = NULL, *under = NULL;
 	int rc;
 

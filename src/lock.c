@@ -1022,15 +1022,6 @@ void lock_int_notify_lost(struct lock_engine *e)
 	} while (n == 16);
 }
 
-void lock_mark_stolen(struct lock_engine *e, struct lock *lk)
-{
-	pthread_mutex_lock(&e->mu);
-	if (lk->state == LOCK_HELD && !lk->busy)
-		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
-	pthread_mutex_unlock(&e->mu);
-	lock_int_notify_lost(e);
-}
-
 /* ---- views ------------------------------------------------------------- */
 
 int lock_snapshot(struct lock_engine *e, struct lock *lk,
@@ -1136,14 +1127,10 @@ int lock_release_all(struct lock_engine *e)
 		for (i = 0; i < n; i++) {
 			if (lock_int_release(e, todo[i], false))
 				failed++;
+			/* Released, or lost if DynamoDB could not confirm it:
+			 * either way, do not pick it again in the next round.
+			 */
 			pthread_mutex_lock(&e->mu);
-			/* Do not pick it again in the next round. */
-			if (todo[i]->state == LOCK_HELD) {
-				todo[i]->state = LOCK_LOST;
-				todo[i]->cleanup_wanted = false;
-				todo[i]->lost_notified = true;
-				detach_key(e, todo[i]);
-			}
 			todo[i]->cleanup_wanted = false;
 			pthread_mutex_unlock(&e->mu);
 			lock_unref(e, todo[i]);

@@ -157,9 +157,6 @@ void lock_current_rvn(struct lock_engine *e, struct lock *lk,
 const char *lock_state_name(enum lock_state st);
 const char *lock_lost_reason_name(enum lost_reason r);
 
-/* Marks the lock lost because a read showed another RVN (or none). */
-void lock_mark_stolen(struct lock_engine *e, struct lock *lk);
-
 /* For status: calls fn for every lock the engine tracks (held, releasing,
  * lost and still open). fn runs with the engine mutex held and must not
  * call back into the engine. */

@@ -321,7 +321,10 @@ int main(int argc, char **argv)
 	if (rc > 0)
 		log_info("main", "stopping on signal %d", rc);
 
-	/* Unmounted or signalled: give every lock back. */
+out_unmount:
+	/* Unmounted, signalled, or the threads did not start: give every
+	 * lock back. */
+	fuse_loop_cfg_destroy(loop);
 	flk_stop(flk);
 	lease_stop(eng);
 	unreleased = lock_release_all(eng);
@@ -332,10 +335,6 @@ int main(int argc, char **argv)
 			 unreleased);
 	else
 		log_info("main", "all locks released");
-out_unmount:
-	fuse_loop_cfg_destroy(loop);
-	flk_stop(flk);
-	lease_stop(eng);
 	notify_free(notify);
 	notify = NULL;
 	fuse_remove_signal_handlers(se);

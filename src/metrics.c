@@ -78,12 +78,6 @@ void metrics_inc(struct metrics *m, enum metric_counter c)
 		add(&m->counters[c], 1);
 }
 
-void metrics_add(struct metrics *m, enum metric_counter c, uint64_t n)
-{
-	if (m)
-		add(&m->counters[c], n);
-}
-
 uint64_t metrics_get(const struct metrics *m, enum metric_counter c)
 {
 	return m ? load(&m->counters[c]) : 0;
@@ -93,11 +87,6 @@ void metrics_set_held(struct metrics *m, uint64_t n)
 {
 	if (m)
 		__atomic_store_n(&m->locks_held, n, __ATOMIC_RELAXED);
-}
-
-const char *metrics_ddb_op_name(enum ddb_op op)
-{
-	return (unsigned)op < DDB_OP__COUNT ? op_names[op] : "Unknown";
 }
 
 void metrics_ddb_observe(struct metrics *m, enum ddb_op op, int64_t us, bool ok)

@@ -58,13 +58,11 @@ struct metrics {
 void metrics_init(struct metrics *m);
 /* All functions accept m == NULL and then do nothing. */
 void metrics_inc(struct metrics *m, enum metric_counter c);
-void metrics_add(struct metrics *m, enum metric_counter c, uint64_t n);
 uint64_t metrics_get(const struct metrics *m, enum metric_counter c);
 void metrics_set_held(struct metrics *m, uint64_t n);
 /* One DynamoDB request (a single HTTP exchange) of op took us microseconds. */
 void metrics_ddb_observe(struct metrics *m, enum ddb_op op, int64_t us,
 			 bool ok);
-const char *metrics_ddb_op_name(enum ddb_op op);
 /* Appends the Prometheus text exposition of everything. */
 int metrics_render(const struct metrics *m, struct buf *out);
 

@@ -50,10 +50,3 @@ int names_check_prefix(const char *prefix)
 		return -EINVAL;
 	return 0;
 }
-
-const char *names_base(const char *key)
-{
-	const char *s = strrchr(key, '/');
-
-	return s ? s + 1 : key;
-}

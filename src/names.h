@@ -25,7 +25,4 @@ int names_join(const char *dir, const char *name, size_t prefix_len,
  * used as given ("team-a/" or "team-a-"). 0 or -EINVAL. */
 int names_check_prefix(const char *prefix);
 
-/* The last component of a relative key ("a/b" -> "b", "a" -> "a"). */
-const char *names_base(const char *key);
-
 #endif

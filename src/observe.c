@@ -160,13 +160,3 @@ void observe_forget(struct observe *o, const char *key)
 		drop(o, b);
 	pthread_mutex_unlock(&o->mu);
 }
-
-size_t observe_count(struct observe *o)
-{
-	size_t n;
-
-	pthread_mutex_lock(&o->mu);
-	n = o->by_key.count;
-	pthread_mutex_unlock(&o->mu);
-	return n;
-}

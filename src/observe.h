@@ -32,6 +32,5 @@ void observe_note(struct observe *o, const char *key, const char *rvn,
  * (RECORD_RVN_MAX bytes) and returns true. */
 bool observe_expired_rvn(struct observe *o, const char *key, char *rvn_out);
 void observe_forget(struct observe *o, const char *key);
-size_t observe_count(struct observe *o);
 
 #endif

@@ -24,17 +24,19 @@ enum {
 	KEY_DEBUG,
 };
 
-/* clang-format off: one option a line reads best */
-#define LOCKFS_OPT(t, p)                                                       \
-	{                                                                      \
-		t, offsetof(struct lockfs_opts, p), 1                          \
-	}
+/* One option a line reads best. */
+/* clang-format off */
+#define LOCKFS_OPT(t, p) { t, offsetof(struct lockfs_opts, p), 1 }
 
 static const struct fuse_opt lockfs_opt_table[] = {
-	LOCKFS_OPT("table=%s", table), LOCKFS_OPT("region=%s", region),
-	LOCKFS_OPT("endpoint=%s", endpoint), LOCKFS_OPT("profile=%s", profile),
-	LOCKFS_OPT("prefix=%s", prefix), LOCKFS_OPT("owner=%s", owner),
-	LOCKFS_OPT("hold=%s", hold_s), LOCKFS_OPT("lease=%s", lease_s),
+	LOCKFS_OPT("table=%s", table),
+	LOCKFS_OPT("region=%s", region),
+	LOCKFS_OPT("endpoint=%s", endpoint),
+	LOCKFS_OPT("profile=%s", profile),
+	LOCKFS_OPT("prefix=%s", prefix),
+	LOCKFS_OPT("owner=%s", owner),
+	LOCKFS_OPT("hold=%s", hold_s),
+	LOCKFS_OPT("lease=%s", lease_s),
 	LOCKFS_OPT("heartbeat=%s", heartbeat_s),
 	LOCKFS_OPT("safe_period=%s", safe_period_s),
 	LOCKFS_OPT("lost_signal=%s", lost_signal_s),
@@ -44,21 +46,28 @@ static const struct fuse_opt lockfs_opt_table[] = {
 	LOCKFS_OPT("ca_file=%s", ca_file),
 	LOCKFS_OPT("create_table", create_table),
 	LOCKFS_OPT("--create-table", create_table),
-	LOCKFS_OPT("allow_break", allow_break), FUSE_OPT_KEY("-h", KEY_HELP),
-	FUSE_OPT_KEY("--help", KEY_HELP), FUSE_OPT_KEY("-V", KEY_VERSION),
+	LOCKFS_OPT("allow_break", allow_break),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
 	FUSE_OPT_KEY("--version", KEY_VERSION),
-	FUSE_OPT_KEY("-f", KEY_FOREGROUND), FUSE_OPT_KEY("-d", KEY_DEBUG),
+	FUSE_OPT_KEY("-f", KEY_FOREGROUND),
+	FUSE_OPT_KEY("-d", KEY_DEBUG),
 	FUSE_OPT_KEY("debug", KEY_DEBUG),
 	/* fstab and mount(8) words that mean nothing to lockfs */
-	FUSE_OPT_KEY("auto", KEY_DISCARD), FUSE_OPT_KEY("noauto", KEY_DISCARD),
-	FUSE_OPT_KEY("user", KEY_DISCARD), FUSE_OPT_KEY("nouser", KEY_DISCARD),
+	FUSE_OPT_KEY("auto", KEY_DISCARD),
+	FUSE_OPT_KEY("noauto", KEY_DISCARD),
+	FUSE_OPT_KEY("user", KEY_DISCARD),
+	FUSE_OPT_KEY("nouser", KEY_DISCARD),
 	FUSE_OPT_KEY("users", KEY_DISCARD),
 	FUSE_OPT_KEY("_netdev", KEY_DISCARD),
 	FUSE_OPT_KEY("nofail", KEY_DISCARD),
-	FUSE_OPT_KEY("defaults", KEY_DISCARD), FUSE_OPT_KEY("rw", KEY_DISCARD),
+	FUSE_OPT_KEY("defaults", KEY_DISCARD),
+	FUSE_OPT_KEY("rw", KEY_DISCARD),
 	FUSE_OPT_KEY("x-systemd.", KEY_DISCARD),
 	FUSE_OPT_KEY("x-systemd.%s", KEY_DISCARD),
-	FUSE_OPT_KEY("comment=%s", KEY_DISCARD), FUSE_OPT_END
+	FUSE_OPT_KEY("comment=%s", KEY_DISCARD),
+	FUSE_OPT_END
 };
 /* clang-format on */
 
@@ -342,82 +351,54 @@ const char *opts_hold_name(enum hold_mode h)
 
 void opts_print_help(FILE *out, const char *prog)
 {
-	/* clang-format off: the text as it prints */
+	/* The text as it prints. */
+	/* clang-format off */
 	fprintf(out,
-		"usage: %s [-f] [-d] [-o OPTION[,OPTION...]] [SOURCE] "
-		"MOUNTPOINT\n"
-		"       %s --create-table [-o table=NAME,...]     (create the "
-		"table, then exit)\n"
-		"       %s --version | --help\n"
-		"\n"
-		"Distributed locks in a DynamoDB table, as files. "
-		"open(O_CREAT|O_EXCL)\n"
-		"acquires, unlink releases, cat shows owner, version, fence "
-		"and expiry.\n"
-		"\n"
-		"  -f                     stay in the foreground, log to "
-		"stderr\n"
-		"  -d, -o debug           debug logging (implies -f)\n"
-		"  -o table=NAME          DynamoDB table (default lockfs)\n"
-		"  -o region=REGION       default: AWS_REGION, "
-		"AWS_DEFAULT_REGION, the profile\n"
-		"  -o endpoint=URL        default: AWS_ENDPOINT_URL_DYNAMODB, "
-		"AWS_ENDPOINT_URL,\n"
-		"                         then "
-		"https://dynamodb.REGION.amazonaws.com\n"
-		"  -o profile=NAME        default: AWS_PROFILE, then "
-		"\"default\"\n"
-		"  -o prefix=P            key prefix of the mount root (e.g. "
-		"team-a/)\n"
-		"  -o lease=S             lease of our locks in seconds "
-		"(default 30)\n"
-		"  -o heartbeat=S         renewal period (default 5; spread "
-		"over many locks)\n"
-		"  -o safe_period=S       a holder without a renewal this long "
-		"gives up\n"
-		"                         its lock (default 20; must be < "
-		"lease)\n"
-		"  -o hold=pgrp|fd|unlink when a lock is released "
-		"automatically:\n"
-		"                         pgrp (default) once the acquiring "
-		"open file is\n"
-		"                         closed and its process group is "
-		"gone; fd once the\n"
-		"                         acquiring open file is closed; "
-		"unlink: never\n"
-		"  -o owner=NAME          owner_name written in our rows\n"
-		"                         (default HOSTNAME:RANDOM, new at "
-		"every mount)\n"
-		"  -o create_table        create the table (and its TTL) if it "
-		"is missing\n"
-		"     --create-table      the same\n"
-		"  -o allow_break         root on this mount may unlink "
-		"others' locks\n"
-		"  -o lost_signal=SIG     signal the holder's process group "
-		"when a lock\n"
-		"                         is lost (e.g. TERM)\n"
-		"  -o attr_timeout=S      kernel attribute cache (default 1)\n"
-		"  -o entry_timeout=S     kernel name cache (default 1); locks of this\n"
-		"                         mount are never cached\n"
-		"  -o max_threads=N       request threads (default 16)\n"
-		"  -o ca_file=PATH        CA bundle for TLS (default: the "
-		"system's)\n"
-		"  plus FUSE mount options: allow_other, ... "
-		"(default_permissions is\n"
-		"  always on); fstab words auto, noauto, user, _netdev, "
-		"nofail, defaults\n"
-		"  and x-* are accepted and ignored.\n"
-		"\n"
-		"Credentials: the AWS default chain (environment, shared files "
-		"and\n"
-		"profiles, web identity, ECS, EC2 IMDSv2). Credentials, the "
-		"endpoint and\n"
-		"the table are checked before lockfs goes to the background; "
-		"any problem\n"
-		"is one line on stderr and exit status 1.\n"
-		"Files: MOUNTPOINT/.lockfs/status and "
-		"MOUNTPOINT/.lockfs/metrics.\n"
-		"See lockfs(8).\n",
+"usage: %s [-f] [-d] [-o OPTION[,OPTION...]] [SOURCE] MOUNTPOINT\n"
+"       %s --create-table [-o table=NAME,...]     (create the table, then exit)\n"
+"       %s --version | --help\n"
+"\n"
+"Distributed locks in a DynamoDB table, as files. open(O_CREAT|O_EXCL)\n"
+"acquires, unlink releases, cat shows owner, version, fence and expiry.\n"
+"\n"
+"  -f                     stay in the foreground, log to stderr\n"
+"  -d, -o debug           debug logging (implies -f)\n"
+"  -o table=NAME          DynamoDB table (default lockfs)\n"
+"  -o region=REGION       default: AWS_REGION, AWS_DEFAULT_REGION, the profile\n"
+"  -o endpoint=URL        default: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,\n"
+"                         then https://dynamodb.REGION.amazonaws.com\n"
+"  -o profile=NAME        default: AWS_PROFILE, then \"default\"\n"
+"  -o prefix=P            key prefix of the mount root (e.g. team-a/)\n"
+"  -o lease=S             lease of our locks in seconds (default 30)\n"
+"  -o heartbeat=S         renewal period (default 5; spread over many locks)\n"
+"  -o safe_period=S       a holder without a renewal this long gives up\n"
+"                         its lock (default 20; must be < lease)\n"
+"  -o hold=pgrp|fd|unlink when a lock is released automatically:\n"
+"                         pgrp (default) once the acquiring open file is\n"
+"                         closed and its process group is gone; fd once the\n"
+"                         acquiring open file is closed; unlink: never\n"
+"  -o owner=NAME          owner_name written in our rows\n"
+"                         (default HOSTNAME:RANDOM, new at every mount)\n"
+"  -o create_table        create the table (and its TTL) if it is missing\n"
+"     --create-table      the same\n"
+"  -o allow_break         root on this mount may unlink others' locks\n"
+"  -o lost_signal=SIG     signal the holder's process group when a lock\n"
+"                         is lost (e.g. TERM)\n"
+"  -o attr_timeout=S      kernel attribute cache (default 1)\n"
+"  -o entry_timeout=S     kernel name cache (default 1); locks of this\n"
+"                         mount are never cached\n"
+"  -o max_threads=N       request threads (default 16)\n"
+"  -o ca_file=PATH        CA bundle for TLS (default: the system's)\n"
+"  plus FUSE mount options: allow_other, ... (default_permissions is\n"
+"  always on); fstab words auto, noauto, user, _netdev, nofail, defaults\n"
+"  and x-* are accepted and ignored.\n"
+"\n"
+"Credentials: the AWS default chain (environment, shared files and\n"
+"profiles, web identity, ECS, EC2 IMDSv2). Credentials, the endpoint and\n"
+"the table are checked before lockfs goes to the background; any problem\n"
+"is one line on stderr and exit status 1.\n"
+"Files: MOUNTPOINT/.lockfs/status and MOUNTPOINT/.lockfs/metrics.\n"
+"See lockfs(8).\n",
 		prog, prog, prog);
 	/* clang-format on */
 }

@@ -260,6 +260,17 @@ bool lock_recently_released(struct lock_engine *e, const char *key)
 	return yes;
 }
 
+/* mu held. The lock this mount holds for key, or NULL; a release of it in
+ * flight is waited for first, so that the key reads as free once it is. */
+static struct lock *find_settled_locked(struct lock_engine *e, const char *key)
+{
+	struct lock *lk;
+
+	while ((lk = smap_get(&e->by_key, key)) && lk->state == LOCK_RELEASING)
+		pthread_cond_wait(&e->cv, &e->mu);
+	return lk;
+}
+
 /* ---- pending RVNs (mu held) ------------------------------------------- */
 
 static void pending_add(struct lock *lk, const char *rvn, int64_t sent)
@@ -393,9 +404,7 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	if (has_cur)
 		*has_cur = false;
 	pthread_mutex_lock(&e->mu);
-	/* A release of this key by this mount in flight ends first. */
-	while ((lk = smap_get(&e->by_key, key)) && lk->state == LOCK_RELEASING)
-		pthread_cond_wait(&e->cv, &e->mu);
+	lk = find_settled_locked(e, key);
 	if (lk) {
 		rc = cur ? record_copy(cur, &lk->rec) : 0;
 		if (!rc && has_cur)
@@ -501,9 +510,7 @@ struct lock *lock_find(struct lock_engine *e, const char *key)
 	struct lock *lk;
 
 	pthread_mutex_lock(&e->mu);
-	/* A lock being released is not found: wait for the outcome. */
-	while ((lk = smap_get(&e->by_key, key)) && lk->state == LOCK_RELEASING)
-		pthread_cond_wait(&e->cv, &e->mu);
+	lk = find_settled_locked(e, key);
 	if (lk)
 		lock_ref(lk);
 	pthread_mutex_unlock(&e->mu);

@@ -69,11 +69,6 @@ int fs_int_user_err(int rc, const char *what, const char *key)
 	}
 }
 
-int64_t fs_int_now_real_ms(void)
-{
-	return clk_sys_real_ms();
-}
-
 /* ---- nodes (mu held) --------------------------------------------------- */
 
 static void fixed_node(struct fs *fs, struct fs_node *n, uint64_t ino,
@@ -245,7 +240,7 @@ struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
 	fs->st = store;
 	fs->obs = obs;
 	fs->m = metrics;
-	fs->mount_real_ms = fs_int_now_real_ms();
+	fs->mount_real_ms = clk_sys_real_ms();
 	fs->next_ino = FS_FIRST_INO;
 	pthread_mutex_init(&fs->mu, NULL);
 	imap_init(&fs->by_ino);
@@ -347,7 +342,7 @@ void fs_int_lock_attr(const struct fs *fs, uint64_t ino,
 		a->uid = fs->cfg.root_uid;
 		a->gid = fs->cfg.root_gid;
 		a->ctime_real_ms = a->mtime_real_ms =
-			seen_real_ms ? seen_real_ms : fs_int_now_real_ms();
+			seen_real_ms ? seen_real_ms : clk_sys_real_ms();
 	}
 	a->atime_real_ms = a->mtime_real_ms;
 	/* The size is the holder's data, not the text (reads are direct I/O
@@ -373,7 +368,7 @@ void fs_int_ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a)
 		a->mode = S_IFREG | 0444;
 		a->nlink = 1;
 		a->size = 0; /* generated on read (direct I/O) */
-		a->mtime_real_ms = fs_int_now_real_ms();
+		a->mtime_real_ms = clk_sys_real_ms();
 	}
 }
 
@@ -754,7 +749,7 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	n = fs_int_get_node(fs, rel, false, true);
 	if (n)
 		fs_int_lock_attr(fs, n->ino, &cur, RENDER_HELD,
-				 fs_int_now_real_ms(), &e->attr);
+				 clk_sys_real_ms(), &e->attr);
 	pthread_mutex_unlock(&fs->mu);
 	h = n ? handle_new(fs, n, lk, acquired) : NULL;
 	if (!h) {

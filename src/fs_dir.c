@@ -147,7 +147,7 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		d.mode = mode & 07777;
 		d.uid = ctx->uid;
 		d.gid = ctx->gid;
-		d.created_real_ms = fs_int_now_real_ms();
+		d.created_real_ms = clk_sys_real_ms();
 		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, 0) : -ENOMEM;
 		rc = fs_int_user_err(rc, "mkdir", rel);
 	}
@@ -476,7 +476,7 @@ int fs_ensure_prefix_dirs(struct fs *fs)
 	d.mode = fs->cfg.root_mode & 07777;
 	d.uid = fs->cfg.root_uid;
 	d.gid = fs->cfg.root_gid;
-	d.created_real_ms = fs_int_now_real_ms();
+	d.created_real_ms = clk_sys_real_ms();
 	for (i = 1; i < fs->prefix_len && !rc; i++) {
 		if (fs->prefix[i] != '/' || fs->prefix[i - 1] == '/')
 			continue;

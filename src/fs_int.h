@@ -100,7 +100,6 @@ int fs_int_child_rel(struct fs *fs, uint64_t parent, const char *name,
 		     char **rel);
 int fs_int_child_keys(struct fs *fs, uint64_t parent, const char *name,
 		      char **rel, char **full);
-int64_t fs_int_now_real_ms(void);
 bool fs_int_implicit_dir_known(struct fs *fs, const char *full);
 int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 		     uint32_t mode);

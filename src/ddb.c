@@ -1428,35 +1428,57 @@ out:
 	return rc;
 }
 
+/* PutItem, UpdateItem and DeleteItem: one write of the item (or key) under
+ * field, conditional when expr has a condition. On success *out gets the
+ * Attributes asked for with rv_name (NULL: none asked, *out stays NULL);
+ * on -ECANCELED, the item as it is now. */
+static int write_item(struct ddb *d, enum ddb_op op, const char *name,
+		      const char *table, const char *field,
+		      const struct ddb_item *item, const struct ddb_expr *expr,
+		      const char *rv_name, struct ddb_item **out,
+		      struct ddb_call *call)
+{
+	struct buf resp = BUF_INIT;
+	cJSON *req = new_request(table);
+	char why[64];
+	int rc = req ? add_item(req, field, item) : -ENOMEM;
+
+	if (!rc)
+		rc = add_expr(req, expr);
+	if (!rc && rv_name)
+		rc = add_string(req, "ReturnValues", rv_name);
+	if (rc) {
+		snprintf(why, sizeof(why), "cannot build %s", name);
+		rc = local_error(call, rc, why);
+		goto out;
+	}
+	rc = send_request(d, op, name, req, &resp, call);
+	if (rc == -ECANCELED) {
+		rc = condition_failed(&resp, call, name, out);
+	} else if (!rc && rv_name) {
+		rc = ddb_parse_attributes(resp.data, resp.len, out);
+		if (rc)
+			rc = unreadable(call, rc, name);
+	}
+out:
+	cJSON_Delete(req);
+	buf_fini(&resp);
+	return rc;
+}
+
 int ddb_put_item(struct ddb *d, const char *table, const struct ddb_item *item,
 		 const struct ddb_expr *cond, struct ddb_item **old_out,
 		 struct ddb_call *call)
 {
 	struct ddb_call scratch;
-	struct buf resp = BUF_INIT;
-	cJSON *req;
-	int rc;
 
 	call = call_begin(call, &scratch);
 	if (old_out)
 		*old_out = NULL;
 	if (!d || !table || !item || (cond && cond->update))
 		return local_error(call, -EINVAL, "invalid argument");
-	req = new_request(table);
-	rc = req ? add_item(req, "Item", item) : -ENOMEM;
-	if (!rc)
-		rc = add_expr(req, cond);
-	if (rc) {
-		rc = local_error(call, rc, "cannot build PutItem");
-		goto out;
-	}
-	rc = send_request(d, DDB_OP_PUT_ITEM, "PutItem", req, &resp, call);
-	if (rc == -ECANCELED)
-		rc = condition_failed(&resp, call, "PutItem", old_out);
-out:
-	cJSON_Delete(req);
-	buf_fini(&resp);
-	return rc;
+	return write_item(d, DDB_OP_PUT_ITEM, "PutItem", table, "Item", item,
+			  cond, NULL, old_out, call);
 }
 
 int ddb_update_item(struct ddb *d, const char *table,
@@ -1465,10 +1487,7 @@ int ddb_update_item(struct ddb *d, const char *table,
 		    struct ddb_call *call)
 {
 	struct ddb_call scratch;
-	struct buf resp = BUF_INIT;
 	const char *rv_name = return_name(rv);
-	cJSON *req;
-	int rc;
 
 	call = call_begin(call, &scratch);
 	if (out)
@@ -1476,29 +1495,8 @@ int ddb_update_item(struct ddb *d, const char *table,
 	if (!d || !table || !key || !expr || !expr->update ||
 	    (rv != DDB_RETURN_NONE && !rv_name))
 		return local_error(call, -EINVAL, "invalid argument");
-	req = new_request(table);
-	rc = req ? add_item(req, "Key", key) : -ENOMEM;
-	if (!rc)
-		rc = add_expr(req, expr);
-	if (!rc && rv_name)
-		rc = add_string(req, "ReturnValues", rv_name);
-	if (rc) {
-		rc = local_error(call, rc, "cannot build UpdateItem");
-		goto out;
-	}
-	rc = send_request(d, DDB_OP_UPDATE_ITEM, "UpdateItem", req, &resp,
-			  call);
-	if (rc == -ECANCELED) {
-		rc = condition_failed(&resp, call, "UpdateItem", out);
-	} else if (!rc && rv_name) {
-		rc = ddb_parse_attributes(resp.data, resp.len, out);
-		if (rc)
-			rc = unreadable(call, rc, "UpdateItem");
-	}
-out:
-	cJSON_Delete(req);
-	buf_fini(&resp);
-	return rc;
+	return write_item(d, DDB_OP_UPDATE_ITEM, "UpdateItem", table, "Key",
+			  key, expr, rv_name, out, call);
 }
 
 int ddb_delete_item(struct ddb *d, const char *table,
@@ -1507,9 +1505,6 @@ int ddb_delete_item(struct ddb *d, const char *table,
 		    struct ddb_call *call)
 {
 	struct ddb_call scratch;
-	struct buf resp = BUF_INIT;
-	cJSON *req;
-	int rc;
 
 	call = call_begin(call, &scratch);
 	if (old_out)
@@ -1517,29 +1512,9 @@ int ddb_delete_item(struct ddb *d, const char *table,
 	if (!d || !table || !key || (cond && cond->update) ||
 	    (rv != DDB_RETURN_NONE && rv != DDB_RETURN_ALL_OLD))
 		return local_error(call, -EINVAL, "invalid argument");
-	req = new_request(table);
-	rc = req ? add_item(req, "Key", key) : -ENOMEM;
-	if (!rc)
-		rc = add_expr(req, cond);
-	if (!rc && rv == DDB_RETURN_ALL_OLD)
-		rc = add_string(req, "ReturnValues", "ALL_OLD");
-	if (rc) {
-		rc = local_error(call, rc, "cannot build DeleteItem");
-		goto out;
-	}
-	rc = send_request(d, DDB_OP_DELETE_ITEM, "DeleteItem", req, &resp,
-			  call);
-	if (rc == -ECANCELED) {
-		rc = condition_failed(&resp, call, "DeleteItem", old_out);
-	} else if (!rc && rv == DDB_RETURN_ALL_OLD) {
-		rc = ddb_parse_attributes(resp.data, resp.len, old_out);
-		if (rc)
-			rc = unreadable(call, rc, "DeleteItem");
-	}
-out:
-	cJSON_Delete(req);
-	buf_fini(&resp);
-	return rc;
+	return write_item(
+		d, DDB_OP_DELETE_ITEM, "DeleteItem", table, "Key", key, cond,
+		rv == DDB_RETURN_ALL_OLD ? "ALL_OLD" : NULL, old_out, call);
 }
 
 static int read_page(struct ddb *d, enum ddb_op op, const char *name,

@@ -902,7 +902,9 @@ int ddb_parse_get_item(const char *body, size_t len, struct ddb_item **item_out)
 	return 0;
 }
 
-int ddb_parse_attributes(const char *body, size_t len, struct ddb_item **out)
+/* The item under field of a JSON answer, if there is one. */
+static int parse_field_item(const char *body, size_t len, const char *field,
+			    struct ddb_item **out)
 {
 	cJSON *root;
 	int rc;
@@ -912,9 +914,14 @@ int ddb_parse_attributes(const char *body, size_t len, struct ddb_item **out)
 	rc = parse_object(body, len, &root);
 	if (rc)
 		return rc;
-	rc = optional_item(root, "Attributes", out);
+	rc = optional_item(root, field, out);
 	cJSON_Delete(root);
 	return rc;
+}
+
+int ddb_parse_attributes(const char *body, size_t len, struct ddb_item **out)
+{
+	return parse_field_item(body, len, "Attributes", out);
 }
 
 void ddb_page_fini(struct ddb_page *page)
@@ -1091,17 +1098,7 @@ out:
 int ddb_parse_condition_failure(const char *body, size_t len,
 				struct ddb_item **old_out)
 {
-	cJSON *root;
-	int rc;
-
-	if (old_out)
-		*old_out = NULL;
-	rc = parse_object(body, len, &root);
-	if (rc)
-		return rc;
-	rc = optional_item(root, "Item", old_out);
-	cJSON_Delete(root);
-	return rc;
+	return parse_field_item(body, len, "Item", old_out);
 }
 
 /* The errno of one cancellation reason code, 0 for "no problem here". */

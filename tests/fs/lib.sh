@@ -232,13 +232,16 @@ _close_hold_fds() {
 
 # mount_start NAME [OPTIONS]: lockfs -f on $(mnt NAME) with the table and
 # endpoint; OPTIONS are appended to -o. Waits (10 s) for the mount.
+# MOUNT_ENV="VAR=value ..." (optional) is put in the daemon's environment.
 mount_start() {
 	local name=$1 opts=${2:-} m pid
 	m=$(mnt "$name")
 	mkdir -p "$m"
 	(
 		_close_hold_fds
-		exec "$L" -f -o "endpoint=$ENDPOINT,region=us-east-1,table=$TABLE${opts:+,$opts}" \
+		# shellcheck disable=SC2086 # MOUNT_ENV: "VAR=value ..."
+		exec ${MOUNT_ENV:+env $MOUNT_ENV} \
+			"$L" -f -o "endpoint=$ENDPOINT,region=us-east-1,table=$TABLE${opts:+,$opts}" \
 			"$m" </dev/null >>"$WORK/daemon-$name.log" 2>&1
 	) &
 	pid=$!

@@ -17,7 +17,10 @@
 #include "log.h"
 #include "map.h"
 
-#define TAG "flk"
+#define TAG		  "flk"
+#define FLK_ENTERING_MAX  64
+#define FLK_SWEEP_MS	  1000
+#define FLK_SWEEP_BATCH	  256
 
 enum waiter_state {
 	W_NEW,	  /* parked, not yet armed (interrupt function pending) */
@@ -40,6 +43,10 @@ struct waiter {
 
 struct fkey {
 	char *key;
+	/* A thread is taking the key (one store request at most): others wait
+	 * for its outcome instead of racing it, so that a grant is never
+	 * undone under its holder. */
+	bool taking;
 	struct lock *lk; /* held by a file lock, or NULL */
 	uint64_t owner;
 	enum flk_kind kind;
@@ -56,6 +63,14 @@ struct flk {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct smap keys; /* mu: key -> struct fkey */
+	/* Blocking requests inside flk_lock, not yet parked: an interrupt
+	 * that reaches one of them is remembered here. */
+	struct entering {
+		void *req;
+		bool interrupted;
+	} entering[FLK_ENTERING_MAX];
+	int n_entering;			/* mu */
+	int64_t next_sweep_mono_ms;	/* wait thread only */
 	pthread_t thread;
 	bool running;
 	bool stopping; /* mu */
@@ -121,7 +136,7 @@ static struct fkey *fkey_get(struct flk *f, const char *key, bool create)
 
 static void fkey_maybe_free(struct flk *f, struct fkey *fk)
 {
-	if (fk->lk || fk->head)
+	if (fk->lk || fk->head || fk->taking)
 		return;
 	smap_del(&f->keys, fk->key);
 	free(fk->key);
@@ -227,6 +242,46 @@ static int try_take(struct flk *f, const char *key, const struct lock_holder *h,
 	return lock_acquire_hold(f->eng, key, h, HOLD_FLOCK, out, NULL, NULL);
 }
 
+/* mu held. True if the requesting open file acquired the key itself (with
+ * O_CREAT) and still holds it: then the key is already the requester's and
+ * it is granted at once, ahead of waiters (who wait for that very lock). */
+static bool own_lock(struct flk *f, const struct flk_req *r)
+{
+	return r->handle_lock &&
+	       lock_get_state(f->eng, r->handle_lock) == LOCK_HELD;
+}
+
+/* mu held. The request's slot among the entering ones, or -1. */
+static int entering_find(struct flk *f, void *req)
+{
+	for (int i = 0; i < f->n_entering; i++)
+		if (f->entering[i].req == req)
+			return i;
+	return -1;
+}
+
+static void entering_add(struct flk *f, void *req)
+{
+	if (!req || f->n_entering == FLK_ENTERING_MAX)
+		return; /* then an early interrupt is caught by flk_arm's
+			 * caller checking the request (see fsops) */
+	f->entering[f->n_entering].req = req;
+	f->entering[f->n_entering++].interrupted = false;
+}
+
+/* Removes req; returns whether it was interrupted meanwhile. */
+static bool entering_del(struct flk *f, void *req)
+{
+	int i = entering_find(f, req);
+	bool intr;
+
+	if (i < 0)
+		return false;
+	intr = f->entering[i].interrupted;
+	f->entering[i] = f->entering[--f->n_entering];
+	return intr;
+}
+
 static void set_holder(struct fkey *fk, struct lock *lk, uint64_t owner,
 		       enum flk_kind kind, int64_t pid)
 {
@@ -236,11 +291,33 @@ static void set_holder(struct fkey *fk, struct lock *lk, uint64_t owner,
 	fk->pid = pid;
 }
 
-int flk_lock(struct flk *f, const struct flk_req *r)
+/* mu held: takes the key for r (fk->taking claimed around the store
+ * request). 0: granted, fk's holder set; -EBUSY/-EEXIST: held; other
+ * -errno. */
+static int take_locked(struct flk *f, struct fkey **fkp,
+		       const struct flk_req *r)
 {
 	struct lock *lk = NULL;
+	struct fkey *fk = *fkp;
+	int rc;
+
+	fk->taking = true;
+	pthread_mutex_unlock(&f->mu);
+	rc = try_take(f, r->key, &r->holder, r->handle_lock, false, &lk);
+	pthread_mutex_lock(&f->mu);
+	/* The entry stays while taking is set: nobody frees it. */
+	fk->taking = false;
+	pthread_cond_broadcast(&f->cv);
+	if (!rc)
+		set_holder(fk, lk, r->owner, r->kind, r->holder.pid);
+	return rc;
+}
+
+int flk_lock(struct flk *f, const struct flk_req *r)
+{
 	struct fkey *fk;
 	struct waiter *w;
+	bool intr;
 	int rc;
 
 	pthread_mutex_lock(&f->mu);
@@ -249,52 +326,41 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 		pthread_mutex_unlock(&f->mu);
 		return -ENOMEM;
 	}
+	if (r->wait)
+		entering_add(f, r->req);
+	/* One attempt at a time per key: wait for the outcome of another
+	 * (bounded by its request's deadline). */
+	while (fk->taking)
+		pthread_cond_wait(&f->cv, &f->mu);
 	if (holder_alive(f, fk)) {
-		rc = fk->owner == r->owner && fk->kind == r->kind
-			     ? 0
-			     : -EBUSY; /* already ours: a no-op */
-		if (rc == 0) {
-			pthread_mutex_unlock(&f->mu);
-			return 0;
-		}
-	} else if (fk->head) {
+		/* Already ours (the same open file or process): a no-op. */
+		rc = fk->owner == r->owner && fk->kind == r->kind ? 0 : -EBUSY;
+	} else if (fk->head && !own_lock(f, r)) {
 		rc = -EBUSY; /* others queued first */
 	} else {
-		pthread_mutex_unlock(&f->mu);
-		rc = try_take(f, r->key, &r->holder, r->handle_lock, false,
-			      &lk);
-		pthread_mutex_lock(&f->mu);
-		fk = fkey_get(f, r->key, true);
-		if (!rc && fk && !holder_alive(f, fk)) {
-			set_holder(fk, lk, r->owner, r->kind, r->holder.pid);
+		rc = take_locked(f, &fk, r);
+		if (!rc) {
+			struct lock *lk = fk->lk;
+
+			intr = r->wait && entering_del(f, r->req);
 			pthread_mutex_unlock(&f->mu);
+			(void)intr; /* granted before the interrupt mattered */
 			if (f->cfg.on_granted)
 				f->cfg.on_granted(f->cfg.arg, r->handle, lk);
 			metrics_inc(f->m, MC_ACQUIRES);
 			return 0;
 		}
-		if (!rc) {
-			/* Lost a race with another file lock of this mount. */
-			pthread_mutex_unlock(&f->mu);
-			lock_release(f->eng, lk);
-			lock_unref(f->eng, lk);
-			pthread_mutex_lock(&f->mu);
-			rc = -EBUSY;
-		}
-		if (!fk) {
-			pthread_mutex_unlock(&f->mu);
-			return -ENOMEM;
-		}
 	}
-	if (rc != -EBUSY && rc != -EEXIST) {
+	intr = r->wait && entering_del(f, r->req);
+	if (rc == 0 || (rc != -EBUSY && rc != -EEXIST)) {
 		fkey_maybe_free(f, fk);
 		pthread_mutex_unlock(&f->mu);
 		return rc;
 	}
-	if (!r->wait) {
+	if (!r->wait || intr) {
 		fkey_maybe_free(f, fk);
 		pthread_mutex_unlock(&f->mu);
-		return conflict_err(r->kind);
+		return r->wait ? -EINTR : conflict_err(r->kind);
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w) {
@@ -353,6 +419,14 @@ void flk_interrupt(struct flk *f, void *req)
 
 	pthread_mutex_lock(&f->mu);
 	smap_each(&f->keys, find_req_cb, &fr);
+	if (!fr.w) {
+		/* Still inside flk_lock (its first attempt in flight): it
+		 * answers EINTR instead of parking. */
+		int i = entering_find(f, req);
+
+		if (i >= 0)
+			f->entering[i].interrupted = true;
+	}
 	if (fr.w) {
 		fr.w->interrupted = true;
 		if (fr.w->state == W_PARKED) {
@@ -454,7 +528,8 @@ static void pick_cb(void *arg, const char *key, void *value)
 	struct fkey *fk = value;
 	struct waiter *w = fk->head;
 
-	if (!w || w->state != W_PARKED || holder_alive(p->f, fk)) {
+	if (!w || w->state != W_PARKED || fk->taking ||
+	    holder_alive(p->f, fk)) {
 		/* A local file lock holds it: flk_unlock wakes us. */
 		return;
 	}
@@ -483,11 +558,15 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	w = p.fk->head;
 	w->state = W_BUSY;
 	key = strdup(p.fk->key);
+	p.fk->taking = true;
 	pthread_mutex_unlock(&f->mu);
 	rc = key ? try_take(f, key, &w->holder, NULL, true, &lk) : -ENOMEM;
 	pthread_mutex_lock(&f->mu);
 	/* The key's entry stays while it has waiters: w is still queued. */
-	struct fkey *fk = fkey_get(f, key, false);
+	struct fkey *fk = p.fk;
+
+	fk->taking = false;
+	pthread_cond_broadcast(&f->cv);
 
 	if (!rc && (w->interrupted || f->stopping)) {
 		err = EINTR;
@@ -543,6 +622,34 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	return true;
 }
 
+/* Entries whose file lock was released (unlink) or lost meanwhile, with
+ * nobody waiting: collected, then freed. */
+struct sweep {
+	struct flk *f;
+	struct fkey *dead[FLK_SWEEP_BATCH];
+	int n;
+};
+
+static void sweep_cb(void *arg, const char *key, void *value)
+{
+	struct sweep *sw = arg;
+	struct fkey *fk = value;
+
+	if (sw->n < FLK_SWEEP_BATCH && !fk->taking && !fk->head &&
+	    !holder_alive(sw->f, fk))
+		sw->dead[sw->n++] = fk;
+}
+
+/* mu held. */
+static void sweep_keys(struct flk *f)
+{
+	struct sweep sw = { .f = f };
+
+	smap_each(&f->keys, sweep_cb, &sw);
+	for (int i = 0; i < sw.n; i++)
+		fkey_maybe_free(f, sw.dead[i]);
+}
+
 static void *flk_main(void *arg)
 {
 	struct flk *f = arg;
@@ -551,8 +658,14 @@ static void *flk_main(void *arg)
 
 	pthread_mutex_lock(&f->mu);
 	while (!f->stopping) {
+		if (now_mono() >= f->next_sweep_mono_ms) {
+			sweep_keys(f);
+			f->next_sweep_mono_ms = now_mono() + FLK_SWEEP_MS;
+		}
 		if (serve_one(f, &wake))
 			continue;
+		if (wake > f->next_sweep_mono_ms)
+			wake = f->next_sweep_mono_ms;
 		clk_mono_timespec(wake, &ts);
 		pthread_cond_timedwait(&f->cv, &f->mu, &ts);
 	}

@@ -487,7 +487,11 @@ static void do_filelock(fuse_req_t req, struct fuse_file_info *fi, int kind,
 	rc = fs_filelock(fs_of(req), &c, fi->fh, fi->lock_owner, kind, type,
 			 wait, req);
 	if (rc == -EINPROGRESS) {
-		/* Parked: answered by the wait thread or the interrupt. */
+		/* Parked: answered by the wait thread or the interrupt. An
+		 * interrupt that came before the waiter existed is sticky in
+		 * the request: pass it on before arming. */
+		if (fuse_req_interrupted(req))
+			flk_interrupt(flk_of(req), req);
 		flk_arm(flk_of(req), req);
 		return;
 	}

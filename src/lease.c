@@ -1,19 +1,30 @@
-/* lease: the heartbeat thread (see lease.h). Each step takes engine->mu to
- * look at every lock, decides on at most one request, drops the mutex and
- * makes it. Touched by the lease thread, and by any thread through
- * lease_kick. */
+/* lease: the lease path of a lock engine (see lease.h). A scheduler thread
+ * that never makes a request: it ends the trust of every lock whose safe
+ * period passed (by the clock, at the very millisecond), tells the holders,
+ * notices holders that went away, and queues the work that is due. A pool
+ * of workers makes the requests (renewals, automatic releases, cleanups),
+ * each lock on its own, so that no lock's request waits for another's.
+ *
+ * Threads: the scheduler and the workers; any thread through lease_kick.
+ * Tests without threads drive the same steps with lease_step. Everything
+ * shared is under engine->mu. */
 #include "lease.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "lock_int.h"
 #include "log.h"
 
-#define TAG	      "lease"
-#define LEASE_IDLE_MS 1000
+#define TAG		 "lease"
+#define LEASE_IDLE_MS	 1000
+#define LEASE_WORKERS	 16
+#define LEASE_WORKERS_MAX 256
+#define PLAN_BATCH	 256
 
-/* In order of precedence when several are due. */
+/* In order of precedence when several are due (lease_step runs one). */
 enum lease_action {
 	ACT_RELEASE,
 	ACT_HEARTBEAT,
@@ -26,156 +37,301 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
-int64_t lease_step(struct lock_engine *e)
+/* mu held. What the lease path owes lk now, if anything. */
+static enum lease_action wanted(const struct lock *lk)
+{
+	if (lk->busy || lk->queued)
+		return ACT_NONE;
+	if (lk->state == LOCK_HELD)
+		return lk->release_wanted ? ACT_RELEASE : ACT_HEARTBEAT;
+	if (lk->state == LOCK_LOST && lk->cleanup_wanted)
+		return ACT_CLEANUP;
+	return ACT_NONE;
+}
+
+/* mu held. Ends the trust of locks past their safe period and notices
+ * holders that went away. Returns the earliest time either may next be
+ * due. */
+static int64_t watch_locked(struct lock_engine *e, int64_t now)
 {
 	const struct lock_config *cfg = &e->cfg;
-	enum lease_action act = ACT_NONE;
-	struct lock *lk, *pick = NULL, *next;
-	int64_t now = clk_mono_ms(e->clk), wake = now + LEASE_IDLE_MS;
+	bool check_pgrps = now >= e->next_pgrp_check_mono_ms;
 	bool pgrp_watch = false;
+	int64_t wake = now + LEASE_IDLE_MS;
+	struct lock *lk, *next;
+
+	for (lk = e->all; lk; lk = next) {
+		next = lk->next; /* lk may leave the list below */
+		if (lock_int_trusted_locked(e, lk, now))
+			wake = min64(wake,
+				     lk->last_ok_mono_ms + cfg->safe_period_ms);
+		if (lk->hold != HOLD_PGRP || lk->holder_open)
+			continue;
+		if (lk->state == LOCK_HELD && !lk->release_wanted) {
+			pgrp_watch = true;
+			if (check_pgrps &&
+			    !lock_int_pgrp_alive(lk->holder.pgid)) {
+				lk->release_wanted = true;
+				lk->next_due_mono_ms = now;
+			}
+		} else if (lk->state == LOCK_LOST && !lk->dismissed) {
+			/* A lost lock stays visible to its holder's group
+			 * until that group is gone (or it unlinks it). */
+			pgrp_watch = true;
+			if (check_pgrps &&
+			    !lock_int_pgrp_alive(lk->holder.pgid)) {
+				lk->dismissed = true;
+				lock_int_retire_locked(e, lk);
+			}
+		}
+	}
+	if (check_pgrps)
+		e->next_pgrp_check_mono_ms = now + cfg->pgrp_poll_ms;
+	if (pgrp_watch)
+		wake = min64(wake, e->next_pgrp_check_mono_ms);
+	return wake;
+}
+
+/* mu held. Collects up to max due jobs (each lock at most once, claimed by
+ * its queued flag and a reference): every due release and cleanup, and the
+ * most overdue renewal when its slot has come (renewals are spread evenly
+ * over the period, one slot of heartbeat / locks held each). With max 1,
+ * the single most urgent job. Returns the number found; *wake is when the
+ * next one comes due. */
+static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
+		       int max, int64_t *wake)
+{
+	struct lock *lk, *hb = NULL, *first = NULL;
+	enum lease_action first_act = ACT_NONE;
+	int n = 0;
+
+	*wake = min64(*wake, watch_locked(e, now));
+	for (lk = e->all; lk; lk = lk->next) {
+		enum lease_action want = wanted(lk);
+
+		if (want == ACT_NONE)
+			continue;
+		if (lk->next_due_mono_ms > now) {
+			*wake = min64(*wake, lk->next_due_mono_ms);
+			continue;
+		}
+		if (want == ACT_HEARTBEAT) {
+			if (!hb || lk->next_due_mono_ms < hb->next_due_mono_ms)
+				hb = lk;
+		} else if (max == 1) {
+			if (!first || want < first_act) {
+				first = lk;
+				first_act = want;
+			}
+		} else if (n < max - 1) {
+			lk->job = want;
+			out[n++] = lk;
+		} else {
+			*wake = now; /* more to do: come back at once */
+		}
+	}
+	if (first) {
+		first->job = first_act;
+		out[n++] = first;
+	} else if (hb && now < e->next_slot_mono_ms) {
+		*wake = min64(*wake, e->next_slot_mono_ms);
+	} else if (hb) {
+		hb->job = ACT_HEARTBEAT;
+		out[n++] = hb;
+		e->next_slot_mono_ms =
+			now + e->cfg.heartbeat_ms /
+				      (int64_t)(e->n_held ? e->n_held : 1);
+		*wake = min64(*wake, e->next_slot_mono_ms);
+	}
+	for (int i = 0; i < n; i++) {
+		out[i]->queued = true;
+		if (out[i]->job == ACT_RELEASE)
+			out[i]->release_wanted = false;
+		lock_ref(out[i]);
+	}
+	return n;
+}
+
+/* Makes one job's request (mu not held), then gives lk back. */
+static void run_job(struct lock_engine *e, struct lock *lk)
+{
+	switch (lk->job) {
+	case ACT_HEARTBEAT:
+		lock_int_heartbeat(e, lk);
+		break;
+	case ACT_RELEASE:
+		/* On failure the lock is lost and cleaned up later. */
+		lock_int_release(e, lk, true);
+		break;
+	case ACT_CLEANUP:
+		lock_int_cleanup(e, lk);
+		break;
+	}
+	pthread_mutex_lock(&e->mu);
+	lk->queued = false;
+	e->kicked = true;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+	lock_unref(e, lk);
+}
+
+int64_t lease_step(struct lock_engine *e)
+{
+	int64_t now = clk_mono_ms(e->clk), wake = now + LEASE_IDLE_MS;
+	struct lock *pick = NULL;
+	int n;
 
 	pthread_mutex_lock(&e->mu);
 	if (e->stopping) {
 		pthread_mutex_unlock(&e->mu);
 		return INT64_MAX;
 	}
-	/* The safe period: a holder stops trusting its lease on its own. */
-	for (lk = e->all; lk; lk = lk->next) {
-		if (lk->state != LOCK_HELD)
-			continue;
-		if (now - lk->last_ok_mono_ms >= cfg->safe_period_ms)
-			lock_int_mark_lost_locked(e, lk, LOST_SAFE_PERIOD);
-		else
-			wake = min64(wake,
-				     lk->last_ok_mono_ms + cfg->safe_period_ms);
-	}
-	/* Holders that went away. */
-	if (now >= e->next_pgrp_check_mono_ms) {
-		for (lk = e->all; lk; lk = lk->next) {
-			if (lk->state == LOCK_HELD && lk->hold == HOLD_PGRP &&
-			    !lk->holder_open && !lk->release_wanted &&
-			    !lock_int_pgrp_alive(lk->holder.pgid)) {
-				lk->release_wanted = true;
-				lk->next_hb_mono_ms = now;
-			}
-		}
-		e->next_pgrp_check_mono_ms = now + cfg->pgrp_poll_ms;
-	}
-	for (lk = e->all; lk; lk = next) {
-		enum lease_action want = ACT_NONE;
-
-		next = lk->next;
-		if (lk->state == LOCK_HELD && lk->hold == HOLD_PGRP &&
-		    !lk->holder_open)
-			pgrp_watch = true;
-		if (lk->busy)
-			continue;
-		if (lk->state == LOCK_HELD)
-			want = lk->release_wanted ? ACT_RELEASE : ACT_HEARTBEAT;
-		else if (lk->state == LOCK_LOST && lk->cleanup_wanted)
-			want = ACT_CLEANUP;
-		if (want == ACT_NONE)
-			continue;
-		if (lk->next_hb_mono_ms > now) {
-			wake = min64(wake, lk->next_hb_mono_ms);
-			continue;
-		}
-		/* Due now. Releases first, then the most overdue heartbeat,
-		 * then cleanups. */
-		if (act == ACT_NONE || want < act ||
-		    (want == act &&
-		     lk->next_hb_mono_ms < pick->next_hb_mono_ms)) {
-			act = want;
-			pick = lk;
-		}
-	}
-	if (pgrp_watch)
-		wake = min64(wake, e->next_pgrp_check_mono_ms);
-	/* Spread heartbeats over the period when many locks are held. */
-	if (act == ACT_HEARTBEAT && now < e->next_slot_mono_ms) {
-		wake = min64(wake, e->next_slot_mono_ms);
-		act = ACT_NONE;
-		pick = NULL;
-	}
-	if (act == ACT_HEARTBEAT)
-		e->next_slot_mono_ms =
-			now + cfg->heartbeat_ms /
-				      (int64_t)(e->n_held ? e->n_held : 1);
-	if (pick) {
-		lock_ref(pick);
-		if (act == ACT_RELEASE)
-			pick->release_wanted = false;
-	}
+	n = plan_locked(e, now, &pick, 1, &wake);
 	pthread_mutex_unlock(&e->mu);
-
 	lock_int_notify_lost(e);
-	switch (act) {
-	case ACT_HEARTBEAT:
-		lock_int_heartbeat(e, pick);
-		break;
-	case ACT_RELEASE:
-		/* On failure the lock is lost and cleaned up later. */
-		lock_int_release(e, pick, true);
-		break;
-	case ACT_CLEANUP:
-		lock_int_cleanup(e, pick);
-		break;
-	case ACT_NONE:
-		break;
-	}
-	if (pick) {
-		lock_unref(e, pick);
-		return now;
-	}
-	return wake;
+	if (!n)
+		return wake;
+	run_job(e, pick);
+	return now;
 }
 
-static void *lease_main(void *arg)
+static void *worker_main(void *arg)
 {
 	struct lock_engine *e = arg;
+	struct lock *lk;
 
-	while (1) {
-		int64_t next = lease_step(e);
-		struct timespec ts;
-
-		pthread_mutex_lock(&e->mu);
-		if (e->stopping) {
-			pthread_mutex_unlock(&e->mu);
-			break;
+	pthread_mutex_lock(&e->mu);
+	while (!e->stopping) {
+		lk = e->jobs_head;
+		if (!lk) {
+			pthread_cond_wait(&e->work_cv, &e->mu);
+			continue;
 		}
-		if (!e->kicked && next > clk_mono_ms(e->clk)) {
-			clk_mono_timespec(next, &ts);
-			pthread_cond_timedwait(&e->cv, &e->mu, &ts);
-		}
-		e->kicked = false;
+		e->jobs_head = lk->job_next;
+		if (!e->jobs_head)
+			e->jobs_tail = NULL;
+		lk->job_next = NULL;
 		pthread_mutex_unlock(&e->mu);
+		run_job(e, lk);
+		pthread_mutex_lock(&e->mu);
 	}
+	pthread_mutex_unlock(&e->mu);
 	return NULL;
+}
+
+/* mu held. Queues the jobs for the workers. */
+static void enqueue_locked(struct lock_engine *e, struct lock **jobs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		jobs[i]->job_next = NULL;
+		if (e->jobs_tail)
+			e->jobs_tail->job_next = jobs[i];
+		else
+			e->jobs_head = jobs[i];
+		e->jobs_tail = jobs[i];
+	}
+	if (n == 1)
+		pthread_cond_signal(&e->work_cv);
+	else if (n > 1)
+		pthread_cond_broadcast(&e->work_cv);
+}
+
+static void *scheduler_main(void *arg)
+{
+	struct lock_engine *e = arg;
+	struct lock *jobs[PLAN_BATCH];
+
+	pthread_mutex_lock(&e->mu);
+	while (!e->stopping) {
+		int64_t now = clk_mono_ms(e->clk), wake = now + LEASE_IDLE_MS;
+		struct timespec ts;
+		int n;
+
+		e->kicked = false;
+		n = plan_locked(e, now, jobs, PLAN_BATCH, &wake);
+		enqueue_locked(e, jobs, n);
+		pthread_mutex_unlock(&e->mu);
+		/* Holders hear of a loss the moment their trust ends. */
+		lock_int_notify_lost(e);
+		pthread_mutex_lock(&e->mu);
+		if (e->stopping || e->kicked || wake <= clk_mono_ms(e->clk))
+			continue;
+		clk_mono_timespec(wake, &ts);
+		pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return NULL;
+}
+
+/* Stops and joins the threads started so far (mu not held). */
+static void stop_threads(struct lock_engine *e, bool scheduler)
+{
+	pthread_mutex_lock(&e->mu);
+	e->stopping = true;
+	pthread_cond_broadcast(&e->cv);
+	pthread_cond_broadcast(&e->work_cv);
+	pthread_mutex_unlock(&e->mu);
+	if (scheduler)
+		pthread_join(e->thread, NULL);
+	for (int i = 0; i < e->n_workers; i++)
+		pthread_join(e->workers[i], NULL);
+	free(e->workers);
+	e->workers = NULL;
+	e->n_workers = 0;
 }
 
 int lease_start(struct lock_engine *e)
 {
+	int n = e->cfg.lease_workers > 0 ? e->cfg.lease_workers : LEASE_WORKERS;
 	int rc;
 
 	if (e->thread_running)
 		return 0;
+	if (n > LEASE_WORKERS_MAX)
+		n = LEASE_WORKERS_MAX;
 	e->stopping = false;
-	rc = pthread_create(&e->thread, NULL, lease_main, e);
-	if (rc)
+	e->workers = calloc((size_t)n, sizeof(*e->workers));
+	if (!e->workers)
+		return -ENOMEM;
+	for (e->n_workers = 0; e->n_workers < n; e->n_workers++) {
+		rc = pthread_create(&e->workers[e->n_workers], NULL,
+				    worker_main, e);
+		if (rc) {
+			stop_threads(e, false);
+			return -rc;
+		}
+	}
+	rc = pthread_create(&e->thread, NULL, scheduler_main, e);
+	if (rc) {
+		stop_threads(e, false);
 		return -rc;
+	}
 	e->thread_running = true;
 	return 0;
 }
 
 void lease_stop(struct lock_engine *e)
 {
+	struct lock *lk;
+
 	if (!e->thread_running)
 		return;
+	stop_threads(e, true);
+	/* Jobs never started give their locks back. */
 	pthread_mutex_lock(&e->mu);
-	e->stopping = true;
-	pthread_cond_broadcast(&e->cv);
+	lk = e->jobs_head;
+	e->jobs_head = e->jobs_tail = NULL;
 	pthread_mutex_unlock(&e->mu);
-	pthread_join(e->thread, NULL);
+	while (lk) {
+		struct lock *next = lk->job_next;
+
+		pthread_mutex_lock(&e->mu);
+		lk->queued = false;
+		lk->job_next = NULL;
+		pthread_mutex_unlock(&e->mu);
+		lock_unref(e, lk);
+		lk = next;
+	}
 	e->thread_running = false;
 }
 

@@ -58,6 +58,8 @@ const char *lock_lost_reason_name(enum lost_reason r)
 		return "no heartbeat within the safe period";
 	case LOST_RELEASING:
 		return "release not confirmed";
+	case LOST_STOPPED:
+		return "the daemon stopped";
 	}
 	return "";
 }
@@ -101,6 +103,7 @@ struct lock_engine *lock_engine_new(const struct lock_config *cfg,
 	e->rng = (uint64_t)now_real(e) * 2654435761u + 1;
 	pthread_mutex_init(&e->mu, NULL);
 	clk_cond_init_mono(&e->cv);
+	pthread_cond_init(&e->work_cv, NULL);
 	smap_init(&e->by_key);
 	smap_init(&e->recent);
 	return e;
@@ -145,6 +148,7 @@ void lock_engine_free(struct lock_engine *e)
 	smap_fini(&e->recent);
 	smap_fini(&e->by_key);
 	pthread_cond_destroy(&e->cv);
+	pthread_cond_destroy(&e->work_cv);
 	pthread_mutex_destroy(&e->mu);
 	free(e->owner);
 	free(e->host);
@@ -184,12 +188,17 @@ static void detach_key(struct lock_engine *e, struct lock *lk)
 }
 
 /* The engine keeps one reference while a lock is on its list. A lock leaves
- * the list once released, or once lost, cleaned up and no longer open. */
-static void retire_locked(struct lock_engine *e, struct lock *lk)
+ * the list once released, or once lost, cleaned up, no longer open and (in
+ * pgrp mode) let go of by its holder: until then its holder's group sees it
+ * lost, so that a lost lock is never silently replaced under it. */
+void lock_int_retire_locked(struct lock_engine *e, struct lock *lk)
 {
 	bool done =
 		lk->state == LOCK_RELEASED ||
 		(lk->state == LOCK_LOST && !lk->cleanup_wanted && !lk->busy &&
+		 !lk->queued &&
+		 (lk->dismissed || lk->hold != HOLD_PGRP ||
+		  lk->holder.pgid <= 0) &&
 		 __atomic_load_n(&lk->refs, __ATOMIC_SEQ_CST) == 1);
 
 	if (!done || (!lk->prev && e->all != lk))
@@ -213,7 +222,7 @@ void lock_unref(struct lock_engine *e, struct lock *lk)
 	if (__atomic_sub_fetch(&lk->refs, 1, __ATOMIC_SEQ_CST) == 0)
 		free_lock(lk);
 	else
-		retire_locked(e, lk);
+		lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
 }
 
@@ -268,6 +277,8 @@ static struct lock *find_settled_locked(struct lock_engine *e, const char *key)
 
 	while ((lk = smap_get(&e->by_key, key)) && lk->state == LOCK_RELEASING)
 		pthread_cond_wait(&e->cv, &e->mu);
+	if (lk && !lock_int_trusted_locked(e, lk, now_mono(e)))
+		return NULL; /* its trust just ended: lost, detached */
 	return lk;
 }
 
@@ -367,7 +378,7 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 	orphan->lost_notified = true;
 	orphan->cleanup_wanted = true;
 	orphan->refs = 1;
-	orphan->next_hb_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+	orphan->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
 	pthread_mutex_lock(&e->mu);
 	list_add(e, orphan);
 	pthread_mutex_unlock(&e->mu);
@@ -472,7 +483,7 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	lk->state = LOCK_HELD;
 	lk->holder_open = true;
 	lk->last_ok_mono_ms = sent;
-	lk->next_hb_mono_ms = sent + e->cfg.heartbeat_ms;
+	lk->next_due_mono_ms = sent + e->cfg.heartbeat_ms;
 	lk->refs = 2; /* the engine's and the caller's */
 
 	pthread_mutex_lock(&e->mu);
@@ -541,7 +552,7 @@ static int begin_write(struct lock_engine *e, struct lock *lk)
 {
 	while (lk->busy)
 		pthread_cond_wait(&e->cv, &e->mu);
-	if (lk->state != LOCK_HELD)
+	if (!lock_int_trusted_locked(e, lk, now_mono(e)))
 		return -EIO;
 	lk->busy = true;
 	return 0;
@@ -560,13 +571,42 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 		return;
 	lk->state = LOCK_LOST;
 	lk->lost_reason = why;
-	lk->cleanup_wanted = why == LOST_SAFE_PERIOD;
+	lk->cleanup_wanted = why == LOST_SAFE_PERIOD || why == LOST_STOPPED;
 	lk->lost_notified = false;
 	detach_key(e, lk);
 	if (why == LOST_RELEASING)
 		return; /* not a loss: the holder let go */
+	if (why == LOST_STOPPED) {
+		log_info(TAG, "stopping: key=%s held by pid %lld is given up",
+			 lk->key, (long long)lk->holder.pid);
+		return;
+	}
 	metrics_inc(e->metrics, MC_LOST);
 	log_warn(TAG, "lost key=%s: %s", lk->key, lock_lost_reason_name(why));
+}
+
+bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
+			     int64_t now_mono_ms)
+{
+	if (lk->state != LOCK_HELD)
+		return false;
+	if (now_mono_ms - lk->last_ok_mono_ms < e->cfg.safe_period_ms)
+		return true;
+	lock_int_mark_lost_locked(e, lk, LOST_SAFE_PERIOD);
+	e->kicked = true; /* the scheduler tells the holder */
+	pthread_cond_broadcast(&e->cv);
+	return false;
+}
+
+/* mu held: the latest a write of lk may still be answered for it to count:
+ * the end of its safe period, and at most the operation timeout. */
+static int64_t write_deadline_locked(struct lock_engine *e, struct lock *lk,
+				     int64_t max_ms)
+{
+	int64_t safe_end = lk->last_ok_mono_ms + e->cfg.safe_period_ms;
+	int64_t d = now_mono(e) + max_ms;
+
+	return d < safe_end ? d : safe_end;
 }
 
 /* Sends a renewal (busy claimed by the caller, mu not held). Returns 0 when
@@ -643,7 +683,7 @@ static void after_renewal(struct lock_engine *e, struct lock *lk, int rc)
 {
 	if (rc == 0) {
 		if (lk->state == LOCK_HELD)
-			lk->next_hb_mono_ms =
+			lk->next_due_mono_ms =
 				lk->last_ok_mono_ms + e->cfg.heartbeat_ms;
 	} else if (rc == -ESTALE) {
 		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
@@ -657,15 +697,14 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 	int rc;
 
 	pthread_mutex_lock(&e->mu);
-	if (lk->busy || lk->state != LOCK_HELD) {
+	now = now_mono(e);
+	if (lk->busy || !lock_int_trusted_locked(e, lk, now)) {
 		pthread_mutex_unlock(&e->mu);
+		lock_int_notify_lost(e);
 		return 0;
 	}
 	lk->busy = true;
-	now = now_mono(e);
-	deadline = now + e->cfg.heartbeat_ms;
-	if (deadline > lk->last_ok_mono_ms + e->cfg.safe_period_ms)
-		deadline = lk->last_ok_mono_ms + e->cfg.safe_period_ms;
+	deadline = write_deadline_locked(e, lk, e->cfg.heartbeat_ms);
 	pthread_mutex_unlock(&e->mu);
 
 	fill_renewal(e, &rn);
@@ -683,7 +722,7 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 			retry = 100;
 		if (retry > 1000)
 			retry = 1000;
-		lk->next_hb_mono_ms = now_mono(e) + retry;
+		lk->next_due_mono_ms = now_mono(e) + retry;
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
 		log_warn(TAG,
 			 "heartbeat key=%s failed (%d); lock safe for %lld ms "
@@ -707,18 +746,18 @@ int lock_renew_sync(struct lock_engine *e, struct lock *lk)
 
 	pthread_mutex_lock(&e->mu);
 	rc = begin_write(e, lk);
-	deadline = lk->last_ok_mono_ms + e->cfg.safe_period_ms;
+	deadline = write_deadline_locked(e, lk, e->cfg.op_timeout_ms);
 	pthread_mutex_unlock(&e->mu);
-	if (rc)
+	if (rc) {
+		lock_int_notify_lost(e);
 		return -EIO;
-	if (deadline > op_deadline(e))
-		deadline = op_deadline(e);
+	}
 	fill_renewal(e, &rn);
 	rc = write_renewal(e, lk, &rn, deadline);
 	pthread_mutex_lock(&e->mu);
 	end_write(e, lk);
 	after_renewal(e, lk, rc);
-	if (rc == 0 && lk->state != LOCK_HELD)
+	if (rc == 0 && !lock_int_trusted_locked(e, lk, now_mono(e)))
 		rc = -EIO;
 	pthread_mutex_unlock(&e->mu);
 	lock_int_notify_lost(e);
@@ -733,6 +772,7 @@ int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
 	struct lock_renewal rn;
 	size_t old_len, new_len;
 	char *data = NULL;
+	int64_t deadline;
 	int rc;
 
 	if (off < 0 || (len && (uint64_t)off + len > max_len) ||
@@ -742,8 +782,10 @@ int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
 	rc = begin_write(e, lk);
 	if (rc) {
 		pthread_mutex_unlock(&e->mu);
+		lock_int_notify_lost(e);
 		return -EIO;
 	}
+	deadline = write_deadline_locked(e, lk, e->cfg.op_timeout_ms);
 	old_len = lk->rec.has_data ? lk->rec.data_len : 0;
 	if (truncate >= 0 && (size_t)truncate < old_len)
 		old_len = (size_t)truncate;
@@ -768,11 +810,13 @@ int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
 	rn.set_data = true;
 	rn.data = data;
 	rn.data_len = new_len;
-	rc = write_renewal(e, lk, &rn, op_deadline(e));
+	rc = write_renewal(e, lk, &rn, deadline);
 done:
 	pthread_mutex_lock(&e->mu);
 	end_write(e, lk);
 	after_renewal(e, lk, rc);
+	if (rc == 0 && !lock_int_trusted_locked(e, lk, now_mono(e)))
+		rc = -EIO;
 	pthread_mutex_unlock(&e->mu);
 	lock_int_notify_lost(e);
 	free(data);
@@ -784,16 +828,20 @@ done:
 int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 {
 	struct lock_renewal rn;
+	int64_t deadline;
 	uint64_t f = 0;
 	int rc;
 
 	pthread_mutex_lock(&e->mu);
 	if (lk->rec.fence) {
-		/* Only a holder is handed its token. */
-		rc = lk->state == LOCK_HELD ? 0 : -EIO;
+		/* Only a holder still trusted by the clock is handed its
+		 * token. */
+		rc = lock_int_trusted_locked(e, lk, now_mono(e)) ? 0 : -EIO;
 		if (!rc)
 			*fence = lk->rec.fence;
 		pthread_mutex_unlock(&e->mu);
+		if (rc)
+			lock_int_notify_lost(e);
 		return rc;
 	}
 	rc = begin_write(e, lk);
@@ -804,22 +852,28 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 		pthread_mutex_unlock(&e->mu);
 		return 0;
 	}
+	deadline = rc ? 0 : write_deadline_locked(e, lk, e->cfg.op_timeout_ms);
 	pthread_mutex_unlock(&e->mu);
-	if (rc)
+	if (rc) {
+		lock_int_notify_lost(e);
 		return -EIO;
-	rc = e->store->ops->next_fence(e->store, lk->key, op_deadline(e), &f);
+	}
+	rc = e->store->ops->next_fence(e->store, lk->key, deadline, &f);
 	if (!rc) {
 		/* Record it with a conditional write: only a holder gets one.
 		 */
+		pthread_mutex_lock(&e->mu);
+		deadline = write_deadline_locked(e, lk, e->cfg.op_timeout_ms);
+		pthread_mutex_unlock(&e->mu);
 		fill_renewal(e, &rn);
 		rn.set_fence = true;
 		rn.fence = f;
-		rc = write_renewal(e, lk, &rn, op_deadline(e));
+		rc = write_renewal(e, lk, &rn, deadline);
 	}
 	pthread_mutex_lock(&e->mu);
 	end_write(e, lk);
 	after_renewal(e, lk, rc);
-	if (!rc && lk->state != LOCK_HELD)
+	if (!rc && !lock_int_trusted_locked(e, lk, now_mono(e)))
 		rc = -EIO;
 	pthread_mutex_unlock(&e->mu);
 	lock_int_notify_lost(e);
@@ -885,22 +939,30 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 		return 0;
 	}
 	if (lk->state == LOCK_LOST) {
-		/* Nothing to give back but our row, if it is still there. */
+		/* The holder lets go of a lost lock: nothing to give back but
+		 * our row, if it is still there. */
 		bool want = lk->cleanup_wanted;
+		bool stopped = lk->lost_reason == LOST_STOPPED;
 
+		lk->dismissed = true;
 		lk->cleanup_wanted = false;
 		if (want)
 			lk->busy = true;
 		pthread_mutex_unlock(&e->mu);
-		if (want) {
+		rc = 0;
+		if (want)
 			rc = delete_ours(e, lk, op_deadline(e), &stolen);
-			pthread_mutex_lock(&e->mu);
+		pthread_mutex_lock(&e->mu);
+		if (want) {
 			if (rc)
 				lk->cleanup_wanted = true;
 			end_write(e, lk);
-			pthread_mutex_unlock(&e->mu);
 		}
-		return 0;
+		lock_int_retire_locked(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		/* Stopping counts an unconfirmed delete of a lock held until
+		 * then as not released. */
+		return stopped ? rc : 0;
 	}
 	lk->state = LOCK_RELEASING;
 	lk->busy = true;
@@ -917,8 +979,8 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 		lock_int_mark_lost_locked(e, lk, LOST_RELEASING);
 		lk->cleanup_wanted = true;
 		lk->lost_notified = true; /* the holder is letting go */
-		lk->next_hb_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
-		retire_locked(e, lk);
+		lk->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+		lock_int_retire_locked(e, lk);
 		pthread_mutex_unlock(&e->mu);
 		log_warn(TAG,
 			 "release key=%s not confirmed (%s); it will be "
@@ -933,7 +995,7 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 	lk->state = LOCK_RELEASED;
 	detach_key(e, lk);
 	note_recent_release(e, lk->key);
-	retire_locked(e, lk);
+	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
 	observe_forget(e->obs, lk->key);
 	metrics_inc(e->metrics, automatic ? MC_AUTO_RELEASES : MC_RELEASES);
@@ -993,8 +1055,8 @@ void lock_int_cleanup(struct lock_engine *e, struct lock *lk)
 	if (!rc || ++lk->cleanup_tries >= 20)
 		lk->cleanup_wanted = false;
 	else
-		lk->next_hb_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
-	retire_locked(e, lk);
+		lk->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
 	if (!rc && !stolen)
 		log_info(TAG, "lost key=%s: removed our stale row", lk->key);
@@ -1021,7 +1083,8 @@ void lock_int_notify_lost(struct lock_engine *e)
 		for (i = 0; i < n; i++) {
 			if (e->cb.on_lost)
 				e->cb.on_lost(e->cb.arg, todo[i]);
-			if (e->cfg.lost_signal && todo[i]->holder.pgid > 0)
+			/* Never group 1 (kill(-1) is every process). */
+			if (e->cfg.lost_signal && todo[i]->holder.pgid > 1)
 				kill(-(pid_t)todo[i]->holder.pgid,
 				     e->cfg.lost_signal);
 			lock_unref(e, todo[i]);
@@ -1037,6 +1100,7 @@ int lock_snapshot(struct lock_engine *e, struct lock *lk,
 	int rc;
 
 	pthread_mutex_lock(&e->mu);
+	lock_int_trusted_locked(e, lk, now_mono(e));
 	rc = record_copy(out, &lk->rec);
 	if (state)
 		*state = lk->state;
@@ -1049,6 +1113,7 @@ enum lock_state lock_get_state(struct lock_engine *e, struct lock *lk)
 	enum lock_state st;
 
 	pthread_mutex_lock(&e->mu);
+	lock_int_trusted_locked(e, lk, now_mono(e));
 	st = lk->state;
 	pthread_mutex_unlock(&e->mu);
 	return st;
@@ -1068,6 +1133,7 @@ void lock_current_rvn(struct lock_engine *e, struct lock *lk,
 		      char rvn[RECORD_RVN_MAX])
 {
 	pthread_mutex_lock(&e->mu);
+	lock_int_trusted_locked(e, lk, now_mono(e));
 	if (lk->state == LOCK_HELD || lk->state == LOCK_RELEASING)
 		memcpy(rvn, lk->rec.rvn, RECORD_RVN_MAX);
 	else
@@ -1083,6 +1149,8 @@ void lock_each(struct lock_engine *e,
 
 	pthread_mutex_lock(&e->mu);
 	now = now_mono(e);
+	for (lk = e->all; lk; lk = lk->next)
+		lock_int_trusted_locked(e, lk, now);
 	for (lk = e->all; lk; lk = lk->next) {
 		struct lock_info li = {
 			.key = lk->key,
@@ -1113,11 +1181,30 @@ size_t lock_count_held(struct lock_engine *e)
 	return n;
 }
 
+/* Stopping: every held lock is marked lost and its holder told (poll,
+ * lost_signal) before any row is deleted, so that no holder is still
+ * running unaware when another mount can take its key. */
+static void stop_all_held(struct lock_engine *e)
+{
+	struct lock *lk;
+
+	pthread_mutex_lock(&e->mu);
+	for (lk = e->all; lk; lk = lk->next) {
+		if (!lock_int_trusted_locked(e, lk, now_mono(e)))
+			continue;
+		lock_int_mark_lost_locked(e, lk, LOST_STOPPED);
+		lk->cleanup_wanted = true;
+	}
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+}
+
 int lock_release_all(struct lock_engine *e)
 {
 	struct lock *todo[64];
 	int failed = 0, n, i, rounds = 0;
 
+	stop_all_held(e);
 	do {
 		struct lock *lk;
 

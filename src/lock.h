@@ -45,6 +45,9 @@ enum lost_reason {
 	LOST_SAFE_PERIOD, /* no successful heartbeat for safe_period */
 	LOST_RELEASING,	  /* a release whose outcome is unknown: no longer
 			   * trusted; its row is removed in the background */
+	LOST_STOPPED,	  /* the daemon stopped (SIGTERM, unmount) while the
+			   * lock was held: the holder is told, then the row
+			   * is deleted */
 };
 
 struct lock_config {
@@ -62,6 +65,9 @@ struct lock_config {
 	int64_t recent_release_ms; /* lookups of a key this mount released
 				    * this recently are answered from memory;
 				    * 0: never */
+	int lease_workers;	   /* threads making the lease path's requests
+				    * (renewals, automatic releases, cleanups)
+				    * in parallel; default 16 */
 };
 
 /* Who acquires: filled by the filesystem from the request's context. */

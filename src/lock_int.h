@@ -1,5 +1,5 @@
 /* lock_int: the engine's private structures, shared by lock.c (operations)
- * and lease.c (the heartbeat thread) only. */
+ * and lease.c (the lease scheduler and its workers) only. */
 #ifndef LOCKFS_LOCK_INT_H
 #define LOCKFS_LOCK_INT_H
 
@@ -18,7 +18,9 @@ struct lock {
 	struct lock_holder holder;
 	enum hold_mode hold;
 
-	/* Everything below is protected by engine->mu. */
+	/* refs is atomic: lock_ref may be called by a holder of a reference
+	 * without engine->mu. Everything else below is protected by
+	 * engine->mu. */
 	int refs;
 	enum lock_state state;
 	enum lost_reason lost_reason;
@@ -37,8 +39,20 @@ struct lock {
 	bool cleanup_wanted; /* lost, row may still carry our RVN */
 	int cleanup_tries;
 	bool lost_notified;	 /* on_lost and the signal were sent */
-	int64_t last_ok_mono_ms; /* send time of the last confirmed write */
-	int64_t next_hb_mono_ms;
+	bool dismissed;		 /* lost, and its holder has let go of it (the
+				  * holder unlinked it, or its process group is
+				  * gone): it may leave the list */
+	bool queued;		 /* a lease job of it is queued or running */
+	int job;		 /* that job (enum lease_action in lease.c) */
+	struct lock *job_next;	 /* the lease job queue */
+	/* Send time of the last confirmed write: the lock is trusted until
+	 * last_ok_mono_ms + safe_period_ms, by the clock, whatever any
+	 * thread is doing (lock_int_trusted_locked). */
+	int64_t last_ok_mono_ms;
+	/* When the lease path next has work for this lock: a renewal while
+	 * held, an automatic release once its holder went away, a cleanup of
+	 * its row once lost. */
+	int64_t next_due_mono_ms;
 };
 
 struct lock_engine {
@@ -58,14 +72,19 @@ struct lock_engine {
 	struct smap recent; /* key -> released time (int64 *); mu */
 	size_t n_held;	    /* mu */
 
-	/* lease thread */
+	/* The lease scheduler thread (never makes a request) and its
+	 * workers (make the requests, one lock each at a time). */
 	pthread_t thread;
 	bool thread_running;
+	pthread_t *workers;
+	int n_workers;
+	pthread_cond_t work_cv;		 /* a job was queued; mu */
+	struct lock *jobs_head, *jobs_tail; /* queued jobs; mu */
 	bool stopping;			 /* mu */
 	bool kicked;			 /* mu */
-	int64_t next_slot_mono_ms;	 /* heartbeat spacing; mu */
 	int64_t next_pgrp_check_mono_ms; /* mu */
-	uint64_t rng;			 /* lease thread only */
+	int64_t next_slot_mono_ms;	 /* renewal spacing; mu */
+	uint64_t rng;			 /* mu */
 };
 
 /* lock.c helpers used by lease.c (called without mu held). */
@@ -75,6 +94,13 @@ void lock_int_cleanup(struct lock_engine *e, struct lock *lk);
 /* With mu held: marks lk lost and detaches it from the key table. */
 void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 			       enum lost_reason why);
+/* With mu held: true while lk is held and its safe period has not passed
+ * at now. Once it has, lk is marked lost here (the holder is told by the
+ * next lock_int_notify_lost). */
+bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
+			     int64_t now_mono_ms);
+/* With mu held: drops the engine's reference once lk is done with. */
+void lock_int_retire_locked(struct lock_engine *e, struct lock *lk);
 /* Without mu: sends on_lost and the lost signal for locks not yet told. */
 void lock_int_notify_lost(struct lock_engine *e);
 bool lock_int_pgrp_alive(int64_t pgid);

@@ -125,8 +125,8 @@ static const char help_text[] =
 	"                         wait at most SECONDS for the lock (up to 3\n"
 	"                         decimals; default: as long as it takes)\n"
 	"  -E, --conflict-exit-code CODE\n"
-	"                         exit status when busy or timed out\n"
-	"                         (0..255, default 75)\n"
+	"                         exit status when busy or timed out (COMMAND\n"
+	"                         is then not run; 0..255, default 75)\n"
 	"      --signal SIG       signal for COMMAND's process group when the\n"
 	"                         lock is lost (name or number, default TERM)\n"
 	"      --grace SECONDS    then SIGKILL if it still runs (default 10)\n"
@@ -152,7 +152,8 @@ static const char help_text[] =
 	"  69   LOCKFILE cannot be opened or locked (no such directory,\n"
 	"       EIO, ...)\n"
 	"  71   a system call failed (fork, pipe...)\n"
-	"  75   busy (-n) or timed out (-w); -E changes it\n"
+	"  75   busy (-n) or timed out (-w): COMMAND was not run; -E\n"
+	"       changes it (with -E 0 too, COMMAND is not run)\n"
 	"  76   the lock was lost while COMMAND ran (whatever its status)\n"
 	"  126  COMMAND cannot be run; 127: COMMAND not found\n"
 	"  SIGINT, SIGTERM or SIGHUP while waiting for the lock end the\n"
@@ -390,9 +391,11 @@ static void timer_stop(void)
 	timer_delete(wait_timer);
 }
 
-/* Opens and locks o->path. Returns 0 with *fd_out set, or an exit status
- * (the message already printed). */
-static int acquire(const struct opts *o, int *fd_out)
+/* Opens and locks o->path. Returns true with *fd_out set when the lock is
+ * ours; otherwise false with *status the exit status (the message already
+ * printed). The two are kept apart because a status may be 0: -E 0 makes
+ * busy and timed out exit 0, and neither may then run the command. */
+static bool acquire(const struct opts *o, int *fd_out, int *status)
 {
 	struct sigevent sev;
 	char secs[32];
@@ -407,7 +410,8 @@ static int acquire(const struct opts *o, int *fd_out)
 		if (errno == EINTR && term_sig)
 			die_of(term_sig);
 		say("cannot open %s: %s", o->path, strerror(errno));
-		return EXIT_NOLOCK;
+		*status = EXIT_NOLOCK;
+		return false;
 	}
 	if (o->nonblock || o->wait_ms == 0)
 		op |= LOCK_NB;
@@ -417,7 +421,8 @@ static int acquire(const struct opts *o, int *fd_out)
 	if (timer_create(CLOCK_MONOTONIC, &sev, &wait_timer)) {
 		say("cannot create a timer: %s", strerror(errno));
 		close(fd);
-		return EXIT_OSERR;
+		*status = EXIT_OSERR;
+		return false;
 	}
 	have_timer = 1;
 	if (o->wait_ms > 0)
@@ -446,21 +451,23 @@ static int acquire(const struct opts *o, int *fd_out)
 	}
 	if (!err) {
 		*fd_out = fd;
-		return 0;
+		return true;
 	}
 	close(fd);
+	*status = o->conflict_code;
 	if (err == EWOULDBLOCK && o->nonblock) {
 		say("%s is locked by another holder (busy; -n)", o->path);
-		return o->conflict_code;
+		return false;
 	}
 	if (err == EWOULDBLOCK) {
 		text_format_seconds_short(o->wait_ms, secs, sizeof(secs));
 		say("%s is still locked after %s s (timed out; -w %s)", o->path,
 		    secs, secs);
-		return o->conflict_code;
+		return false;
 	}
 	say("cannot lock %s: %s", o->path, strerror(err));
-	return EXIT_NOLOCK;
+	*status = EXIT_NOLOCK;
+	return false;
 }
 
 /* ---- the lock's identity ---------------------------------------------- */
@@ -880,9 +887,8 @@ int main(int argc, char **argv)
 
 	parse_opts(argc, argv, &o);
 	signals_setup(&ss);
-	rc = acquire(&o, &fd);
-	if (rc)
-		return rc;
+	if (!acquire(&o, &fd, &rc))
+		return rc; /* busy, timed out or failed: never run COMMAND */
 
 	/* Held. From here on signals are read from a signalfd. */
 	sigemptyset(&sigs);

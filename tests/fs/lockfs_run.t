@@ -4,7 +4,7 @@
 # through (0, 3, 128+signal); LOCKFS_KEY/FENCE/OWNER are right and the fence
 # grows from run to run; the lock is visible on B while the command runs and
 # gone right after; -n and -w on a lock held on B exit 75 (or -E) and leave
-# nothing behind; a waiter gets the lock within a poll interval of its
+# nothing behind, and never run the command, not even with -E 0; a waiter gets the lock within a poll interval of its
 # release; signals reach the command's process group, and SIGTERM during a
 # wait leaves no lock; usage errors exit 64, unusable lock files 69. Then
 # mount L on a private DynamoDB Local (lease=3,heartbeat=0.5,safe_period=1.5)
@@ -16,7 +16,7 @@
 R=$LOCKFS_RUN_BIN
 [ -x "$R" ] || { echo "Bail out! $R is missing (build lockfs-run)"; exit 1; }
 
-plan 101
+plan 110
 
 # ---- helpers (local to this file) ------------------------------------------
 
@@ -159,6 +159,14 @@ is "$cpgid" "$cpid" "the command leads a process group of its own"
 mkdir -p "$WORK/plainfs"
 run_r "$WORK/plainfs/lk" -- sh -c 'printf "%s|%s|%s" "$LOCKFS_KEY" "$LOCKFS_FENCE" "$LOCKFS_OWNER"'
 is "$RC|$OUT" "0|$WORK/plainfs/lk||" "on another file system: LOCKFS_KEY is the path, no fence or owner"
+flock "$WORK/plainfs/busy" sleep 10 &
+fl=$!
+track_pid "$fl"
+wait_for 5 eval 'flock -n "$WORK/plainfs/busy" true; [ $? = 1 ]'
+run_r -n -E 0 "$WORK/plainfs/busy" -- touch "$WORK/ran-plain"
+is "$RC|$(test -e "$WORK/ran-plain" && echo ran)" "0|" \
+	"on another file system, -n -E 0 on a held lock: 0, and the command did not run"
+kill "$(ps -o pid= --ppid "$fl")" "$fl" 2>/dev/null
 
 # ---- the lock is held while the command runs, and only then --------------------
 spawn x1 "$A/x" -- "$H" "$WORK/x1"
@@ -196,6 +204,19 @@ ok "$([ ! -e "$WORK/ran-w" ] && echo 0)" "... and the command did not run"
 ok "$(in_status "$A" busy || echo 0)" "... and A holds nothing for busy (no lock left behind)"
 run_r -w 0.3 -E 0 "$A/busy" -- true
 is "$RC" 0 "-w 0.3 -E 0: 0"
+# -E 0 makes "busy" look like success to cron; it must still not run the
+# command (flock -n -E 0 does not): the marker it would create stays absent.
+run_r -n -E 0 "$A/busy" -- touch "$WORK/ran-n0"
+is "$RC" 0 "-n -E 0 on a held lock: 0"
+ok "$([ ! -e "$WORK/ran-n0" ] && echo 0)" "... and the command did not run"
+is "$ERR" "lockfs-run: $A/busy is locked by another holder (busy; -n)" "... with the busy line only"
+run_r -w 1 -E 0 "$A/busy" -- touch "$WORK/ran-w0"
+is "$RC" 0 "-w 1 -E 0 on a held lock: 0"
+ok "$([ ! -e "$WORK/ran-w0" ] && echo 0)" "... and the command did not run"
+is "$ERR" "lockfs-run: $A/busy is still locked after 1 s (timed out; -w 1)" "... with the timeout line only"
+run_r -w 0 -E 0 "$A/busy" -- touch "$WORK/ran-w00"
+is "$RC|$(test -e "$WORK/ran-w00" && echo ran)" "0|" "-w 0 -E 0: 0, and the command did not run"
+ok "$(in_status "$A" busy || echo 0)" "... and A holds nothing for busy"
 is "$(field "$(cat "$B/busy")" owner)" run-b "B still holds busy"
 
 # SIGTERM while waiting ends the wait; nothing is left behind.

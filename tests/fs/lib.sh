@@ -16,12 +16,26 @@
 #           hold_cmd NAME CMD [SECS]   one command, its output in HOUT
 #           hold_kill NAME [SIG], hold_stop NAME, hold_pid NAME
 # Time:     now_ms, wait_for SECS CMD... (polls CMD every 50 ms)
+# Proxy:    proxy_start [ENDPOINT]     lockfs-faultproxy in front of $ENDPOINT
+#                                      (or http://127.0.0.1:PORT): sets
+#                                      PROXY_ENDPOINT, PROXY_CTL, PROXY_PID;
+#                                      mount through it with
+#                                      ENDPOINT=$PROXY_ENDPOINT mount_start a
+#           proxy_ctl CMD ARGS...      one control command (latency MS,
+#                                      stall on|off, drop on|off, reset,
+#                                      http500|throttle|lose-reply|hang-reply
+#                                      N [OP], clear, stats); prints the
+#                                      reply, status 0 on "ok", else non-zero
 #
 # Every wait is bounded. The EXIT trap kills holders, unmounts and kills
-# every daemon and stops every private DynamoDB Local this test started.
+# every daemon and stops every proxy and private DynamoDB Local this test
+# started (proxies are cleared of faults first, so that unmounts get
+# through).
 #
 # Environment: LOCKFS_BIN, LOCKFS_T, LOCKFS_DDB_SCRIPT, LOCKFS_DDB_ENDPOINT
-# (when unset, a DynamoDB Local is started for this file alone), LOCKFS_TMP.
+# (when unset, a DynamoDB Local is started for this file alone), LOCKFS_TMP,
+# LOCKFS_FAULTPROXY (default: tools/lockfs-faultproxy next to lockfs-t's
+# directory).
 
 set -u
 set -o pipefail
@@ -31,6 +45,7 @@ _root=$(cd "$_here/../.." && pwd)
 : "${LOCKFS_BIN:=$_root/build/lockfs}"
 : "${LOCKFS_T:=$_root/build/tests/lib/lockfs-t}"
 : "${LOCKFS_DDB_SCRIPT:=$_root/contrib/dynamodb-local}"
+: "${LOCKFS_FAULTPROXY:=$(dirname "$LOCKFS_T")/../tools/lockfs-faultproxy}"
 L=$LOCKFS_BIN
 T=$LOCKFS_T
 
@@ -59,6 +74,8 @@ _extra_mounts=()
 _priv_state=
 _own_ddb_state=
 PRIV_PID=
+_proxy_pids=()
+_proxy_ctls=()
 
 # ---- TAP ---------------------------------------------------------------
 
@@ -402,11 +419,59 @@ hold_stop() {
 	_hold_forget "$name"
 }
 
+# ---- fault proxy -------------------------------------------------------
+
+_proxy_up() { [ -s "$1" ]; }
+
+# proxy_start [ENDPOINT]: lockfs-faultproxy in front of ENDPOINT (default
+# $ENDPOINT). Sets PROXY_ENDPOINT, PROXY_CTL (its control socket) and
+# PROXY_PID; its stderr goes to $WORK/proxy-N.log. Waits (10 s) for its port.
+proxy_start() {
+	local target=${1:-$ENDPOINT} n=${#_proxy_pids[@]} portf pid port
+	target=${target#http://}
+	target=${target%/}
+	if [ ! -x "$LOCKFS_FAULTPROXY" ]; then
+		diag "proxy_start: $LOCKFS_FAULTPROXY is missing (build first)"
+		return 1
+	fi
+	PROXY_CTL=$WORK/proxy-$n.ctl
+	# A unix socket path is at most 107 bytes.
+	[ ${#PROXY_CTL} -gt 100 ] && PROXY_CTL=$(mktemp -u /tmp/lockfs-proxy.XXXXXX)
+	portf=$WORK/proxy-$n.port
+	: >"$portf"
+	(
+		_close_hold_fds
+		exec "$LOCKFS_FAULTPROXY" --target "$target" --control "$PROXY_CTL" \
+			</dev/null >"$portf" 2>>"$WORK/proxy-$n.log"
+	) &
+	pid=$!
+	_proxy_pids+=("$pid")
+	_proxy_ctls+=("$PROXY_CTL")
+	if ! wait_for 10 _proxy_up "$portf"; then
+		diag "proxy_start: no port from lockfs-faultproxy; its log:"
+		diag "$(cat "$WORK/proxy-$n.log")"
+		return 1
+	fi
+	read -r port <"$portf"
+	PROXY_ENDPOINT=http://127.0.0.1:$port
+	PROXY_PID=$pid
+}
+
+# proxy_ctl CMD ARGS...: one control command to the proxy at $PROXY_CTL;
+# prints its reply; status 0 for "ok ...", 1 for "error: ...", 2 (or 124,
+# timed out) when the proxy cannot be reached.
+proxy_ctl() {
+	timeout 10 "$LOCKFS_FAULTPROXY" --control "$PROXY_CTL" "$@"
+}
+
 # ---- cleanup -----------------------------------------------------------
 
 _cleanup() {
 	local rc=$? k pid m
 	trap - EXIT INT TERM HUP
+	for m in "${_proxy_ctls[@]}"; do
+		timeout 10 "$LOCKFS_FAULTPROXY" --control "$m" clear >/dev/null 2>&1
+	done
 	for k in "${!_hold_pid[@]}"; do
 		pid=${_hold_pid[$k]}
 		kill -9 -- "-$pid" 2>/dev/null
@@ -426,6 +491,13 @@ _cleanup() {
 		if ! wait_for 10 _gone "$pid"; then
 			kill -9 "$pid" 2>/dev/null
 		fi
+	done
+	for pid in "${_proxy_pids[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+		wait_for 10 _gone "$pid" || kill -9 "$pid" 2>/dev/null
+	done
+	for m in "${_proxy_ctls[@]}"; do
+		rm -f "$m"
 	done
 	if [ -n "$PRIV_PID" ]; then
 		kill -CONT "$PRIV_PID" 2>/dev/null

@@ -6,10 +6,11 @@
 #   tests/fs/run.sh [FILE.t...]        (default: every *.t here)
 #
 # Environment: LOCKFS_BIN (lockfs), LOCKFS_T (lockfs-t), LOCKFS_DDB_SCRIPT
-# (contrib/dynamodb-local), LOCKFS_DDB_ENDPOINT (a running DynamoDB Local;
-# when unset one is started here and stopped at the end), LOCKFS_TMP
-# (scratch directory; default mktemp -d), LOCKFS_KEEP=1 keeps work dirs,
-# LOCKFS_FS_TIMEOUT (seconds per file, default 300).
+# (contrib/dynamodb-local), LOCKFS_FAULTPROXY (lockfs-faultproxy; default
+# tools/ beside lockfs-t's directory), LOCKFS_DDB_ENDPOINT (a running
+# DynamoDB Local; when unset one is started here and stopped at the end),
+# LOCKFS_TMP (scratch directory; default mktemp -d), LOCKFS_KEEP=1 keeps
+# work dirs, LOCKFS_FS_TIMEOUT (seconds per file, default 300).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,6 +18,7 @@ root=$(cd "$here/../.." && pwd)
 export LOCKFS_BIN=${LOCKFS_BIN:-$root/build/lockfs}
 export LOCKFS_T=${LOCKFS_T:-$root/build/tests/lib/lockfs-t}
 export LOCKFS_DDB_SCRIPT=${LOCKFS_DDB_SCRIPT:-$root/contrib/dynamodb-local}
+export LOCKFS_FAULTPROXY=${LOCKFS_FAULTPROXY:-$(dirname "$LOCKFS_T")/../tools/lockfs-faultproxy}
 per_file_timeout=${LOCKFS_FS_TIMEOUT:-300}
 
 for f in "$LOCKFS_BIN" "$LOCKFS_T" "$LOCKFS_DDB_SCRIPT"; do

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# proxy.t: lockfs behind lockfs-faultproxy (tests/tools/faultproxy.c), a
+# userspace proxy between the mount and DynamoDB Local that adds latency and
+# injects faults. Checks that the proxy does what it says (delays, counts
+# requests by operation, injects exactly N faults) and how lockfs copes:
+# acquires retried past throttles and HTTP 500s; reads fail with EIO within
+# a bounded time while connections are refused, and work again after; a
+# stall past the safe period loses the lock for good (state: lost, fsync
+# EIO) and another mount gets it; a release or an acquire whose reply is
+# lost after it landed leaves no orphan; a heartbeat whose reply hangs is
+# retried within the safe period.
+. "$(dirname "$0")/lib.sh"
+
+plan 51
+
+new_table || { echo "Bail out! cannot create a table"; exit 1; }
+proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
+ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=proxy-a" ||
+	{ echo "Bail out! cannot mount through the proxy"; exit 1; }
+A=$(mnt a)
+
+# stat_of NAME: the counter NAME of the proxy's stats (0 when absent).
+stat_of() {
+	local v
+	v=$(proxy_ctl stats | grep -o " $1=[0-9]*" | cut -d= -f2)
+	echo "${v:-0}"
+}
+
+# cycle KEY: one acquire + release through mount a; prints its ms.
+cycle() {
+	local t0 o u
+	t0=$(now_ms)
+	o=$(timeout --foreground 20 "$T" open "$A/$1" O_CREAT,O_EXCL,O_RDONLY 0644)
+	u=$(timeout --foreground 20 "$T" unlink "$A/$1")
+	[ "$o" = 0 ] && [ "$u" = 0 ] || { echo "failed:$o:$u"; return 1; }
+	echo $(($(now_ms) - t0))
+}
+
+min() { printf '%s\n' "$@" | sort -n | head -n 1; }
+
+# ---- the control socket --------------------------------------------------
+like "$(proxy_ctl stats)" '^ok conns=[0-9]+ requests=[0-9]+ forwarded=[0-9]+ injected=0( |$)' \
+	"stats answers ok with the counters"
+out=$(proxy_ctl frobnicate 1)
+is "$?:$out" "1:error: unknown command frobnicate" "an unknown command is an error (status 1)"
+# the mount's preflight went through the proxy
+ok "$([ "$(stat_of DescribeTable)" -ge 1 ] && echo 0)" "the mount's preflight went through the proxy"
+
+# ---- latency -------------------------------------------------------------
+cycle warm >/dev/null
+puts=$(stat_of PutItem) dels=$(stat_of DeleteItem)
+proxy_ctl latency 5 >/dev/null
+is "$?" 0 "latency 5: ok"
+t5=$(cycle lat)
+ok "$([ "${t5%%[!0-9]*}" ] && [ "$t5" -ge 20 ] && echo 0)" \
+	"latency 5: an acquire + release cycle (2+ requests) takes >= 20 ms ($t5 ms)"
+proxy_ctl latency 100 >/dev/null
+t100=$(cycle lat)
+ok "$([ "${t100%%[!0-9]*}" ] && [ "$t100" -ge 400 ] && echo 0)" \
+	"latency 100: a cycle takes >= 400 ms ($t100 ms)"
+proxy_ctl latency 0 >/dev/null
+t0a=$(cycle lat) t0b=$(cycle lat) t0c=$(cycle lat)
+m0=$(min "$t0a" "$t0b" "$t0c")
+ok "$([ "${t100%%[!0-9]*}" ] && [ "${m0%%[!0-9]*}" ] && [ $((m0 + 200)) -lt "$t100" ] && echo 0)" \
+	"latency 0: fast again (best of 3: $m0 ms; with latency 100: $t100 ms)"
+is "$(($(stat_of PutItem) - puts))" 5 "stats count the 5 PutItems of 5 acquires"
+is "$(($(stat_of DeleteItem) - dels))" 5 "stats count the 5 DeleteItems of 5 releases"
+
+# ---- injected DynamoDB errors: retried -----------------------------------
+# No lock is held here, so the next request is the acquire's own.
+out=$(proxy_ctl http500 1)
+is "$out" "ok http500 1" "http500 1: ok"
+expect 0 open "$A/h5" O_CREAT,O_EXCL,O_RDONLY 0644
+is "$(stat_of injected)" 1 "... one request was answered with HTTP 500 (injected=1)"
+is "$(field "$("$T" read "$A/h5")" state)" held "... and h5 is held"
+
+puts=$(stat_of PutItem)
+proxy_ctl throttle 2 PutItem >/dev/null
+expect 0 open "$A/th" O_CREAT,O_EXCL,O_RDONLY 0644
+is "$(stat_of injected)" 3 "throttle 2 PutItem: both throttles injected (injected=3)"
+is "$(($(stat_of PutItem) - puts))" 3 "... the acquire's PutItem was sent 3 times"
+is "$(field "$("$T" read "$A/th")" owner)" proxy-a "... and th is ours"
+
+# ---- connections reset, refused -----------------------------------------
+proxy_ctl reset >/dev/null
+is "$(field "$("$T" read "$A/th")" state)" held "reset: the next read works (new connection)"
+
+proxy_ctl drop on >/dev/null
+t0=$(now_ms)
+err=$(timeout 60 cat "$A/th" 2>&1 >/dev/null)
+rc=$?
+el=$(($(now_ms) - t0))
+ok "$([ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && echo 0)" "drop on: cat of a lock fails (status $rc)"
+like "$err" 'Input/output error|Connection|timed out' "... with an error ($err)"
+ok "$([ "$el" -lt 20000 ] && echo 0)" "... within 20 s ($el ms)"
+proxy_ctl drop off >/dev/null
+t0=$(now_ms)
+got=$(timeout 60 cat "$A/th" 2>&1)
+is "$?:$(field "$got" state)" "0:held" "drop off: cat works again ($(($(now_ms) - t0)) ms)"
+expect 0 unlink "$A/th"
+expect 0 unlink "$A/h5"
+
+# ---- a stall past the safe period: lost for good -------------------------
+OPT=lease=3,heartbeat=1,safe_period=2
+ENDPOINT=$PROXY_ENDPOINT mount_start s "owner=proxy-s,$OPT" &&
+	mount_start b "owner=proxy-b,$OPT" ||
+	{ echo "Bail out! cannot mount s or b"; exit 1; }
+S=$(mnt s) B=$(mnt b)
+hold_start h --pgrp "$S/st" O_CREAT,O_EXCL,O_RDWR 0644
+is "$HOUT" ready "s acquires st (through the proxy)"
+sleep 1.2 # a heartbeat or so
+proxy_ctl stall on >/dev/null
+t_stall=$(now_ms)
+lost_in() { grep -q "^lock: key=$2 state=lost " "$1/.lockfs/status"; }
+wait_for 6 lost_in "$S" st
+ok $? "stall on: s gives st up ($(($(now_ms) - t_stall)) ms after the stall began)"
+hold_cmd h read 10
+is "$(field "$HOUT" state)" lost "... the holder's read shows state: lost"
+hold_cmd h fsync 10
+is "$HOUT" EIO "... and fsync gives EIO"
+# hold the stall for 4 s in all
+while [ $(($(now_ms) - t_stall)) -lt 4000 ]; do sleep 0.1; done
+proxy_ctl stall off >/dev/null
+is "$?" 0 "stall off after 4 s"
+hold_cmd h read 10
+is "$(field "$HOUT" state)" lost "after stall off the holder still reads state: lost"
+hold_cmd h fsync 10
+is "$HOUT" EIO "... and fsync still gives EIO"
+got=
+t0=$(now_ms)
+while [ $(($(now_ms) - t0)) -lt 8000 ]; do
+	got=$("$T" open "$B/st" O_CREAT,O_EXCL,O_RDONLY 0644)
+	[ "$got" = 0 ] && break
+	sleep 0.1
+done
+is "$got" 0 "b (direct) acquires st after the stall ($(($(now_ms) - t0)) ms)"
+hold_cmd h read 10
+is "$(field "$HOUT" state)" lost "... and s's holder is still lost (never re-acquired)"
+hold_kill h KILL
+expect 0 unlink "$B/st"
+
+# ---- a release whose reply is lost after it landed -----------------------
+expect 0 open "$S/r" O_CREAT,O_EXCL,O_RDONLY 0644
+inj=$(stat_of injected)
+proxy_ctl lose-reply 1 DeleteItem >/dev/null
+err=$(timeout 30 rm "$S/r" 2>&1)
+rc=$?
+ok "$([ "$rc" = 0 ] || [[ $err =~ Input/output ]] && echo 0)" \
+	"lose-reply 1 DeleteItem: rm returns 0 or EIO (status $rc${err:+: $err})"
+is "$(($(stat_of injected) - inj))" 1 "... the reply of one DeleteItem was lost"
+got=
+t0=$(now_ms)
+while [ $(($(now_ms) - t0)) -lt 6000 ]; do
+	got=$("$T" open "$B/r" O_CREAT,O_EXCL,O_RDONLY 0644)
+	[ "$got" = 0 ] && break
+	sleep 0.1
+done
+el=$(($(now_ms) - t0))
+is "$got" 0 "... b acquires r afterwards ($el ms; the lease is 3 s)"
+expect 0 unlink "$B/r"
+
+# ---- an acquire whose reply is lost after it landed ----------------------
+proxy_ctl lose-reply 1 PutItem >/dev/null
+expect 0 open "$S/p" O_CREAT,O_EXCL,O_RDONLY 0644
+is "$(($(stat_of injected) - inj))" 2 "lose-reply 1 PutItem: the reply of one PutItem was lost"
+is "$(field "$("$T" read "$B/p")" owner)" proxy-s "... s holds p (its retry saw its own write)"
+expect 0 unlink "$S/p"
+
+# ---- a heartbeat whose reply hangs: retried within the safe period -------
+# Without a later heartbeat landing, hb would be lost 4 s after the acquire.
+ENDPOINT=$PROXY_ENDPOINT mount_start w "owner=proxy-w,lease=6,heartbeat=1,safe_period=4" ||
+	{ echo "Bail out! cannot mount w"; exit 1; }
+W=$(mnt w)
+proxy_ctl hang-reply 1 UpdateItem >/dev/null
+t_acq=$(now_ms)
+hold_start hw --pgrp "$W/hb" O_CREAT,O_EXCL,O_RDWR 0644
+wait_for 5 eval '[ "$(stat_of injected)" -ge 3 ]'
+ok $? "hang-reply 1 UpdateItem: a heartbeat's reply is held back"
+while [ $(($(now_ms) - t_acq)) -lt 5000 ]; do sleep 0.1; done
+hold_cmd hw read 10
+is "$(field "$HOUT" state)" held "... w retried it and still holds hb 5 s after the acquire"
+hold_cmd hw fsync 10
+is "$HOUT" 0 "... fsync: 0"
+hold_stop hw
+
+proxy_ctl clear >/dev/null
+is "$?" 0 "clear"
+mount_stop w
+mount_stop s
+mount_stop b
+mount_stop a

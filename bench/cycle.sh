@@ -3,7 +3,7 @@
 # same two DynamoDB requests sent directly, measured in the same run against
 # the same private DynamoDB Local on 127.0.0.1.
 #
-#   bench/cycle.sh [N] [THREADS] [ROUNDS]     defaults 2000 1 3
+#   bench/cycle.sh [--rtt MS] [N] [THREADS] [ROUNDS]   defaults 2000 1 3
 #
 # It builds the release binaries, starts its own DynamoDB Local, creates a
 # table, mounts lockfs, warms the server up (its JIT makes the
@@ -14,37 +14,87 @@
 # DeleteItem, like the direct one (the lookup after our own release is
 # answered from memory); on fresh keys the kernel's lookup costs a GetItem
 # as well.
+#
+# --rtt MS (or RTT_MS=MS): puts lockfs-faultproxy (tests/tools) in front of
+# DynamoDB Local with MS/2 ms of latency each way, for the mount and the
+# direct baseline alike, so that both pay a region-like round trip (about
+# 4 ms for a client in the same region) on top of loopback's; the warm-up
+# runs without it. The added round trip is printed with the results. An odd
+# MS is rounded down to an even one. Default: no proxy, plain loopback.
+#
+# Environment: BENCH_BUILD_DIR (default build/, a release build).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-N=${1:-2000}
-THREADS=${2:-1}
-ROUNDS=${3:-3}
+RTT=${RTT_MS:-}
+args=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--rtt) RTT=${2:?--rtt needs MS}; shift 2 ;;
+	--rtt=*) RTT=${1#--rtt=}; shift ;;
+	*) args+=("$1"); shift ;;
+	esac
+done
+if [ -n "$RTT" ] && ! [[ $RTT =~ ^[0-9]+$ ]]; then
+	echo "cycle.sh: --rtt takes whole milliseconds" >&2
+	exit 2
+fi
+N=${args[0]:-2000}
+THREADS=${args[1]:-1}
+ROUNDS=${args[2]:-3}
+BUILD=${BENCH_BUILD_DIR:-$ROOT/build}
 TMP=$(mktemp -d /tmp/lockfs-bench.XXXXXX)
 MNT=$TMP/mnt
+PROXY_PID=
 export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench
 export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 
 cleanup() {
 	fusermount3 -u "$MNT" 2>/dev/null || true
+	if [ -n "$PROXY_PID" ]; then
+		kill "$PROXY_PID" 2>/dev/null || true
+		wait "$PROXY_PID" 2>/dev/null || true
+	fi
 	"$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" stop >/dev/null 2>&1 || true
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 
-cmake -S "$ROOT" -B "$ROOT/build" >/dev/null
-cmake --build "$ROOT/build" -j "$(nproc)" --target lockfs bench_cycle >/dev/null
+targets=(lockfs bench_cycle)
+[ -n "$RTT" ] && targets+=(lockfs-faultproxy)
+cmake -S "$ROOT" -B "$BUILD" >/dev/null
+cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" >/dev/null
 read -r PORT _ < <("$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" start 2>/dev/null)
 E=http://127.0.0.1:$PORT
-"$ROOT/build/lockfs" --create-table -o "endpoint=$E,table=bench" >/dev/null
+PROXY=$BUILD/tests/tools/lockfs-faultproxy
+ctl() { timeout 10 "$PROXY" --control "$TMP/proxy.ctl" "$@" >/dev/null; }
+if [ -n "$RTT" ]; then
+	# Both the mount and the direct baseline go through the proxy.
+	"$PROXY" --target "127.0.0.1:$PORT" --control "$TMP/proxy.ctl" \
+		>"$TMP/proxy.port" 2>"$TMP/proxy.log" &
+	PROXY_PID=$!
+	for _ in $(seq 100); do
+		[ -s "$TMP/proxy.port" ] && break
+		sleep 0.1
+	done
+	read -r PPORT <"$TMP/proxy.port"
+	E=http://127.0.0.1:$PPORT
+fi
+"$BUILD/lockfs" --create-table -o "endpoint=$E,table=bench" >/dev/null
 mkdir -p "$MNT"
-"$ROOT/build/lockfs" -o "endpoint=$E,table=bench" "$MNT"
-CYCLE=$ROOT/build/bench/bench_cycle
+"$BUILD/lockfs" -o "endpoint=$E,table=bench" "$MNT"
+CYCLE=$BUILD/bench/bench_cycle
 
 echo "warming up DynamoDB Local..."
 "$CYCLE" direct "$E" bench 3000 2 >/dev/null
 "$CYCLE" mount "$MNT" 1500 2 >/dev/null
+RTT_LINE=
+if [ -n "$RTT" ]; then
+	ctl latency $((RTT / 2))
+	RTT_LINE="added round trip: $((RTT / 2 * 2)) ms (lockfs-faultproxy, $((RTT / 2)) ms each way, mount and direct alike)"
+	echo "$RTT_LINE"
+fi
 
 ratios=()
 fresh_ratios=()
@@ -64,5 +114,6 @@ done
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 echo
 echo "time per cycle, mount / direct (median of $ROUNDS rounds, $THREADS thread(s)):"
+[ -n "$RTT_LINE" ] && echo "  $RTT_LINE"
 echo "  same key:   $(median "${ratios[@]}")x   (goal <= 1.25x)"
 echo "  fresh keys: $(median "${fresh_ratios[@]}")x   (includes the kernel's lookup: one GetItem more)"

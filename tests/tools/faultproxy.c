@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -170,12 +171,17 @@ static void logmsg(const char *fmt, ...)
 	fprintf(stderr, "faultproxy: %s\n", line);
 }
 
-static int64_t now_ms(void)
+static int64_t now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t now_ms(void)
+{
+	return now_us() / 1000;
 }
 
 static void sleep_ms(long ms)
@@ -279,23 +285,26 @@ static int conn_state(struct conn *c)
 	return rc;
 }
 
-/* Waits for events on fd (fd < 0: none), for a kick, or for the deadline
- * (deadline < 0: none). Returns revents (> 0), 0 after a kick (the caller
- * re-reads the settings), -ETIMEDOUT. */
-static int conn_wait(struct conn *c, int fd, short events, int64_t deadline)
+/* Waits for events on fd (fd < 0: none), for a kick, or for deadline_us
+ * (monotonic microseconds; < 0: none). Returns revents (> 0), 0 after a kick
+ * (the caller re-reads the settings), -ETIMEDOUT. */
+static int conn_wait(struct conn *c, int fd, short events, int64_t deadline_us)
 {
 	struct pollfd pf[2] = { { c->efd, POLLIN, 0 }, { fd, events, 0 } };
-	int timeout = -1, n;
+	struct timespec ts, *tsp = NULL;
+	int n;
 
 	for (;;) {
-		if (deadline >= 0) {
-			int64_t left = deadline - now_ms();
+		if (deadline_us >= 0) {
+			int64_t left = deadline_us - now_us();
 
 			if (left <= 0)
 				return -ETIMEDOUT;
-			timeout = left > 60000 ? 60000 : (int)left;
+			ts.tv_sec = left / 1000000;
+			ts.tv_nsec = (left % 1000000) * 1000;
+			tsp = &ts;
 		}
-		n = poll(pf, fd >= 0 ? 2 : 1, timeout);
+		n = ppoll(pf, fd >= 0 ? 2 : 1, tsp, NULL);
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (n <= 0)
@@ -313,7 +322,7 @@ static int conn_wait(struct conn *c, int fd, short events, int64_t deadline)
 
 /* Waits until fd is ready for events; -ECONNRESET if the connection is to
  * be reset meanwhile. */
-static int conn_ready(struct conn *c, int fd, short events, int64_t deadline)
+static int conn_ready(struct conn *c, int fd, short events, int64_t deadline_us)
 {
 	int rc;
 
@@ -321,7 +330,7 @@ static int conn_ready(struct conn *c, int fd, short events, int64_t deadline)
 		rc = conn_state(c);
 		if (rc)
 			return rc;
-		rc = conn_wait(c, fd, events, deadline);
+		rc = conn_wait(c, fd, events, deadline_us);
 		if (rc)
 			return rc < 0 ? rc : 0;
 	}
@@ -330,7 +339,7 @@ static int conn_ready(struct conn *c, int fd, short events, int64_t deadline)
 /* Reads what is there into b (at most cap bytes in all). Returns the bytes
  * read, 0 at EOF, -EMSGSIZE past the cap, or -errno. */
 static ssize_t conn_read(struct conn *c, int fd, struct buf *b, size_t cap,
-			 int64_t deadline)
+			 int64_t deadline_us)
 {
 	for (;;) {
 		size_t room;
@@ -351,7 +360,7 @@ static ssize_t conn_read(struct conn *c, int fd, struct buf *b, size_t cap,
 			continue;
 		if (errno != EAGAIN)
 			return -errno;
-		rc = conn_ready(c, fd, POLLIN, deadline);
+		rc = conn_ready(c, fd, POLLIN, deadline_us);
 		if (rc)
 			return rc;
 	}
@@ -359,7 +368,7 @@ static ssize_t conn_read(struct conn *c, int fd, struct buf *b, size_t cap,
 
 static int conn_send(struct conn *c, int fd, const char *p, size_t len)
 {
-	int64_t deadline = now_ms() + SEND_TIMEOUT_MS;
+	int64_t deadline_us = now_us() + SEND_TIMEOUT_MS * 1000LL;
 
 	while (len) {
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
@@ -374,7 +383,7 @@ static int conn_send(struct conn *c, int fd, const char *p, size_t len)
 			continue;
 		if (n < 0 && errno != EAGAIN)
 			return -errno;
-		rc = conn_ready(c, fd, POLLOUT, deadline);
+		rc = conn_ready(c, fd, POLLOUT, deadline_us);
 		if (rc)
 			return rc;
 	}
@@ -386,19 +395,19 @@ static int conn_send(struct conn *c, int fd, const char *p, size_t len)
 static int conn_delay(struct conn *c)
 {
 	struct proxy *p = c->p;
-	int64_t start = now_ms();
+	int64_t start = now_us();
 
 	for (;;) {
-		long lat;
+		int64_t lat;
 		int rc;
 
 		pthread_mutex_lock(&p->mu);
-		lat = p->latency_ms;
+		lat = p->latency_ms * 1000LL;
 		rc = conn_state_locked(c);
 		pthread_mutex_unlock(&p->mu);
 		if (rc)
 			return rc;
-		if (now_ms() >= start + lat)
+		if (now_us() >= start + lat)
 			return 0;
 		rc = conn_wait(c, -1, 0, start + lat);
 		if (rc == -ETIMEDOUT)
@@ -820,7 +829,7 @@ static int upstream_connect(struct conn *c)
 		close(fd);
 		return rc;
 	}
-	rc = conn_ready(c, fd, POLLOUT, now_ms() + CONNECT_TIMEOUT_MS);
+	rc = conn_ready(c, fd, POLLOUT, now_us() + CONNECT_TIMEOUT_MS * 1000LL);
 	if (!rc && getsockopt(fd, SOL_SOCKET, SO_ERROR, &rc, &len) == 0)
 		rc = -rc;
 	if (rc) {
@@ -854,7 +863,7 @@ static void upstream_check(struct conn *c)
 static int read_response(struct conn *c)
 {
 	struct buf *b = &c->out;
-	int64_t deadline = now_ms() + UPSTREAM_TIMEOUT_MS;
+	int64_t deadline_us = now_us() + UPSTREAM_TIMEOUT_MS * 1000LL;
 	struct head h;
 	const char *blank;
 	size_t pos;
@@ -868,7 +877,7 @@ static int read_response(struct conn *c)
 				logmsg("response head over %d bytes", HDR_CAP);
 				return -EMSGSIZE;
 			}
-			n = conn_read(c, c->ufd, b, HDR_CAP, deadline);
+			n = conn_read(c, c->ufd, b, HDR_CAP, deadline_us);
 			if (n == 0)
 				return b->len ? -EPIPE : -EAGAIN;
 			if (n < 0)
@@ -905,7 +914,7 @@ static int read_response(struct conn *c)
 			b->len = h.hdr_len + (size_t)h.clen;
 			return 0;
 		}
-		n = conn_read(c, c->ufd, b, HDR_CAP + BODY_CAP, deadline);
+		n = conn_read(c, c->ufd, b, HDR_CAP + BODY_CAP, deadline_us);
 		if (n == -EMSGSIZE)
 			logmsg("response body over %d bytes", BODY_CAP);
 		if (n < 0)
@@ -1511,7 +1520,7 @@ static int serve_main(struct proxy *p, const struct sockaddr_in *listen_sa)
 {
 	pthread_t acc, ctl;
 	sigset_t set;
-	int port, sig, rc;
+	int port = 0, sig, rc;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -1519,6 +1528,7 @@ static int serve_main(struct proxy *p, const struct sockaddr_in *listen_sa)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	raise_fd_limit();
+	prctl(PR_SET_TIMERSLACK, 1UL); /* precise latency; threads inherit it */
 
 	p->lfd = tcp_listen(listen_sa, &port);
 	if (p->lfd < 0) {

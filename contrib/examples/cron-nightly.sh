@@ -24,7 +24,9 @@ if ! (: >"$LOCK") 2>/dev/null; then
 	echo "nightly: cannot create $LOCK" >&2
 	exit 1
 fi
-trap 'rm -f "$LOCK"' EXIT # release when done, whatever happens
+# release when done, whatever happens; set only now that the lock is ours,
+# so that a run that did not get it never removes another host's lock
+trap 'rm -f "$LOCK"' EXIT
 set +C
 
 # shown to every host as "data:" in cat /mnt/locks/nightly

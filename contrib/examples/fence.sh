@@ -10,7 +10,7 @@ LOCK=$MNT/ledger
 [ -e "$MNT/.lockfs/status" ] || { echo "fence: lockfs is not mounted on $MNT" >&2; exit 1; }
 set -C
 (: >"$LOCK") || exit 1 # held: "cannot create ...: File exists"
-trap 'rm -f "$LOCK"' EXIT
+trap 'rm -f "$LOCK"' EXIT # only once the lock is ours
 set +C
 
 fence=$(sed -n 's/^fence: //p' "$LOCK")

@@ -34,10 +34,10 @@ def run_once(name, work):
     path = os.path.join(MNT, name)
     try:
         f = open(path, "x")  # acquires, or FileExistsError if held
-    except FileExistsError:
+    except FileExistsError:  # not ours: never unlink it
         print(f"{name}: held by {lock_info(path).get('owner', '?')}")
         return False
-    try:
+    try:  # from here on the lock is ours
         with f:  # the holder's note, shown to every mount as "data:"
             f.write(f"{socket.gethostname()} pid {os.getpid()}\n")
         work()

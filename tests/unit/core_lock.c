@@ -1,7 +1,10 @@
 /* core_lock: the lock engine on the in-memory store with a fake clock:
  * acquire and conflicts, observation-based takeover, heartbeats and their
  * spread, the safe period, stolen locks, ambiguous writes, release vs
- * heartbeat serialisation, hold modes, fencing tokens, data. */
+ * heartbeat serialisation, hold modes, fencing tokens, data; trust that
+ * ends by the clock alone, a lease path whose one slow request delays no
+ * other lock, stopping that tells holders first, and lost locks that are
+ * not silently replaced under their process group. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,6 +15,7 @@
 #include "lease.h"
 #include "lock.h"
 #include "log.h"
+#include "store_fault.h"
 #include "store_mem.h"
 
 static struct clk_fake fclk;
@@ -539,6 +543,194 @@ static void test_release_all(void)
 	teardown();
 }
 
+/* A lock's trust ends by the clock, whatever the lease thread does: with
+ * no lease step at all past the safe period, the engine reports it lost,
+ * hands out no fence and accepts no write. */
+static void test_trust_ends_by_clock(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct lock *lk;
+	uint64_t fence;
+	int renews;
+
+	setup(HOLD_UNLINK);
+	CHECK_INT(lock_acquire(eng, "t", &h, &lk, NULL, NULL), 0);
+	CHECK_INT(lock_fence(eng, lk, &fence), 0);
+	renews = store_mem_count(st, SMEM_RENEW);
+	clk_fake_advance(&fclk, 1499);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	clk_fake_advance(&fclk, 1); /* 1500 ms: the safe period */
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(lock_fence(eng, lk, &fence), -EIO);
+	CHECK_INT(lock_modify_data(eng, lk, "x", 1, 0, -1, 100), -EIO);
+	CHECK_INT(lock_renew_sync(eng, lk), -EIO);
+	/* No write was sent for a lock past its safe period. */
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), renews);
+	CHECK_INT(lost_calls, 1);
+	CHECK(lock_find(eng, "t") == NULL);
+	lock_unref(eng, lk);
+	teardown();
+}
+
+/* The lease path with threads and the real clock: an automatic release
+ * that takes 1.5 s (three safe periods) delays no renewal of another lock. */
+static int slow_delete(void *arg, enum store_fault_op op, const char *key)
+{
+	(void)arg;
+	if (op == SF_DELETE && !strcmp(key, "slow"))
+		usleep(1500 * 1000);
+	return 0;
+}
+
+static void test_lease_path_parallel(void)
+{
+	struct lock_config cfg = {
+		.owner = "me",
+		.host = "testhost",
+		.lease_ms = 1000,
+		.heartbeat_ms = 100,
+		.safe_period_ms = 500,
+		.hold = HOLD_PGRP,
+		.pgrp_poll_ms = 20,
+	};
+	struct store_fault sf;
+	struct store *mem = store_mem_new();
+	struct observe *o = observe_new(&clk_system, 0);
+	struct lock_engine *e;
+	struct lock *slow, *fast;
+	struct lock_holder h;
+	int renews, status, i;
+	pid_t child;
+
+	CHECK(mem && o);
+	store_fault_init(&sf, mem);
+	sf.before = slow_delete;
+	e = lock_engine_new(&cfg, &sf.base, o, &clk_system, NULL, NULL);
+	CHECK(e);
+	child = fork();
+	if (child == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	for (i = 0; i < 200 && getpgid(child) != child; i++)
+		usleep(1000);
+	h = holder(child);
+	CHECK_INT(lock_acquire(e, "slow", &h, &slow, NULL, NULL), 0);
+	lock_holder_closed(e, slow); /* its group still lives */
+	h = holder(getpgrp());
+	CHECK_INT(lock_acquire(e, "fast", &h, &fast, NULL, NULL), 0);
+	CHECK_INT(lease_start(e), 0);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	/* The group is gone: slow's release starts and takes 1.5 s. */
+	usleep(200 * 1000);
+	renews = store_mem_count(mem, SMEM_RENEW);
+	usleep(1000 * 1000);
+	CHECK(store_mem_count(mem, SMEM_RENEW) >= renews + 5);
+	CHECK_INT(lock_get_state(e, fast), LOCK_HELD);
+	CHECK_INT(lock_renew_sync(e, fast), 0);
+	lease_stop(e);
+	CHECK_INT(lock_get_state(e, slow), LOCK_RELEASED);
+	lock_unref(e, slow);
+	lock_unref(e, fast);
+	CHECK_INT(lock_release_all(e), 0);
+	lock_engine_free(e);
+	observe_free(o);
+	store_free(mem);
+}
+
+/* Stopping tells every holder (on_lost, lost_signal) before any of its
+ * rows is deleted. */
+static int told_before_delete, deleted_untold;
+
+static int check_told(void *arg, enum store_fault_op op, const char *key)
+{
+	(void)arg;
+	(void)key;
+	if (op == SF_DELETE) {
+		if (lost_calls > 0)
+			told_before_delete++;
+		else
+			deleted_untold++;
+	}
+	return 0;
+}
+
+static void test_stop_tells_holders_first(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct store_fault sf;
+	struct lock *lk;
+
+	setup(HOLD_UNLINK);
+	lock_engine_free(eng);
+	store_fault_init(&sf, st);
+	sf.before = check_told;
+	{
+		struct lock_config cfg = {
+			.owner = "me", .host = "testhost", .lease_ms = 2000,
+			.heartbeat_ms = 500, .safe_period_ms = 1500,
+			.hold = HOLD_UNLINK,
+		};
+		struct lock_callbacks cb = { on_lost, on_released, NULL };
+
+		eng = lock_engine_new(&cfg, &sf.base, obs, &fclk.clk, &met,
+				      &cb);
+	}
+	told_before_delete = deleted_untold = 0;
+	CHECK_INT(lock_acquire(eng, "s1", &h, &lk, NULL, NULL), 0);
+	lock_unref(eng, lk);
+	CHECK_INT(lock_acquire(eng, "s2", &h, &lk, NULL, NULL), 0);
+	CHECK_INT(lock_release_all(eng), 0);
+	CHECK_INT(lost_calls, 2);
+	CHECK_INT(told_before_delete, 2);
+	CHECK_INT(deleted_untold, 0);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	lock_unref(eng, lk);
+	teardown();
+}
+
+/* hold=pgrp: a lock its process group lost is not replaced under it by a
+ * new acquire of that group; unlinking it (lock_release) lets go of it. */
+static void test_lost_not_replaced(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct store_mem_faults down = { .down = 1 }, up = { 0 };
+	struct lock *lk, *again, *lost;
+
+	setup(HOLD_PGRP);
+	CHECK_INT(lock_acquire(eng, "j", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk); /* no fd: held by the group */
+	lock_unref(eng, lk);
+	store_mem_set_faults(st, &down);
+	advance(1600);
+	store_mem_set_faults(st, &up);
+	advance(600); /* its stale row is cleaned up */
+	CHECK_INT(store_mem_lock_count(st), 0);
+	lost = lock_find_lost(eng, "j", getpgrp());
+	CHECK(lost != NULL);
+	CHECK(lock_find_lost(eng, "j", getpgrp() + 100000) == NULL);
+	CHECK_INT(lock_acquire(eng, "j", &h, &again, NULL, NULL), -EIO);
+	/* Another group may take it. */
+	{
+		struct lock_holder other = holder(getpgrp() + 100000);
+
+		CHECK_INT(lock_acquire(eng, "j", &other, &again, NULL, NULL),
+			  0);
+		CHECK_INT(lock_release(eng, again), 0);
+		lock_unref(eng, again);
+	}
+	CHECK_INT(lock_release(eng, lost), 0); /* the holder's rm */
+	lock_unref(eng, lost);
+	CHECK(lock_find_lost(eng, "j", getpgrp()) == NULL);
+	CHECK_INT(lock_acquire(eng, "j", &h, &again, NULL, NULL), 0);
+	CHECK_INT(lock_release(eng, again), 0);
+	lock_unref(eng, again);
+	teardown();
+}
+
 int main(void)
 {
 	log_setup(LOGL_ERR, false, NULL);
@@ -552,5 +744,9 @@ int main(void)
 	test_hold_modes();
 	test_fence_and_data();
 	test_release_all();
+	test_trust_ends_by_clock();
+	test_lease_path_parallel();
+	test_stop_tells_holders_first();
+	test_lost_not_replaced();
 	CHECK_DONE();
 }

@@ -1,0 +1,171 @@
+/* store_fault: the fault-injecting store wrapper (see store_fault.h). */
+#include "store_fault.h"
+
+#include <errno.h>
+
+#define SF(s) ((struct store_fault *)(s))
+
+void store_fault_set_down(struct store_fault *f, int down)
+{
+	__atomic_store_n(&f->down, down, __ATOMIC_SEQ_CST);
+}
+
+void store_fault_set_lose_replies(struct store_fault *f, int lose)
+{
+	__atomic_store_n(&f->lose_replies, lose, __ATOMIC_SEQ_CST);
+}
+
+/* Whether a request may go through; *lose: a write's reply is lost. */
+static int gate(struct store *s, enum store_fault_op op, const char *key,
+		bool write, bool *lose)
+{
+	struct store_fault *f = SF(s);
+	int rc = 0;
+
+	if (f->before)
+		rc = f->before(f->arg, op, key);
+	if (!rc && __atomic_load_n(&f->down, __ATOMIC_SEQ_CST))
+		rc = -ETIMEDOUT;
+	*lose = write && __atomic_load_n(&f->lose_replies, __ATOMIC_SEQ_CST);
+	return rc;
+}
+
+static int after(bool lose, int rc)
+{
+	return rc == 0 && lose ? -ETIMEDOUT : rc;
+}
+
+static int f_get(struct store *s, const char *key, int64_t d,
+		 struct lock_record *out)
+{
+	bool lose;
+	int rc = gate(s, SF_GET, key, false, &lose);
+
+	return rc ? rc : SF(s)->inner->ops->get_lock(SF(s)->inner, key, d, out);
+}
+
+static int f_lookup(struct store *s, const char *key, int64_t d,
+		    struct store_lookup *out)
+{
+	bool lose;
+	int rc = gate(s, SF_LOOKUP, key, false, &lose);
+
+	return rc ? rc : SF(s)->inner->ops->lookup(SF(s)->inner, key, d, out);
+}
+
+static int f_put(struct store *s, const struct lock_record *rec,
+		 const char *expect, int64_t d, struct lock_record *cur,
+		 bool *has)
+{
+	bool lose;
+	int rc = gate(s, SF_PUT, rec->key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->put_lock(SF(s)->inner, rec,
+						       expect, d, cur, has));
+}
+
+static int f_renew(struct store *s, const char *key, const char *expect,
+		   const struct lock_renewal *rn, int64_t d,
+		   struct lock_record *cur, bool *has)
+{
+	bool lose;
+	int rc = gate(s, SF_RENEW, key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->renew_lock(SF(s)->inner, key,
+							 expect, rn, d, cur,
+							 has));
+}
+
+static int f_delete(struct store *s, const char *key, const char *expect,
+		    int64_t d, struct lock_record *cur, bool *has)
+{
+	bool lose;
+	int rc = gate(s, SF_DELETE, key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->delete_lock(SF(s)->inner, key,
+							  expect, d, cur, has));
+}
+
+static int f_fence(struct store *s, const char *key, int64_t d, uint64_t *out)
+{
+	bool lose;
+	int rc = gate(s, SF_FENCE, key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->next_fence(SF(s)->inner, key, d,
+							 out));
+}
+
+static int f_put_dir(struct store *s, const struct dir_record *dr, int64_t d)
+{
+	bool lose;
+	int rc = gate(s, SF_DIR, dr->key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->put_dir(SF(s)->inner, dr, d));
+}
+
+static int f_set_dir_mode(struct store *s, const char *key, uint32_t mode,
+			  int64_t d)
+{
+	bool lose;
+	int rc = gate(s, SF_DIR, key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->set_dir_mode(SF(s)->inner, key,
+							   mode, d));
+}
+
+static int f_delete_dir(struct store *s, const char *key, int64_t d)
+{
+	bool lose;
+	int rc = gate(s, SF_DIR, key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose,
+		     SF(s)->inner->ops->delete_dir(SF(s)->inner, key, d));
+}
+
+static int f_list(struct store *s, const char *prefix, int64_t d,
+		  store_row_fn fn, void *arg)
+{
+	bool lose;
+	int rc = gate(s, SF_LIST, prefix, false, &lose);
+
+	return rc ? rc
+		  : SF(s)->inner->ops->list(SF(s)->inner, prefix, d, fn, arg);
+}
+
+static void f_destroy(struct store *s)
+{
+	(void)s; /* the wrapper is the caller's; inner is not ours */
+}
+
+static const struct store_ops fault_ops = {
+	.get_lock = f_get,
+	.lookup = f_lookup,
+	.put_lock = f_put,
+	.renew_lock = f_renew,
+	.delete_lock = f_delete,
+	.next_fence = f_fence,
+	.put_dir = f_put_dir,
+	.set_dir_mode = f_set_dir_mode,
+	.delete_dir = f_delete_dir,
+	.list = f_list,
+	.destroy = f_destroy,
+};
+
+void store_fault_init(struct store_fault *f, struct store *inner)
+{
+	*f = (struct store_fault){ .base.ops = &fault_ops, .inner = inner };
+}

@@ -522,8 +522,38 @@ int fs_int_child_keys(struct fs *fs, uint64_t parent, const char *name,
 	return 0;
 }
 
+/* The caller's process group (0 when unknown). */
+static int64_t ctx_pgid(const struct fs_ctx *ctx)
+{
+	pid_t g = ctx && ctx->pid > 0 ? getpgid(ctx->pid) : -1;
+
+	return g > 0 ? g : 0;
+}
+
+/* A lock the caller's process group lost and has not let go of. */
+static struct lock *lost_of_caller(struct fs *fs, const struct fs_ctx *ctx,
+				   const char *rel)
+{
+	int64_t pgid = ctx_pgid(ctx);
+	struct lock *lk;
+	char *full;
+
+	if (!pgid)
+		return NULL;
+	full = fs_int_full_key(fs, rel);
+	lk = full ? lock_find_lost(fs->eng, full, pgid) : NULL;
+	free(full);
+	return lk;
+}
+
 int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	      struct fs_entry *e)
+{
+	return fs_lookup_ctx(fs, NULL, parent, name, e);
+}
+
+int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+		  const char *name, struct fs_entry *e)
 {
 	struct resolved r;
 	struct fs_node *n;
@@ -539,8 +569,18 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 		return rc;
 	fs_int_resolved_init(&r);
 	rc = fs_int_resolve(fs, rel, true, &r);
-	if (!rc && r.kind == K_NONE)
+	if (!rc && r.kind == K_NONE) {
+		struct lock *lost = lost_of_caller(fs, ctx, rel);
+
 		rc = -ENOENT;
+		if (lost) {
+			rc = lock_snapshot(fs->eng, lost, &r.rec, NULL);
+			r.kind = K_FILE;
+			r.ours = true;
+			r.state = RENDER_LOST;
+			lock_unref(fs->eng, lost);
+		}
+	}
 	if (!rc) {
 		pthread_mutex_lock(&fs->mu);
 		n = fs_int_get_node(fs, rel, r.kind == K_DIR, true);
@@ -804,6 +844,8 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 		full = fs_int_full_key(fs, rel);
 		lk = full ? lock_find(fs->eng, full) : NULL;
 		free(full);
+		if (!lk)
+			lk = lost_of_caller(fs, ctx, rel);
 		if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
 			if (!lk || !is_holder(ctx, lk))
 				rc = -EPERM;
@@ -904,13 +946,16 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 				goto out;
 			}
 			/* The row is not what we last wrote: a renewal tells
-			 * for sure whether we still hold it. */
-			if (lock_renew_sync(fs->eng, lk) == 0) {
-				lock_snapshot(fs->eng, lk, &mine, &st);
+			 * whether we still hold it. When it cannot tell (no
+			 * answer), the engine's state stands: the lock stays
+			 * trusted until its safe period ends by the clock, and
+			 * lost is only said once it is final. */
+			lock_renew_sync(fs->eng, lk);
+			lock_snapshot(fs->eng, lk, &mine, &st);
+			if (st == LOCK_HELD) {
 				rc = render_lock_text(&mine, RENDER_HELD, out);
 				goto out;
 			}
-			st = LOCK_LOST;
 		}
 		rc = render_lock_text(
 			&mine, st == LOCK_LOST ? RENDER_LOST : RENDER_RELEASED,
@@ -1163,9 +1208,11 @@ int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 			       : 0;
 	}
 	full = fs_int_full_key(fs, rel);
-	free(rel);
 	lk = full ? lock_find(fs->eng, full) : NULL;
 	free(full);
+	if (!lk)
+		lk = lost_of_caller(fs, ctx, rel); /* its changes give EIO */
+	free(rel);
 	if (!lk || !is_holder(ctx, lk)) {
 		lock_unref(fs->eng, lk);
 		return -EPERM;

@@ -85,6 +85,10 @@ void fs_free(struct fs *fs);
 void fs_on_lost(void *fs, struct lock *lk);
 void fs_on_released(void *fs, const char *key);
 
+/* fs_lookup for a caller: a lock its process group lost (and has not
+ * unlinked) shows as a lost file to it alone. */
+int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+		  const char *name, struct fs_entry *e);
 int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	      struct fs_entry *e);
 void fs_forget(struct fs *fs, uint64_t ino, uint64_t nlookup);

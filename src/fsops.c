@@ -107,7 +107,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs_entry e;
-	int rc = fs_lookup(fs_of(req), parent, name, &e);
+	struct fs_ctx c;
+	int rc;
+
+	ctx_of(req, &c);
+	rc = fs_lookup_ctx(fs_of(req), &c, parent, name, &e);
 
 	reply_entry_or_err(req, rc, &e);
 }

@@ -386,6 +386,9 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 	return -EIO;
 }
 
+static struct lock *find_lost_locked(struct lock_engine *e, const char *key,
+				     int64_t pgid);
+
 int lock_acquire(struct lock_engine *e, const char *key,
 		 const struct lock_holder *h, struct lock **out,
 		 struct lock_record *cur, bool *has_cur)
@@ -423,6 +426,15 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 		pthread_mutex_unlock(&e->mu);
 		metrics_inc(e->metrics, MC_CONFLICTS);
 		return -EEXIST;
+	}
+	if (find_lost_locked(e, key, h->pgid)) {
+		/* This group lost key and has not let go of it yet. */
+		pthread_mutex_unlock(&e->mu);
+		log_info(TAG,
+			 "acquire key=%s refused: process group %lld lost "
+			 "it and has not unlinked it",
+			 key, (long long)h->pgid);
+		return -EIO;
 	}
 	pthread_mutex_unlock(&e->mu);
 
@@ -522,6 +534,36 @@ struct lock *lock_find(struct lock_engine *e, const char *key)
 
 	pthread_mutex_lock(&e->mu);
 	lk = find_settled_locked(e, key);
+	if (lk)
+		lock_ref(lk);
+	pthread_mutex_unlock(&e->mu);
+	return lk;
+}
+
+/* mu held. */
+static struct lock *find_lost_locked(struct lock_engine *e, const char *key,
+				     int64_t pgid)
+{
+	struct lock *lk;
+
+	if (pgid <= 0)
+		return NULL;
+	for (lk = e->all; lk; lk = lk->next)
+		if (lk->state == LOCK_LOST && !lk->dismissed &&
+		    lk->lost_reason != LOST_RELEASING &&
+		    lk->hold == HOLD_PGRP && lk->holder.pgid == pgid &&
+		    !strcmp(lk->key, key))
+			return lk;
+	return NULL;
+}
+
+struct lock *lock_find_lost(struct lock_engine *e, const char *key,
+			    int64_t pgid)
+{
+	struct lock *lk;
+
+	pthread_mutex_lock(&e->mu);
+	lk = find_lost_locked(e, key, pgid);
 	if (lk)
 		lock_ref(lk);
 	pthread_mutex_unlock(&e->mu);

@@ -125,6 +125,12 @@ struct lock *lock_find(struct lock_engine *e, const char *key);
 /* Like lock_find, but also finds a lock of key that this mount lost and
  * still tracks (open, or its row still to be removed). */
 struct lock *lock_find_any(struct lock_engine *e, const char *key);
+/* The lock of key this mount lost while process group pgid held it, as
+ * long as that group lives and has not unlinked it (referenced), or NULL.
+ * Such a lock is shown to that group, and a new acquire of key by it fails
+ * with -EIO: a lost lock is never silently replaced under its holder. */
+struct lock *lock_find_lost(struct lock_engine *e, const char *key,
+			    int64_t pgid);
 /* True if this mount released key less than recent_release_ms ago and has
  * not acquired it since. */
 bool lock_recently_released(struct lock_engine *e, const char *key);

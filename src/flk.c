@@ -513,6 +513,16 @@ int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool *held,
 	return rc;
 }
 
+size_t flk_key_count(struct flk *f)
+{
+	size_t n;
+
+	pthread_mutex_lock(&f->mu);
+	n = f->keys.count;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
 /* ---- the wait thread ----------------------------------------------------- */
 
 struct pick {

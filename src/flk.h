@@ -84,6 +84,9 @@ int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 	       enum flk_kind kind);
 /* The interrupted request, if still parked, is answered EINTR. */
 void flk_interrupt(struct flk *f, void *req);
+/* Keys with a file lock, a waiter or an attempt in flight (entries of
+ * released or lost locks are swept within a second). */
+size_t flk_key_count(struct flk *f);
 /* F_GETLK: *held set when someone else holds key; *pid is the holder's pid
  * when it is a process on this host, else 0. */
 int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool *held,

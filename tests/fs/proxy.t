@@ -19,10 +19,12 @@ ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=proxy-a" ||
 	{ echo "Bail out! cannot mount through the proxy"; exit 1; }
 A=$(mnt a)
 
-# stat_of NAME: the counter NAME of the proxy's stats (0 when absent).
+# snap: takes the proxy's stats into STATS; stat_of NAME: the counter NAME
+# in them (0 when absent).
+snap() { STATS=$(proxy_ctl stats); }
 stat_of() {
 	local v
-	v=$(proxy_ctl stats | grep -o " $1=[0-9]*" | cut -d= -f2)
+	v=$(grep -o " $1=[0-9]*" <<<"$STATS" | cut -d= -f2)
 	echo "${v:-0}"
 }
 
@@ -44,10 +46,12 @@ like "$(proxy_ctl stats)" '^ok conns=[0-9]+ requests=[0-9]+ forwarded=[0-9]+ inj
 out=$(proxy_ctl frobnicate 1)
 is "$?:$out" "1:error: unknown command frobnicate" "an unknown command is an error (status 1)"
 # the mount's preflight went through the proxy
+snap
 ok "$([ "$(stat_of DescribeTable)" -ge 1 ] && echo 0)" "the mount's preflight went through the proxy"
 
 # ---- latency -------------------------------------------------------------
 cycle warm >/dev/null
+snap
 puts=$(stat_of PutItem) dels=$(stat_of DeleteItem)
 proxy_ctl latency 5 >/dev/null
 is "$?" 0 "latency 5: ok"
@@ -63,6 +67,7 @@ t0a=$(cycle lat) t0b=$(cycle lat) t0c=$(cycle lat)
 m0=$(min "$t0a" "$t0b" "$t0c")
 ok "$([ "${t100%%[!0-9]*}" ] && [ "${m0%%[!0-9]*}" ] && [ $((m0 + 200)) -lt "$t100" ] && echo 0)" \
 	"latency 0: fast again (best of 3: $m0 ms; with latency 100: $t100 ms)"
+snap
 is "$(($(stat_of PutItem) - puts))" 5 "stats count the 5 PutItems of 5 acquires"
 is "$(($(stat_of DeleteItem) - dels))" 5 "stats count the 5 DeleteItems of 5 releases"
 
@@ -71,12 +76,15 @@ is "$(($(stat_of DeleteItem) - dels))" 5 "stats count the 5 DeleteItems of 5 rel
 out=$(proxy_ctl http500 1)
 is "$out" "ok http500 1" "http500 1: ok"
 expect 0 open "$A/h5" O_CREAT,O_EXCL,O_RDONLY 0644
+snap
 is "$(stat_of injected)" 1 "... one request was answered with HTTP 500 (injected=1)"
 is "$(field "$("$T" read "$A/h5")" state)" held "... and h5 is held"
 
+snap
 puts=$(stat_of PutItem)
 proxy_ctl throttle 2 PutItem >/dev/null
 expect 0 open "$A/th" O_CREAT,O_EXCL,O_RDONLY 0644
+snap
 is "$(stat_of injected)" 3 "throttle 2 PutItem: both throttles injected (injected=3)"
 is "$(($(stat_of PutItem) - puts))" 3 "... the acquire's PutItem was sent 3 times"
 is "$(field "$("$T" read "$A/th")" owner)" proxy-a "... and th is ours"
@@ -141,12 +149,14 @@ expect 0 unlink "$B/st"
 
 # ---- a release whose reply is lost after it landed -----------------------
 expect 0 open "$S/r" O_CREAT,O_EXCL,O_RDONLY 0644
+snap
 inj=$(stat_of injected)
 proxy_ctl lose-reply 1 DeleteItem >/dev/null
 err=$(timeout 30 rm "$S/r" 2>&1)
 rc=$?
 ok "$([ "$rc" = 0 ] || [[ $err =~ Input/output ]] && echo 0)" \
 	"lose-reply 1 DeleteItem: rm returns 0 or EIO (status $rc${err:+: $err})"
+snap
 is "$(($(stat_of injected) - inj))" 1 "... the reply of one DeleteItem was lost"
 got=
 t0=$(now_ms)
@@ -162,6 +172,7 @@ expect 0 unlink "$B/r"
 # ---- an acquire whose reply is lost after it landed ----------------------
 proxy_ctl lose-reply 1 PutItem >/dev/null
 expect 0 open "$S/p" O_CREAT,O_EXCL,O_RDONLY 0644
+snap
 is "$(($(stat_of injected) - inj))" 2 "lose-reply 1 PutItem: the reply of one PutItem was lost"
 is "$(field "$("$T" read "$B/p")" owner)" proxy-s "... s holds p (its retry saw its own write)"
 expect 0 unlink "$S/p"
@@ -174,7 +185,7 @@ W=$(mnt w)
 proxy_ctl hang-reply 1 UpdateItem >/dev/null
 t_acq=$(now_ms)
 hold_start hw --pgrp "$W/hb" O_CREAT,O_EXCL,O_RDWR 0644
-wait_for 5 eval '[ "$(stat_of injected)" -ge 3 ]'
+wait_for 5 eval 'snap; [ "$(stat_of injected)" -ge 3 ]'
 ok $? "hang-reply 1 UpdateItem: a heartbeat's reply is held back"
 while [ $(($(now_ms) - t_acq)) -lt 5000 ]; do sleep 0.1; done
 hold_cmd hw read 10

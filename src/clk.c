@@ -1,4 +1,7 @@
-/* clk: system and fake clocks, and time formatting. No shared state. */
+/* clk: system and fake clocks, and time formatting. No shared state.
+ * "Our monotonic clock" is CLOCK_BOOTTIME (it counts suspend); timed waits
+ * still use CLOCK_MONOTONIC condition variables, so clk_mono_timespec
+ * converts a deadline from the one to the other when the wait starts. */
 #include "clk.h"
 
 #include <stdatomic.h>
@@ -10,7 +13,7 @@ int64_t clk_sys_mono_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -18,7 +21,7 @@ int64_t clk_sys_mono_us(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
@@ -97,10 +100,40 @@ void clk_format_rfc3339_ms(int64_t real_ms, char out[25])
 	out[24] = '\0';
 }
 
+#define NS_PER_S  1000000000LL
+#define NS_PER_MS 1000000LL
+#define YEAR_MS	  (365LL * 86400 * 1000)
+
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * NS_PER_S + ts->tv_nsec;
+}
+
+void clk_mono_timespec_at(int64_t mono_ms, int64_t boot_now_ns,
+			  int64_t clock_mono_now_ns, struct timespec *ts)
+{
+	int64_t at_ns;
+
+	/* Deadlines far away (INT64_MAX for "never", a fake clock's values)
+	 * must not overflow: a year is as good as forever for a timed wait. */
+	if (mono_ms > boot_now_ns / NS_PER_MS + YEAR_MS)
+		mono_ms = boot_now_ns / NS_PER_MS + YEAR_MS;
+	if (mono_ms < boot_now_ns / NS_PER_MS - YEAR_MS)
+		mono_ms = boot_now_ns / NS_PER_MS - YEAR_MS;
+	at_ns = clock_mono_now_ns + (mono_ms * NS_PER_MS - boot_now_ns);
+	if (at_ns < 0)
+		at_ns = 0; /* already passed: the wait returns at once */
+	ts->tv_sec = (time_t)(at_ns / NS_PER_S);
+	ts->tv_nsec = (long)(at_ns % NS_PER_S);
+}
+
 void clk_mono_timespec(int64_t mono_ms, struct timespec *ts)
 {
-	ts->tv_sec = mono_ms / 1000;
-	ts->tv_nsec = (mono_ms % 1000) * 1000000;
+	struct timespec boot, mono;
+
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clk_mono_timespec_at(mono_ms, ts_ns(&boot), ts_ns(&mono), ts);
 }
 
 int clk_cond_init_mono(pthread_cond_t *cv)

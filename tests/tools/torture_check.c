@@ -3,6 +3,7 @@
  * torture_worker.c):
  *
  *   KEY MOUNT PID METHOD OUTCOME FENCE ENTER_NS EXIT_NS CONFIRMED FSYNC STATE
+ *   WALL_MS TRUST_NS
  *
  *   lockfs-torture-check LOG...
  *
@@ -10,15 +11,21 @@
  * the fsync at the end returned 0): no two overlap ([enter, exit], times
  * from the one CLOCK_MONOTONIC of this host), and their fences strictly
  * increase in enter order (an equal fence on two holders is a failure).
- * Prints figures as "name value" lines, then one OVERLAP or FENCE line per
- * violation (both records, at most 50 of each). Exit status 0 when there is
- * no violation, 1 when there is, 2 on usage or unreadable logs. */
+ * Then, more strictly, over the trusted intervals: [enter, exit] when
+ * confirmed, else [enter, TRUST_NS] when poll(2) still said the lock was
+ * trusted (SEMANTICS: a holder learns it lost the lock before anyone else
+ * can take it), no two overlap either.
+ * Prints figures as "name value" lines, then one OVERLAP, FENCE or TRUST
+ * line per violation (both records, at most 50 of each). Exit status 0 when
+ * there is no violation, 1 when there is, 2 on usage or unreadable logs. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_SHOWN 50
 
@@ -27,7 +34,8 @@ struct rec {
 	char state[16];
 	int pid, confirmed;
 	long long fence;
-	uint64_t enter_ns, exit_ns;
+	uint64_t enter_ns, exit_ns, wall_ms, trust_ns;
+	uint64_t end_ns; /* of the interval being judged */
 	char *line;
 };
 
@@ -69,10 +77,10 @@ static int parse_line(const char *line, struct rec *r)
 	memset(r, 0, sizeof(*r));
 	if (sscanf(line,
 		   "%127s %31s %d %23s %31s %lld %" SCNu64 " %" SCNu64
-		   " %d %31s %15s",
+		   " %d %31s %15s %" SCNu64 " %" SCNu64,
 		   r->key, r->mount, &r->pid, r->method, r->outcome, &r->fence,
 		   &r->enter_ns, &r->exit_ns, &r->confirmed, r->fsync_res,
-		   r->state) != 11)
+		   r->state, &r->wall_ms, &r->trust_ns) != 13)
 		return -EINVAL;
 	return 0;
 }
@@ -106,56 +114,109 @@ static int load(const char *file)
 	return 0;
 }
 
-/* Confirmed intervals first, then by key, then by enter. */
+/* A record as printed in a violation: its line, then its enter time on
+ * this host's wall clock (UTC), to find the moment in the daemons' logs. */
+static void print_rec(const struct rec *r)
+{
+	time_t t = (time_t)(r->wall_ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	printf("%s [%02d:%02d:%02d.%03dZ]", r->line, tm.tm_hour, tm.tm_min,
+	       tm.tm_sec, (int)(r->wall_ms % 1000));
+}
+
+static void print_violation(const char *tag, const struct rec *a,
+			    const struct rec *b)
+{
+	printf("%s ", tag);
+	print_rec(a);
+	printf(" | ");
+	print_rec(b);
+	printf("\n");
+}
+
+/* By key, then by enter. */
 static int cmp_rec(const void *a, const void *b)
 {
-	const struct rec *x = a, *y = b;
+	const struct rec *x = *(struct rec *const *)a;
+	const struct rec *y = *(struct rec *const *)b;
 	int c;
 
-	if (x->confirmed != y->confirmed)
-		return y->confirmed - x->confirmed;
 	c = strcmp(x->key, y->key);
 	if (c)
 		return c;
 	if (x->enter_ns != y->enter_ns)
 		return x->enter_ns < y->enter_ns ? -1 : 1;
-	return x->exit_ns < y->exit_ns ? -1 : x->exit_ns > y->exit_ns;
+	return x->end_ns < y->end_ns ? -1 : x->end_ns > y->end_ns;
 }
 
 struct verdict {
-	long overlaps, fence_errors, confirmed_nofence;
+	long overlaps, fence_errors, nofence;
 };
 
-/* One key's confirmed intervals recs[from..to), sorted by enter. */
-static void judge_key(size_t from, size_t to, struct verdict *v)
+/* One key's intervals v[0..n), sorted by enter: overlaps (tag) and, when
+ * fences is set, fences that do not strictly increase. */
+static void judge_key(struct rec **v, size_t n, const char *tag, bool fences,
+		      struct verdict *out)
 {
 	const struct rec *last_end = NULL, *last_fence = NULL;
 	size_t i;
 
-	for (i = from; i < to; i++) {
-		const struct rec *r = &recs[i];
+	for (i = 0; i < n; i++) {
+		const struct rec *r = v[i];
 
-		if (last_end && r->enter_ns < last_end->exit_ns) {
-			if (v->overlaps < MAX_SHOWN)
-				printf("OVERLAP %s | %s\n", last_end->line,
-				       r->line);
-			v->overlaps++;
+		if (last_end && r->enter_ns < last_end->end_ns) {
+			if (out->overlaps < MAX_SHOWN)
+				print_violation(tag, last_end, r);
+			out->overlaps++;
 		}
-		if (!last_end || r->exit_ns > last_end->exit_ns)
+		if (!last_end || r->end_ns > last_end->end_ns)
 			last_end = r;
+		if (!fences)
+			continue;
 		if (r->fence <= 0) {
-			v->confirmed_nofence++;
+			out->nofence++;
 			continue;
 		}
 		if (last_fence && r->fence <= last_fence->fence) {
-			if (v->fence_errors < MAX_SHOWN)
-				printf("FENCE %s | %s\n", last_fence->line,
-				       r->line);
-			v->fence_errors++;
+			if (out->fence_errors < MAX_SHOWN)
+				print_violation("FENCE", last_fence, r);
+			out->fence_errors++;
 		}
 		if (!last_fence || r->fence > last_fence->fence)
 			last_fence = r;
 	}
+}
+
+/* Judges the intervals that trusted is 0: confirmed ([enter, exit]), 1:
+ * confirmed or trusted by poll (to TRUST_NS when not confirmed). */
+static void judge(bool trusted, struct verdict *out)
+{
+	struct rec **v = calloc(nrecs + 1, sizeof(*v));
+	size_t n = 0, i, from;
+
+	if (!v)
+		abort();
+	for (i = 0; i < nrecs; i++) {
+		struct rec *r = &recs[i];
+
+		if (r->confirmed)
+			r->end_ns = r->exit_ns;
+		else if (trusted && !strcmp(r->outcome, "held") && r->trust_ns)
+			r->end_ns = r->trust_ns;
+		else
+			continue;
+		v[n++] = r;
+	}
+	qsort(v, n, sizeof(*v), cmp_rec);
+	for (from = 0; from < n; from = i) {
+		for (i = from; i < n && !strcmp(v[i]->key, v[from]->key); i++)
+			;
+		judge_key(v + from, i - from, trusted ? "TRUST" : "OVERLAP",
+			  !trusted, out);
+	}
+	free(v);
 }
 
 static void count(struct tallies *t, const char *name, const struct rec *r)
@@ -193,10 +254,10 @@ int main(int argc, char **argv)
 {
 	struct tallies keys = { 0 }, methods = { 0 }, mounts = { 0 };
 	struct tallies outcomes = { 0 };
-	struct verdict v = { 0 };
-	long acquisitions = 0, confirmed = 0;
+	struct verdict conf = { 0 }, trust = { 0 };
+	long acquisitions = 0, confirmed = 0, trusted_only = 0;
 	long long max_fence = 0;
-	size_t i, from;
+	size_t i;
 	int a;
 
 	if (argc < 2) {
@@ -206,12 +267,13 @@ int main(int argc, char **argv)
 	for (a = 1; a < argc; a++)
 		if (load(argv[a]))
 			return 2;
-	qsort(recs, nrecs, sizeof(*recs), cmp_rec);
 	for (i = 0; i < nrecs; i++) {
 		const struct rec *r = &recs[i];
 
 		acquisitions += !strcmp(r->outcome, "held");
 		confirmed += r->confirmed;
+		trusted_only += !r->confirmed && r->trust_ns &&
+				!strcmp(r->outcome, "held");
 		if (r->confirmed && r->fence > max_fence)
 			max_fence = r->fence;
 		count(&keys, r->key, r);
@@ -219,24 +281,21 @@ int main(int argc, char **argv)
 		count(&mounts, r->mount, r);
 		tally_of(&outcomes, r->outcome)->acquisitions++;
 	}
-	for (from = 0; from < nrecs && recs[from].confirmed; from = i) {
-		for (i = from; i < nrecs && recs[i].confirmed &&
-			       !strcmp(recs[i].key, recs[from].key);
-		     i++)
-			;
-		judge_key(from, i, &v);
-	}
+	judge(false, &conf);
+	judge(true, &trust);
 	printf("records %zu\nbad_lines %ld\nacquisitions %ld\n", nrecs,
 	       bad_lines, acquisitions);
 	printf("confirmed %ld\nunconfirmed %ld\nmax_fence %lld\n", confirmed,
 	       acquisitions - confirmed, max_fence);
-	printf("confirmed_nofence %ld\noverlaps %ld\nfence_errors %ld\n",
-	       v.confirmed_nofence, v.overlaps, v.fence_errors);
+	printf("trusted_unconfirmed %ld\nconfirmed_nofence %ld\n", trusted_only,
+	       conf.nofence);
+	printf("overlaps %ld\nfence_errors %ld\ntrust_overlaps %ld\n",
+	       conf.overlaps, conf.fence_errors, trust.overlaps);
 	print_tallies("key", &keys);
 	print_tallies("method", &methods);
 	print_tallies("mount", &mounts);
 	for (i = 0; i < outcomes.n; i++)
 		printf("outcome %s %ld\n", outcomes.v[i].name,
 		       outcomes.v[i].acquisitions);
-	return v.overlaps || v.fence_errors ? 1 : 0;
+	return conf.overlaps || conf.fence_errors || trust.overlaps ? 1 : 0;
 }

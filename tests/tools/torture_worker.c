@@ -11,25 +11,33 @@
  * it), which picks a key and an idiom, tries to acquire the key for at most
  * --wait seconds, and when it got it: notes enter (CLOCK_MONOTONIC), reads
  * the lock's text through the holding fd (the holder's first read allocates
- * the fence), works a few ms (now and then much longer, --long-pct), calls
- * fsync on the holding fd and notes exit when fsync returned. Only fsync
- * returning 0 confirms the interval [enter, exit]: the holder trusted the
- * lock during all of it. Then it releases the lock (unlink, LOCK_UN, F_UNLCK,
- * close, or just exiting). Every cycle appends one line to --log with one
- * write(2) (O_APPEND):
+ * the fence), works a few ms (now and then much longer, --long-pct), asks
+ * poll(2) whether the lock is still trusted (no POLLERR/POLLPRI; the time
+ * noted just before the call), calls fsync on the holding fd and notes exit
+ * when fsync returned. Only fsync returning 0 confirms the interval [enter,
+ * exit]: the holder trusted the lock during all of it. Then it releases the
+ * lock (unlink, LOCK_UN, F_UNLCK, close, or just exiting; unlink only when
+ * fsync said the lock was still ours, so that a lost holder never removes
+ * its successor's lock by name). Every cycle appends one line to --log with
+ * one write(2) (O_APPEND):
  *
  *   KEY MOUNT PID METHOD OUTCOME FENCE ENTER_NS EXIT_NS CONFIRMED FSYNC STATE
+ *   WALL_MS TRUST_NS
  *
  * OUTCOME is "held" when the key was acquired, else why not (busy, EINTR
  * for a wait that ran out, an errno name, notfuse when the mountpoint was
  * not a FUSE file system at the time). FENCE is -1 when none was read,
- * FSYNC "0" or the errno name, STATE the "state:" line the holder read.
+ * FSYNC "0" or the errno name, STATE the "state:" line the holder read,
+ * WALL_MS this host's CLOCK_REALTIME at enter (at the end when not held),
+ * to find the moment in the daemons' logs, TRUST_NS the time poll said the
+ * lock was trusted (0 when it did not).
  * The parent kills a child that outlives --wait by far; workers survive
  * their mount dying (errors are logged, the loop goes on, bounded). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,7 +71,7 @@ struct rec {
 	const char *key, *method;
 	char outcome[32], fsync_res[32], state[16];
 	long long fence;
-	uint64_t enter_ns, exit_ns;
+	uint64_t enter_ns, exit_ns, wall_ms, trust_ns;
 };
 
 static volatile sig_atomic_t alarmed;
@@ -139,17 +147,27 @@ static const char *errname(int e)
 	}
 }
 
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 static void rec_write(int logfd, const struct cfg *c, const struct rec *r)
 {
 	char line[512];
 	int n;
 
 	n = snprintf(line, sizeof(line),
-		     "%s %s %d %s %s %lld %" PRIu64 " %" PRIu64 " %d %s %s\n",
+		     "%s %s %d %s %s %lld %" PRIu64 " %" PRIu64
+		     " %d %s %s %" PRIu64 " %" PRIu64 "\n",
 		     r->key, c->mount, (int)getpid(), r->method, r->outcome,
 		     r->fence, r->enter_ns, r->exit_ns,
 		     !strcmp(r->outcome, "held") && !strcmp(r->fsync_res, "0"),
-		     r->fsync_res, r->state);
+		     r->fsync_res, r->state,
+		     r->wall_ms ? r->wall_ms : wall_ms(), r->trust_ns);
 	if (n > 0 && n < (int)sizeof(line) && write(logfd, line, n) != n)
 		perror("torture-worker: log write");
 }
@@ -226,11 +244,25 @@ static int acquire_wait(const char *path, enum method m, double wait_s)
 	return fd;
 }
 
-static void release(int fd, const char *path, enum method m, int variant)
+/* The time just before a poll(2) that reported the lock still trusted
+ * (no POLLERR, POLLPRI, POLLHUP or POLLNVAL), else 0. */
+static uint64_t trusted_at(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLPRI };
+	uint64_t t = mono_ns();
+
+	if (poll(&p, 1, 0) < 0 ||
+	    (p.revents & (POLLERR | POLLPRI | POLLHUP | POLLNVAL)))
+		return 0;
+	return t;
+}
+
+static void release(int fd, const char *path, enum method m, int variant,
+		    int ours)
 {
 	struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
 
-	if (m == M_EXCL && variant)
+	if (m == M_EXCL && (variant || !ours))
 		_exit(0); /* dies holding: hold=pgrp and hold=fd release */
 	if (m == M_EXCL)
 		unlink(path);
@@ -299,6 +331,7 @@ static void child_cycle(const struct cfg *c, int logfd, unsigned seed)
 		_exit(0);
 	}
 	r.enter_ns = mono_ns();
+	r.wall_ms = wall_ms();
 	snprintf(r.outcome, sizeof(r.outcome), "held");
 	read_text(fd, &r);
 	if ((int)(rand_r(&seed) % 100) < c->long_pct)
@@ -306,11 +339,12 @@ static void child_cycle(const struct cfg *c, int logfd, unsigned seed)
 	else
 		work = 1 + rand_r(&seed) % 5;
 	sleep_ms(work);
+	r.trust_ns = trusted_at(fd);
 	snprintf(r.fsync_res, sizeof(r.fsync_res), "%s",
 		 fsync(fd) ? errname(errno) : "0");
 	r.exit_ns = mono_ns();
 	rec_write(logfd, c, &r);
-	release(fd, path, m, variant);
+	release(fd, path, m, variant, !strcmp(r.fsync_res, "0"));
 	_exit(0);
 }
 

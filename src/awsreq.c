@@ -3,7 +3,8 @@
  * its keep-alive connection) and a jitter random state, kept under a pthread
  * key: the owning thread alone uses them; the list of them (for
  * awsreq_free) is protected by mu. Any thread may call awsreq_json; no lock
- * is held across the network exchange. */
+ * is held across the network exchange. Every answer's Date feeds the
+ * configured server clock (itself thread-safe), which signs the requests. */
 #include "awsreq.h"
 
 #include <errno.h>
@@ -133,7 +134,9 @@ struct awsreq *awsreq_new(const struct awsreq_config *cfg)
 	if (!r->cfg.default_deadline_ms)
 		r->cfg.default_deadline_ms = AWSREQ_DEFAULT_DEADLINE_MS;
 	if (!r->cfg.clock)
-		r->cfg.clock = &clk_system;
+		r->cfg.clock = r->cfg.server_clock
+				       ? srvclk_clock(r->cfg.server_clock)
+				       : &clk_system;
 	if (http_url_host_path(r->endpoint, r->host, sizeof(r->host), r->path,
 			       sizeof(r->path)))
 		goto fail;
@@ -203,13 +206,29 @@ static bool looks_like_object(const struct buf *b)
 	return false;
 }
 
+/* The times of one exchange, for the server clock. */
+struct exchange_time {
+	int64_t signed_real_ms; /* the signing time sent (X-Amz-Date) */
+	int64_t sent_mono_ms, recv_mono_ms;
+	char date[sizeof(((struct http_response *)0)->date)]; /* "": none */
+};
+
+/* The clock requests are signed with. */
+static const struct clk *signing_clock(const struct awsreq *r)
+{
+	return r->cfg.server_clock ? srvclk_clock(r->cfg.server_clock)
+				   : r->cfg.clock;
+}
+
 /* One signed exchange. Fills err and returns 0 or -errno; *sent tells
- * whether the request went out (credentials and signing come first). */
+ * whether the request went out (credentials and signing come first); xt
+ * gets its times and the answer's Date, which feeds the server clock. */
 static int attempt(struct awsreq *r, struct awsreq_thread *t, enum ddb_op op,
 		   const char *target, const char *body, size_t len,
 		   long timeout_ms, struct buf *resp, struct aws_error *err,
-		   bool *sent)
+		   bool *sent, struct exchange_time *xt)
 {
+	const struct clk *sclk = signing_clock(r);
 	struct aws_creds creds = { 0 };
 	struct buf authz = BUF_INIT;
 	struct sigv4_header sh[5];
@@ -221,12 +240,14 @@ static int attempt(struct awsreq *r, struct awsreq_thread *t, enum ddb_op op,
 	int rc;
 
 	*sent = false;
+	xt->date[0] = '\0';
 	rc = creds_chain_get(r->cfg.creds, &creds, err);
 	if (rc) {
 		buf_reset(resp);
 		return rc;
 	}
-	sigv4_amz_date(clk_real_ms(r->cfg.clock), amz_date);
+	xt->signed_real_ms = clk_real_ms(sclk);
+	sigv4_amz_date(xt->signed_real_ms, amz_date);
 	sh[n++] = (struct sigv4_header){ "Content-Type", AWSREQ_CONTENT_TYPE };
 	sh[n++] = (struct sigv4_header){ "Host", r->host };
 	sh[n++] = (struct sigv4_header){ "X-Amz-Date", amz_date };
@@ -268,9 +289,18 @@ static int attempt(struct awsreq *r, struct awsreq_thread *t, enum ddb_op op,
 	hr.status = 0;
 	hr.body = *resp;
 	start_us = clk_sys_mono_us();
+	xt->sent_mono_ms = clk_mono_ms(sclk);
 	rc = http_perform(t->client, &req, &hr);
+	xt->recv_mono_ms = clk_mono_ms(sclk);
 	*resp = hr.body;
 	*sent = true;
+	if (!rc) {
+		memcpy(xt->date, hr.date, sizeof(xt->date));
+		if (r->cfg.server_clock && xt->date[0])
+			srvclk_observe(r->cfg.server_clock, xt->date,
+				       strlen(xt->date), xt->sent_mono_ms,
+				       xt->recv_mono_ms);
+	}
 	if (rc) {
 		awserr_set_transport(err, rc);
 	} else if (hr.status >= 200 && hr.status < 300) {
@@ -294,6 +324,63 @@ out:
 	return rc;
 }
 
+static bool in_list(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(s, *list))
+			return true;
+	return false;
+}
+
+/* Whether an error answer refused the request for its signing time. The
+ * codes are the AWS SDKs' clock-skew list; the authentication ones count
+ * only when their message speaks of the time (DynamoDB: "Signature
+ * expired: ... is now earlier than ...", "Signature not yet current") or
+ * the answer's Date is more than 4 minutes from the time we signed with
+ * (the service allows 5). */
+static bool refused_for_time(const struct aws_error *err,
+			     const struct exchange_time *xt)
+{
+	static const char *const time_codes[] = { "RequestTimeTooSkewed",
+						  "RequestExpired",
+						  "RequestInTheFuture", NULL };
+	static const char *const auth_codes[] = { "InvalidSignatureException",
+						  "SignatureDoesNotMatch",
+						  "AuthFailure", NULL };
+	int64_t date_s;
+
+	if (err->http_status < 400 || err->http_status >= 500)
+		return false;
+	if (in_list(err->type, time_codes))
+		return true;
+	if (!in_list(err->type, auth_codes))
+		return false;
+	if (strcasestr(err->message, "signature expired") ||
+	    strcasestr(err->message, "not yet current") ||
+	    strcasestr(err->message, "skew"))
+		return true;
+	return !srvclk_parse_date(xt->date, strlen(xt->date), &date_s) &&
+	       llabs(date_s * 1000 - xt->signed_real_ms) > 4 * 60 * 1000;
+}
+
+/* After a refusal for the signing time: sets the server clock from the
+ * answer's Date. True when it did (the request is then worth sending
+ * again). */
+static bool correct_clock(struct awsreq *r, const char *target,
+			  const struct aws_error *err,
+			  const struct exchange_time *xt)
+{
+	if (!r->cfg.server_clock || !refused_for_time(err, xt) ||
+	    srvclk_reset(r->cfg.server_clock, xt->date, strlen(xt->date),
+			 xt->sent_mono_ms, xt->recv_mono_ms))
+		return false;
+	log_warn("awsreq",
+		 "%s: the service refused our signing time (%s); clock set "
+		 "from its Date (%s), sending again",
+		 target, err->type[0] ? err->type : "no error code", xt->date);
+	return true;
+}
+
 int awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
 		const char *body, size_t len, int64_t deadline_mono_ms,
 		struct buf *resp, struct aws_error *err, int *attempts)
@@ -301,7 +388,8 @@ int awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
 	struct awsreq_thread *t;
 	int64_t now = clk_mono_ms(r->cfg.clock), delay;
 	int done = 0, rc;
-	bool sent;
+	bool sent, corrected = false;
+	struct exchange_time xt;
 
 	awserr_clear(err);
 	if (attempts)
@@ -328,7 +416,7 @@ int awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
 		if (left_ms < timeout_ms)
 			timeout_ms = (long)left_ms;
 		rc = attempt(r, t, op, target, body, len, timeout_ms, resp, err,
-			     &sent);
+			     &sent, &xt);
 		if (!sent)
 			break; /* no credentials: not retried here */
 		done++;
@@ -336,6 +424,11 @@ int awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
 			*attempts = done;
 		if (!rc)
 			break;
+		if (!corrected && correct_clock(r, target, err, &xt)) {
+			corrected = true;
+			now = clk_mono_ms(r->cfg.clock);
+			continue;
+		}
 		if (awserr_is_throttle(err))
 			metrics_inc(r->cfg.metrics, MC_DDB_THROTTLES);
 		if (!awserr_is_retryable(err))

@@ -15,6 +15,7 @@
 #include "http.h"
 #include "metrics.h"
 #include "retry.h"
+#include "srvclk.h"
 
 struct awsreq_config {
 	const char *endpoint; /* "https://dynamodb.eu-west-1.amazonaws.com" */
@@ -27,7 +28,15 @@ struct awsreq_config {
 					0: 15000 */
 	struct retry_policy retry;
 	struct metrics *metrics; /* may be NULL */
-	const struct clk *clock; /* NULL: the system clocks */
+	const struct clk *clock; /* deadlines; NULL: server_clock's if given,
+				    else the system clocks */
+	/* NULL: requests are signed with clock's wall clock. Else (borrowed,
+	 * must outlive the awsreq) every answer's Date feeds it, requests are
+	 * signed with its time, and an answer that refuses the signing time
+	 * (RequestTimeTooSkewed and the like, as the AWS SDKs recognise
+	 * them) resets it from that answer's Date and the request is sent
+	 * again at once, once per call. */
+	struct srvclk *server_clock;
 };
 
 struct awsreq;

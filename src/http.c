@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define HTTP_DEFAULT_CONNECT_MS 2000L
 #define HTTP_DEFAULT_TIMEOUT_MS 10000L
 #define HTTP_DEFAULT_MAX_BYTES	((size_t)4 << 20)
+#define HTTP_DATE_MAX		sizeof(((struct http_response *)0)->date)
 
 struct http_client {
 	CURL *curl;
@@ -19,6 +21,7 @@ struct http_client {
 	char *ca_file;
 	int overflow; /* set by the write callback when the cap is hit */
 	struct buf *sink;
+	char *date; /* the current response's date[], during a request */
 };
 
 int http_global_init(void)
@@ -32,6 +35,7 @@ void http_global_cleanup(void)
 }
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata);
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata);
 
 /* Options that are the same for every request of this client. */
 static void set_fixed_options(struct http_client *c)
@@ -55,6 +59,8 @@ static void set_fixed_options(struct http_client *c)
 			 (curl_off_t)c->opts.max_response_bytes);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
 	/* curl's own trace would print the Authorization header: debugging
 	 * builds only, never from an option. */
 	curl_easy_setopt(h, CURLOPT_VERBOSE, c->opts.verbose ? 1L : 0L);
@@ -102,6 +108,7 @@ void http_client_free(struct http_client *c)
 void http_response_init(struct http_response *resp)
 {
 	resp->status = 0;
+	resp->date[0] = '\0';
 	buf_init(&resp->body, 0);
 }
 
@@ -120,6 +127,36 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 		c->overflow = 1;
 		return 0; /* makes curl fail with CURLE_WRITE_ERROR */
 	}
+	return n;
+}
+
+/* Keeps the Date header of the last response (a status line starts a new
+ * one, so an interim 1xx answer's Date does not linger). */
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct http_client *c = userdata;
+	size_t n = size * nmemb, len = n;
+	const char *v = ptr + 5;
+
+	if (!c->date)
+		return n;
+	if (n >= 5 && !strncmp(ptr, "HTTP/", 5)) {
+		c->date[0] = '\0';
+		return n;
+	}
+	if (n < 5 || strncasecmp(ptr, "date:", 5))
+		return n;
+	while (v < ptr + len && (*v == ' ' || *v == '\t'))
+		v++;
+	while (len > 5 && (ptr[len - 1] == '\r' || ptr[len - 1] == '\n' ||
+			   ptr[len - 1] == ' ' || ptr[len - 1] == '\t'))
+		len--;
+	if (ptr + len < v || (size_t)(ptr + len - v) >= HTTP_DATE_MAX) {
+		c->date[0] = '\0';
+		return n;
+	}
+	memcpy(c->date, v, (size_t)(ptr + len - v));
+	c->date[ptr + len - v] = '\0';
 	return n;
 }
 
@@ -174,6 +211,7 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	buf_reset(&resp->body);
 	resp->body.max = c->opts.max_response_bytes;
 	resp->status = 0;
+	resp->date[0] = '\0';
 
 	for (i = 0; i < req->n_headers; i++) {
 		int n = snprintf(line, sizeof(line), "%s: %s",
@@ -222,9 +260,11 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	}
 	c->overflow = 0;
 	c->sink = &resp->body;
+	c->date = resp->date;
 
 	cc = curl_easy_perform(h);
 	c->sink = NULL;
+	c->date = NULL;
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
 	if (cc == CURLE_OK) {
 		rc = 0;

@@ -36,6 +36,8 @@ struct http_request {
 struct http_response {
 	long status;	 /* HTTP status, 0 if none arrived */
 	struct buf body; /* capped at max_response_bytes */
+	char date[64];	 /* the answer's Date header, trimmed; "" when it had
+			  * none (or an over-long one) */
 };
 
 /* curl_global_init, once per process, before threads. 0 or -EIO. */

@@ -33,6 +33,7 @@
 #include "notify.h"
 #include "observe.h"
 #include "opts.h"
+#include "srvclk.h"
 #include "store_ddb.h"
 #include "text.h"
 
@@ -117,6 +118,7 @@ int main(int argc, char **argv)
 	struct ddb *ddb = NULL;
 	struct store *store = NULL;
 	struct observe *obs = NULL;
+	struct srvclk *sclk = NULL;
 	struct lock_engine *eng = NULL;
 	struct fs *fs = NULL;
 	struct notify *notify = NULL;
@@ -194,6 +196,11 @@ int main(int argc, char **argv)
 	log_debug("main", "credentials from %s", probe.source);
 	aws_creds_clear(&probe);
 
+	/* DynamoDB's time, learned from its answers: the lock rows' TTL and
+	 * times and the request signatures use it, not this host's clock. */
+	sclk = srvclk_new(&clk_system);
+	if (!sclk)
+		die("out of memory");
 	metrics_init(&metrics);
 	struct awsreq_config rcfg = {
 		.endpoint = aws.endpoint,
@@ -202,6 +209,7 @@ int main(int argc, char **argv)
 		.creds = creds,
 		.http = { .ca_file = o.ca_file },
 		.metrics = &metrics,
+		.server_clock = sclk,
 	};
 	req = awsreq_new(&rcfg);
 	ddb = req ? ddb_new(req) : NULL;
@@ -234,7 +242,7 @@ int main(int argc, char **argv)
 	owner = o.owner ? strdup(o.owner) : default_owner();
 	gethostname(host, sizeof(host) - 1);
 	store = store_ddb_new(ddb, o.table, o.lease_ms);
-	obs = observe_new(&clk_system, 0);
+	obs = observe_new(srvclk_clock(sclk), 0);
 	struct lock_config lc = {
 		.owner = owner,
 		.host = host,
@@ -246,8 +254,8 @@ int main(int argc, char **argv)
 		.recent_release_ms = (int64_t)(o.entry_timeout * 1000),
 	};
 	eng = (owner && store && obs)
-		      ? lock_engine_new(&lc, store, obs, &clk_system, &metrics,
-					NULL)
+		      ? lock_engine_new(&lc, store, obs, srvclk_clock(sclk),
+					&metrics, NULL)
 		      : NULL;
 	notify = notify_new();
 	struct fs_config fc = {
@@ -351,6 +359,7 @@ out_aws:
 	ddb_free(ddb);
 	awsreq_free(req);
 	creds_chain_free(creds);
+	srvclk_free(sclk);
 	http_global_cleanup();
 	fuse_opt_free_args(&args);
 	free(fsname);

@@ -733,6 +733,7 @@ static void holder_from_ctx(const struct fs_ctx *ctx, uint32_t mode,
 	h->gid = ctx->gid;
 	h->mode = mode & 07777;
 	h->pgid = ctx->pid > 0 ? getpgid(ctx->pid) : -1;
+	h->sid = ctx->pid > 0 ? getsid(ctx->pid) : -1;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)ctx->pid);
 	f = ctx->pid > 0 ? fopen(path, "re") : NULL;
 	if (f) {
@@ -817,6 +818,30 @@ out:
 static bool is_holder(const struct fs_ctx *ctx, struct lock *lk)
 {
 	return ctx->uid == 0 || (int64_t)ctx->uid == lock_holder(lk)->uid;
+}
+
+/* Whether ctx may remove lk (the uid rule passed): a lock whose holder is
+ * alive may be removed only from the holder's session (its script, its
+ * shell), so that a second instance of a job, run by cron or systemd in a
+ * session of its own, never releases the first one's lock by mistake;
+ * root may break it on a mount with allow_break. -EBUSY otherwise. */
+static int may_remove(struct fs *fs, const struct fs_ctx *ctx,
+		      struct lock *lk)
+{
+	const struct lock_holder *h = lock_holder(lk);
+	pid_t sid = ctx->pid > 0 ? getsid(ctx->pid) : -1;
+
+	if (h->sid <= 0 || !lock_holder_live(fs->eng, lk))
+		return 0; /* no session known: the uid rule alone */
+	if (sid == h->sid)
+		return 0;
+	if (fs->cfg.allow_break && ctx->uid == 0)
+		return 0;
+	log_info(TAG,
+		 "unlink key=%s refused (EBUSY): held by pid %lld (%s) of "
+		 "another session, which is alive",
+		 lock_key(lk), (long long)h->pid, h->cmd);
+	return -EBUSY;
 }
 
 int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
@@ -1247,8 +1272,11 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		return rc;
 	lk = lock_find_any(fs->eng, full);
 	if (lk) {
-		/* Ours: released by the uid that acquired it, or root. */
-		rc = is_holder(ctx, lk) ? lock_release(fs->eng, lk) : -EPERM;
+		/* Ours: released by the uid that acquired it, or root, from
+		 * the holder's session while the holder lives. */
+		rc = is_holder(ctx, lk) ? may_remove(fs, ctx, lk) : -EPERM;
+		if (!rc)
+			rc = lock_release(fs->eng, lk);
 		lock_unref(fs->eng, lk);
 		rc = fs_int_user_err(rc, "release", full);
 		goto out;

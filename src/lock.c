@@ -396,6 +396,32 @@ int lock_acquire(struct lock_engine *e, const char *key,
 	return lock_acquire_hold(e, key, h, e->cfg.hold, out, cur, has_cur);
 }
 
+bool lock_holder_live(struct lock_engine *e, struct lock *lk)
+{
+	bool live = false;
+
+	pthread_mutex_lock(&e->mu);
+	if (lock_int_trusted_locked(e, lk, now_mono(e)) &&
+	    !lk->release_wanted) {
+		switch (lk->hold) {
+		case HOLD_PGRP:
+			live = lk->holder_open ||
+			       lock_int_pgrp_alive(lk->holder.pgid);
+			break;
+		case HOLD_FD:
+			live = lk->holder_open;
+			break;
+		case HOLD_FLOCK:
+			live = true;
+			break;
+		case HOLD_UNLINK:
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->mu);
+	return live;
+}
+
 void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold)
 {
 	pthread_mutex_lock(&e->mu);

@@ -76,6 +76,7 @@ struct lock_holder {
 	int64_t uid;
 	int64_t gid;
 	int64_t pgid; /* <= 0: unknown (process gone) */
+	int64_t sid;  /* its session; <= 0: unknown */
 	uint32_t mode;
 	char cmd[64];
 };
@@ -116,6 +117,11 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 		      const struct lock_holder *h, enum hold_mode hold,
 		      struct lock **out, struct lock_record *cur,
 		      bool *has_cur);
+/* True while lk is held and its holder is alive: its acquiring open file
+ * is open, or (hold=pgrp) its process group lives, or a file lock holds
+ * it. Locks with no live holder (hold=unlink, a holder that is gone) give
+ * false. */
+bool lock_holder_live(struct lock_engine *e, struct lock *lk);
 /* Changes how a held lock is released automatically. */
 void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold);
 

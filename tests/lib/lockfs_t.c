@@ -39,8 +39,18 @@
  *         pid               "pid=P pgid=G"
  *         exit              exit 0
  *       USR1, USR2, HUP and ALRM are counted (and interrupt a blocking
- *       flock/fcntl: EINTR); TERM and KILL end the process. */
+ *       flock/fcntl: EINTR); TERM and KILL end the process.
+ *   race PATH flock|setlk N
+ *       N times: open PATH with O_CREAT|O_RDWR (acquiring it), fork a
+ *       child sharing that open file, and let both take a non-blocking
+ *       flock (LOCK_EX) or fcntl write lock on it at the same moment
+ *       (released together from a pipe); then the parent fsyncs the fd
+ *       (0 while the key is still held) before both close it. Prints one
+ *       line: "ok=A busy=B lost=C other=D" where ok and busy count the
+ *       lock calls that succeeded or gave EWOULDBLOCK/EAGAIN, lost the
+ *       rounds whose fsync failed, other any other outcome. */
 #include <ctype.h>
+#include <stdbool.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +64,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -154,6 +165,7 @@ static void usage(void)
 	      "  statfs PATH                   readdir PATH\n"
 	      "  flock PATH FLAGS ex|sh|un[,nb]\n"
 	      "  setlk PATH FLAGS wr|rd|un[,wait]\n"
+	      "  race PATH flock|setlk N\n"
 	      "escapes in paths and data: \\xNN  \\\\  \\{N}C\n",
 	      stderr);
 	exit(2);
@@ -651,6 +663,89 @@ const char *__asan_default_options(void)
 	return "detect_leaks=0";
 }
 
+/* One round of race: both processes lock the same open file at once. */
+static void race_round(const char *path, bool use_flock, int *ok, int *busy,
+		       int *lost, int *other)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int go[2], back[2], fd, rc, crc = -1;
+	char c = 0;
+	pid_t pid;
+
+	fd = open(path, O_CREAT | O_RDWR, 0644);
+	if (fd < 0 || pipe(go) || pipe(back)) {
+		(*other)++;
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(back[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		rc = use_flock ? flock(fd, LOCK_EX | LOCK_NB)
+			       : fcntl(fd, F_SETLK, &fl);
+		c = rc == 0 ? 0 : (errno == EWOULDBLOCK ? 1 : 2);
+		if (write(back[1], &c, 1) != 1)
+			_exit(3);
+		/* Keep a won fcntl lock until the parent has checked. */
+		if (read(go[0], &c, 1) < 0)
+			_exit(3);
+		_exit(0);
+	}
+	close(go[0]);
+	close(back[1]);
+	if (pid < 0 || write(go[1], &c, 1) != 1) {
+		(*other)++;
+	} else {
+		rc = use_flock ? flock(fd, LOCK_EX | LOCK_NB)
+			       : fcntl(fd, F_SETLK, &fl);
+		if (rc == 0)
+			(*ok)++;
+		else if (errno == EWOULDBLOCK)
+			(*busy)++;
+		else
+			(*other)++;
+		if (read(back[0], &c, 1) == 1)
+			crc = c;
+		if (crc == 0)
+			(*ok)++;
+		else if (crc == 1)
+			(*busy)++;
+		else
+			(*other)++;
+		if (fsync(fd))
+			(*lost)++;
+	}
+	close(go[1]); /* the child ends */
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	close(back[0]);
+	close(fd);
+}
+
+static int race(int argc, char **argv)
+{
+	int ok = 0, busy = 0, lost = 0, other = 0, n;
+	const char *path;
+	bool use_flock;
+
+	if (argc < 3)
+		usage();
+	path = path_arg(argv[0]);
+	use_flock = !strcmp(argv[1], "flock");
+	n = (int)parse_num(argv[2]);
+	signal(SIGCHLD, SIG_DFL);
+	for (int i = 0; i < n; i++) {
+		race_round(path, use_flock, &ok, &busy, &lost, &other);
+		unlink(path); /* a fcntl holder in the parent kept it */
+	}
+	printf("ok=%d busy=%d lost=%d other=%d\n", ok, busy, lost, other);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *verb;
@@ -672,6 +767,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(verb, "hold"))
 		return hold(argc, argv);
+	if (!strcmp(verb, "race"))
+		return race(argc, argv);
 	if (!strcmp(verb, "open")) {
 		NEED(2);
 		if (with_fd(path_arg(argv[0]), argv[1],

@@ -347,25 +347,48 @@ static int build_record(struct lock_engine *e, const char *key,
 	return 0;
 }
 
-/* An acquire whose reply never came: read the row back. If it carries our
- * RVN we hold the lock. If we cannot tell, remember the RVN so the lease
- * thread removes the row should it exist, rather than leave it to lapse. */
+/* An acquire whose reply never came, resolved for certain: the same row is
+ * written again, on condition that there is no row or it carries our RVN,
+ * so that afterwards we hold the key (whether or not the first write
+ * landed) or we know another owner does. A takeover whose first write did
+ * not land is tried once more. Only when DynamoDB cannot be reached at all
+ * is the outcome left open: the RVN is then remembered so the lease path
+ * removes the row should it exist, rather than leave it to lapse. */
 static int resolve_unknown_acquire(struct lock_engine *e,
-				   const struct lock_record *rec)
+				   const struct lock_record *rec,
+				   const char *takeover_rvn,
+				   struct lock_record *cur, bool *has_cur)
 {
-	struct lock_record row;
 	struct lock *orphan;
-	int rc;
+	int attempt, rc = -EIO;
 
-	record_init(&row);
-	rc = e->store->ops->get_lock(e->store, rec->key, op_deadline(e), &row);
-	if (!rc && !strcmp(row.rvn, rec->rvn)) {
-		record_fini(&row);
-		return 0;
+	for (attempt = 0; attempt < 3; attempt++) {
+		record_fini(cur);
+		record_init(cur);
+		*has_cur = false;
+		rc = e->store->ops->put_lock(e->store, rec, rec->rvn,
+					     op_deadline(e), cur, has_cur);
+		if (rc == -ECANCELED && *has_cur && takeover_rvn &&
+		    !strcmp(cur->rvn, takeover_rvn)) {
+			/* Our takeover did not land: try it once more. */
+			record_fini(cur);
+			record_init(cur);
+			*has_cur = false;
+			rc = e->store->ops->put_lock(e->store, rec,
+						     takeover_rvn,
+						     op_deadline(e), cur,
+						     has_cur);
+		}
+		if (rc == -ECANCELED && *has_cur && !strcmp(cur->rvn, rec->rvn))
+			rc = 0;
+		if (rc == 0)
+			return 0;
+		if (rc == -ECANCELED)
+			return -EEXIST; /* another owner's row */
+		if (rc == -ENOMEM || rc == -EACCES || rc == -ENXIO ||
+		    rc == -EINVAL)
+			break;
 	}
-	record_fini(&row);
-	if (!rc || rc == -ENOENT)
-		return -EIO; /* it did not land; nothing to clean up */
 	orphan = calloc(1, sizeof(*orphan));
 	if (!orphan || !(orphan->key = strdup(rec->key)) ||
 	    record_copy(&orphan->rec, rec)) {
@@ -376,6 +399,7 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 	orphan->state = LOCK_LOST;
 	orphan->lost_reason = LOST_SAFE_PERIOD;
 	orphan->lost_notified = true;
+	orphan->dismissed = true;
 	orphan->cleanup_wanted = true;
 	orphan->refs = 1;
 	orphan->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
@@ -495,7 +519,17 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	if (rc && rc != -ENOMEM && rc != -EACCES && rc != -ENXIO &&
 	    rc != -EINVAL) {
 		/* The outcome is unknown: the write may have landed. */
-		rc = resolve_unknown_acquire(e, &rec);
+		rc = resolve_unknown_acquire(e, &rec,
+					     takeover ? expired_rvn : NULL,
+					     &now_row, &has);
+		if (rc == -EEXIST) {
+			if (has && cur)
+				record_copy(cur, &now_row);
+			if (has_cur)
+				*has_cur = has;
+			metrics_inc(e->metrics, MC_CONFLICTS);
+			goto out;
+		}
 	}
 	if (rc) {
 		char msg[64];
@@ -1057,8 +1091,14 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 		return rc;
 	}
 	if (stolen) {
-		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
-		lk->lost_notified = true; /* the holder is letting go anyway */
+		/* Either taken over, or our delete landed, its answer was
+		 * lost and another owner acquired before the retry: the
+		 * holder is letting go either way, so no loss is counted. */
+		log_info(TAG,
+			 "released key=%s: the row was already another "
+			 "owner's (taken over, or our delete landed before "
+			 "a retry)",
+			 lk->key);
 	}
 	lk->state = LOCK_RELEASED;
 	detach_key(e, lk);

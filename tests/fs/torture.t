@@ -276,8 +276,10 @@ diag "$(((T_END - T_START) / 1000)) s of contention: $acqs acquisitions," \
 	"($(figure trusted_unconfirmed) of them still trusted by poll before fsync)," \
 	"$overlaps overlaps, $fence_errors fence errors, $trust_overlaps trust" \
 	"overlaps, max fence $(figure max_fence)"
+inj=$(proxy_injected)
 diag "faults: $KILLS kill -9 + restart, $DDB_PAUSES DynamoDB pauses of $((LEASE_S + 2)) s," \
-	"$PROXY_FAULTS proxy rounds ($PROXY_CMDS faults), 1 daemon 2 h behind"
+	"$PROXY_FAULTS proxy rounds ($PROXY_CMDS faults, $((${inj:-0} - ${INJ0:-0})) requests" \
+	"answered by a fault), 1 daemon 2 h behind"
 diag "$(grep -E '^(key|method|mount|outcome) ' "$WORK/check.out")"
 
 is "$(figure bad_lines)" 0 "every record the workers wrote parses"
@@ -322,7 +324,6 @@ n=$(cat "$LOGS"/*.log | awk -v t="$PAUSE_END" \
 	'$9 == 1 && $7 + 0 > t + 0 { n++ } END { print n + 0 }')
 ok "$([ "$n" -gt 0 ] && echo 0)" "confirmed acquisitions after DynamoDB Local resumed ($n)"
 is "$PROXY_CMDS_OK" "$PROXY_CMDS" "the proxy took every fault command"
-inj=$(proxy_injected)
 ok "$([ "${inj:-0}" -gt "${INJ0:-0}" ] && echo 0)" \
 	"the proxy injected faults ($((${inj:-0} - ${INJ0:-0})) requests)"
 n=$(cat "$LOGS"/*.log | awk -v t="$PROXY_END" \

@@ -246,6 +246,7 @@ struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
 	imap_init(&fs->by_ino);
 	smap_init(&fs->by_path);
 	smap_init(&fs->implicit);
+	smap_init(&fs->listed);
 	fixed_node(fs, &fs->root, FS_ROOT_INO, "", true);
 	fixed_node(fs, &fs->ctl_dir, FS_CTL_DIR_INO, FS_CTL_DIR_NAME, true);
 	fixed_node(fs, &fs->ctl_status, FS_CTL_STATUS_INO,
@@ -291,6 +292,8 @@ void fs_free(struct fs *fs)
 	smap_fini(&fs->by_path);
 	smap_each(&fs->implicit, free_implicit_cb, NULL);
 	smap_fini(&fs->implicit);
+	smap_each(&fs->listed, free_implicit_cb, NULL);
+	smap_fini(&fs->listed);
 	free(fs->root.rel);
 	free(fs->ctl_dir.rel);
 	free(fs->ctl_status.rel);
@@ -552,6 +555,48 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 	return fs_lookup_ctx(fs, NULL, parent, name, e);
 }
 
+void fs_int_listed_note(struct fs *fs, const char *rel, int32_t pid,
+			const struct fs_attr *attr)
+{
+	struct fs_listed *l;
+
+	if (pid <= 0)
+		return;
+	pthread_mutex_lock(&fs->mu);
+	if (fs->listed.count >= FS_LISTED_MAX) {
+		smap_each(&fs->listed, free_implicit_cb, NULL);
+		smap_fini(&fs->listed);
+		smap_init(&fs->listed);
+	}
+	l = smap_get(&fs->listed, rel);
+	if (!l) {
+		l = malloc(sizeof(*l));
+		if (!l || smap_put(&fs->listed, rel, l)) {
+			free(l);
+			l = NULL;
+		}
+	}
+	if (l) {
+		l->pid = pid;
+		l->mono_ms = clk_sys_mono_ms();
+		l->attr = *attr;
+	}
+	pthread_mutex_unlock(&fs->mu);
+}
+
+/* mu held. The attributes a listing just showed ctx's process for rel. */
+static bool listed_for(struct fs *fs, const struct fs_ctx *ctx,
+		       const char *rel, struct fs_attr *attr)
+{
+	struct fs_listed *l = smap_get(&fs->listed, rel);
+
+	if (!l || !ctx || l->pid != ctx->pid ||
+	    clk_sys_mono_ms() - l->mono_ms > FS_LISTED_MS)
+		return false;
+	*attr = l->attr;
+	return true;
+}
+
 int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		  const char *name, struct fs_entry *e)
 {
@@ -567,6 +612,22 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	rc = fs_int_child_rel(fs, parent, name, &rel);
 	if (rc)
 		return rc;
+	pthread_mutex_lock(&fs->mu);
+	if (listed_for(fs, ctx, rel, &e->attr)) {
+		n = fs_int_get_node(fs, rel, false, true);
+		if (n) {
+			e->attr.ino = n->ino;
+			e->attr.nlink = node_nlink(n);
+		}
+		pthread_mutex_unlock(&fs->mu);
+		free(rel);
+		if (!n)
+			return -ENOMEM;
+		fs_int_fill_entry(fs, e, false);
+		e->entry_timeout_s = 0;
+		return 0;
+	}
+	pthread_mutex_unlock(&fs->mu);
 	fs_int_resolved_init(&r);
 	rc = fs_int_resolve(fs, rel, true, &r);
 	if (!rc && r.kind == K_NONE) {
@@ -593,6 +654,9 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		if (!n)
 			rc = -ENOMEM;
 		fs_int_fill_entry(fs, e, r.ours);
+		/* Another owner's lock: the kernel asks again next time. */
+		if (r.kind == K_FILE)
+			e->entry_timeout_s = 0;
 	}
 	fs_int_resolved_fini(&r);
 	free(rel);
@@ -869,8 +933,6 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 		full = fs_int_full_key(fs, rel);
 		lk = full ? lock_find(fs->eng, full) : NULL;
 		free(full);
-		if (!lk)
-			lk = lost_of_caller(fs, ctx, rel);
 		if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
 			if (!lk || !is_holder(ctx, lk))
 				rc = -EPERM;
@@ -1263,6 +1325,7 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	struct lock_record row;
 	struct lock *lk;
 	char *rel = NULL, *full = NULL;
+	bool lost_acked = false;
 	int rc;
 
 	if (parent == FS_CTL_DIR_INO)
@@ -1271,6 +1334,18 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	if (rc)
 		return rc;
 	lk = lock_find_any(fs->eng, full);
+	if (lk && lock_get_state(fs->eng, lk) == LOCK_LOST) {
+		/* Our lost lock: its holder lets go of it. What the name is
+		 * now is DynamoDB's to say (below); gone is success. */
+		rc = is_holder(ctx, lk) ? lock_release(fs->eng, lk) : -EPERM;
+		lock_unref(fs->eng, lk);
+		lk = NULL;
+		if (rc) {
+			rc = fs_int_user_err(rc, "release", full);
+			goto out;
+		}
+		lost_acked = true;
+	}
 	if (lk) {
 		/* Ours: released by the uid that acquired it, or root, from
 		 * the holder's session while the holder lives. */
@@ -1306,6 +1381,8 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		}
 	}
 	record_fini(&row);
+	if (rc == -ENOENT && lost_acked)
+		rc = 0; /* the lost lock was all there was */
 	rc = fs_int_user_err(rc, "unlink", full);
 out:
 	if (!rc) {

@@ -141,6 +141,10 @@ int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 /* Directory listings: opendir takes one snapshot (one listing request);
  * entries are then served by index, "." and ".." first. */
 int fs_opendir(struct fs *fs, uint64_t ino, uint64_t *dh);
+/* fs_opendir for a caller: a readdirplus of it tells that process's next
+ * lookups of the listed locks (see FS_LISTED_MS). */
+int fs_opendir_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		   uint64_t *dh);
 /* Entry number idx of the listing: 0 with name and entry filled, 1 past
  * the end. With plus, the entry's inode gets a lookup reference (the
  * caller gives it back with fs_forget if it cannot use the entry); "." and

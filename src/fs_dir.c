@@ -23,6 +23,7 @@ struct fs_dirent {
 };
 
 struct fs_dirlist {
+	int32_t lister_pid; /* the process that opened the listing */
 	struct fs_node *dir;
 	struct fs_dirent *ents;
 	size_t n, cap;
@@ -150,6 +151,9 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		d.created_real_ms = clk_sys_real_ms();
 		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, 0) : -ENOMEM;
 		rc = fs_int_user_err(rc, "mkdir", rel);
+		/* A lock released here by that name is a directory now. */
+		if (!rc)
+			lock_forget_recent_release(fs->eng, d.key);
 	}
 	if (!rc) {
 		pthread_mutex_lock(&fs->mu);
@@ -336,6 +340,12 @@ static int list_row(void *arg, const struct store_row *row)
 
 int fs_opendir(struct fs *fs, uint64_t ino, uint64_t *dh)
 {
+	return fs_opendir_ctx(fs, NULL, ino, dh);
+}
+
+int fs_opendir_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		   uint64_t *dh)
+{
 	struct fs_dirlist *dl = calloc(1, sizeof(*dl));
 	struct list_walk w;
 	struct fs_node *n;
@@ -356,6 +366,7 @@ int fs_opendir(struct fs *fs, uint64_t ino, uint64_t *dh)
 		return n ? -ENOTDIR : -ENOENT;
 	}
 	dl->dir = n;
+	dl->lister_pid = ctx ? ctx->pid : 0;
 	rc = add_dirent(dl, ".", 1, true, NULL);
 	if (!rc)
 		rc = add_dirent(dl, "..", 2, true, NULL);
@@ -437,11 +448,19 @@ int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
 		n = &fs->ctl_dir;
 	} else if (!names_join(dl->dir->rel, d->name, 0, &rel)) {
 		n = fs_int_get_node(fs, rel, d->is_dir, plus);
-		free(rel);
 	}
 	if (n)
 		e->attr.ino = n->ino;
 	pthread_mutex_unlock(&fs->mu);
+	if (n && rel && !d->is_dir) {
+		/* Another owner's lock: the kernel asks again next time; this
+		 * lister's own stat of it is answered from the listing. */
+		if (!d->ours)
+			e->entry_timeout_s = 0;
+		if (plus && !d->ours)
+			fs_int_listed_note(fs, rel, dl->lister_pid, &e->attr);
+	}
+	free(rel);
 	return n ? 0 : -ENOMEM;
 }
 

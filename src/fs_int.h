@@ -54,6 +54,7 @@ struct fs {
 	uint64_t next_ino;	   /* mu */
 	struct fs_handle *handles; /* mu */
 	struct smap implicit;	   /* mu: full dir key -> int64 seen time */
+	struct smap listed;	   /* mu: rel -> struct fs_listed */
 	struct fs_node root, ctl_dir, ctl_status, ctl_metrics;
 };
 
@@ -73,6 +74,21 @@ struct resolved {
 	struct dir_record dir; /* K_DIR with a row */
 	bool implicit;	       /* K_DIR without a row */
 };
+
+/* Another owner's lock as a listing (readdirplus) showed it to one
+ * process: that process's lookups of it within FS_LISTED_MS (ls -l's
+ * stat of each entry) are answered from here, so that its kernel entries
+ * can expire at once (a lock released on another mount is never refused by
+ * a cache here) while ls -l still costs no request per entry. */
+#define FS_LISTED_MS  1000
+#define FS_LISTED_MAX 16384
+struct fs_listed {
+	int32_t pid;
+	int64_t mono_ms;
+	struct fs_attr attr;
+};
+void fs_int_listed_note(struct fs *fs, const char *rel, int32_t pid,
+			const struct fs_attr *attr);
 
 /* Shared helpers (fs.c unless noted). Those taking a node need fs->mu. */
 void fs_int_resolved_init(struct resolved *r);

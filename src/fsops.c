@@ -304,7 +304,11 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	uint64_t dh = 0;
-	int rc = fs_opendir(fs_of(req), ino, &dh);
+	struct fs_ctx c;
+	int rc;
+
+	ctx_of(req, &c);
+	rc = fs_opendir_ctx(fs_of(req), &c, ino, &dh);
 
 	if (rc) {
 		fuse_reply_err(req, -rc);

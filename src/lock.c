@@ -253,6 +253,13 @@ static void forget_recent(struct lock_engine *e, const char *key)
 	free(smap_del(&e->recent, key));
 }
 
+void lock_forget_recent_release(struct lock_engine *e, const char *key)
+{
+	pthread_mutex_lock(&e->mu);
+	forget_recent(e, key);
+	pthread_mutex_unlock(&e->mu);
+}
+
 bool lock_recently_released(struct lock_engine *e, const char *key)
 {
 	bool yes = false;

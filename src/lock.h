@@ -140,6 +140,8 @@ struct lock *lock_find_lost(struct lock_engine *e, const char *key,
 /* True if this mount released key less than recent_release_ms ago and has
  * not acquired it since. */
 bool lock_recently_released(struct lock_engine *e, const char *key);
+/* The name key became something else here (mkdir): lookups ask again. */
+void lock_forget_recent_release(struct lock_engine *e, const char *key);
 void lock_ref(struct lock *lk);
 void lock_unref(struct lock_engine *e, struct lock *lk);
 

@@ -32,6 +32,7 @@
 #include "metrics.h"
 #include "notify.h"
 #include "observe.h"
+#include "mntguard.h"
 #include "opts.h"
 #include "srvclk.h"
 #include "store_ddb.h"
@@ -302,6 +303,17 @@ int main(int argc, char **argv)
 	notify_attach(notify, se);
 	if (fuse_set_signal_handlers(se))
 		die("cannot install signal handlers");
+	/* Never a writable local directory when lockfs is not mounted. */
+	if (!is_dev_fd(mnt) && !o.mountpoint_writable) {
+		char why[128];
+
+		if (mntguard_seal(mnt, why, sizeof(why)))
+			die("mountpoint %s: %s; lockfs keeps its mountpoint "
+			    "immutable so that nothing locks on the local disk "
+			    "when it is not mounted (-o mountpoint_writable "
+			    "mounts anyway)",
+			    mnt, why);
+	}
 	if (fuse_session_mount(se, mnt))
 		die("cannot mount on %s%s%s", mnt,
 		    fuse_last_error[0] ? ": " : "", fuse_last_error);

@@ -47,6 +47,7 @@ static const struct fuse_opt lockfs_opt_table[] = {
 	LOCKFS_OPT("create_table", create_table),
 	LOCKFS_OPT("--create-table", create_table),
 	LOCKFS_OPT("allow_break", allow_break),
+	LOCKFS_OPT("mountpoint_writable", mountpoint_writable),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -383,6 +384,10 @@ void opts_print_help(FILE *out, const char *prog)
 "     --create-table      the same\n"
 "  -o allow_break         root may remove any lock: other owners', and live\n"
 "                         holders' from any session\n"
+"  -o mountpoint_writable do not make the mountpoint immutable (by default\n"
+"                         lockfs does chattr +i on it, so that nothing\n"
+"                         can be created there while lockfs is not\n"
+"                         mounted)\n"
 "  -o lost_signal=SIG     signal the holder's process group when a lock\n"
 "                         is lost (e.g. TERM)\n"
 "  -o attr_timeout=S      kernel attribute cache (default 1)\n"

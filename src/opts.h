@@ -29,6 +29,7 @@ struct lockfs_opts {
 	char *ca_file;
 	int create_table;
 	int allow_break;
+	int mountpoint_writable; /* do not make the mountpoint immutable */
 	int show_help;
 	int show_version;
 	char *source;	  /* first of two non-option arguments */

@@ -466,6 +466,13 @@ proxy_ctl() {
 
 # ---- cleanup -----------------------------------------------------------
 
+# _unseal DIR: clears the immutable flag lockfs sets on its mountpoints
+# under DIR (not crossing into mounts), so that DIR can be removed.
+_unseal() {
+	timeout 20 find "$1" -xdev -type d -exec chattr -i {} + 2>/dev/null
+	return 0
+}
+
 _cleanup() {
 	local rc=$? k pid m
 	trap - EXIT INT TERM HUP
@@ -492,6 +499,8 @@ _cleanup() {
 			kill -9 "$pid" 2>/dev/null
 		fi
 	done
+	# lockfs makes its mountpoints immutable: let them go.
+	_unseal "$WORK"
 	for pid in "${_proxy_pids[@]}"; do
 		kill -TERM "$pid" 2>/dev/null
 		wait_for 10 _gone "$pid" || kill -9 "$pid" 2>/dev/null

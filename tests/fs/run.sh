@@ -50,6 +50,8 @@ cleanup() {
 			>/dev/null 2>&1
 	fi
 	if [ -n "$made_tmp" ] && [ -z "${LOCKFS_KEEP:-}" ] && [ "${failed:-1}" = 0 ]; then
+		# lockfs makes its mountpoints immutable (chattr +i)
+		timeout 20 find "$LOCKFS_TMP" -xdev -type d -exec chattr -i {} + 2>/dev/null
 		rm -rf "$LOCKFS_TMP"
 	fi
 }

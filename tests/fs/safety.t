@@ -11,10 +11,15 @@
 #  - rm of a live holder's lock from another session gives EBUSY;
 #  - stopping the daemon tells the holders (lost_signal) before release;
 #  - under hold=pgrp a lost lock is not silently re-acquired by its holder;
-#  - a read whose renewal failed does not say "lost" of a lock still held.
+#  - a read whose renewal failed does not say "lost" of a lock still held;
+#  - a name released and made a directory on the same mount is that
+#    directory at once;
+#  - a release on one mount is never refused by another mount's kernel
+#    cache (bash's noclobber stats first);
+#  - a mountpoint whose lockfs is gone refuses creates (it is immutable).
 . "$(dirname "$0")/lib.sh"
 
-plan 46
+plan 65
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -167,6 +172,27 @@ out=$(timeout 20 setsid "$T" unlink "$(mnt b2)/kept2")
 is "$out" 0 "on a mount with allow_break, root may remove it from another session"
 hold_stop k2
 
+# ---- 19. a release on one mount is never refused by another's cache -----------
+mount_start d "owner=safety-d" || { echo "Bail out! cannot mount d"; exit 1; }
+D=$(mnt d)   # the default kernel caches (entry_timeout=1, attr_timeout=1)
+expect 0 open "$A/cached" O_CREAT,O_EXCL,O_RDWR
+ls -l "$D" >/dev/null
+like "$("$T" stat "$D/cached")" '^ino=' "D stats it"
+like "$(ls -l "$D")" 'cached' "D lists it (its kernel now has the entry)"
+expect 0 unlink "$A/cached"
+( set -C; : > "$D/cached" ) 2>/dev/null
+ok $? "right after the rm on A returned, set -C; : > file on D acquires (no stale entry refuses it)"
+expect 0 unlink "$D/cached"
+
+# ---- 9. one name, one thing (same mount) -------------------------------------
+expect 0 open "$A/nm" O_CREAT,O_EXCL,O_RDWR
+expect 0 unlink "$A/nm"
+expect 0 mkdir "$A/nm" 0755
+like "$("$T" stat "$A/nm")" 'mode=040' "the directory made right after the release is visible to lookup"
+expect EEXIST open "$A/nm" O_CREAT,O_EXCL,O_RDWR
+expect EEXIST symlink x "$A/nm"
+expect 0 rmdir "$A/nm"
+
 # ---- 7. stopping the daemon tells the holders first --------------------------
 hold_start s --pgrp "$A/stop" O_CREAT,O_EXCL,O_RDWR 0644
 is "$HOUT" ready "s holds stop on A (lost_signal=USR1)"
@@ -175,3 +201,15 @@ hold_cmd s signals
 is "$HOUT" "USR1=1 USR2=0 HUP=0 ALRM=0" "SIGTERM to A's daemon: the holder got lost_signal before the release"
 expect 0 open "$B/stop" O_CREAT,O_EXCL,O_RDWR
 hold_stop s
+
+# ---- 14. an unmounted mountpoint never locks on the local disk ---------------
+# A's daemon is gone and its mount removed: its mountpoint stays immutable.
+( set -C; : > "$A/local" ) 2>/dev/null
+ok "$([ $? -ne 0 ] && echo 0)" "set -C; : > file in the unmounted mountpoint fails (root included)"
+timeout 10 flock -n "$A/local2" true 2>/dev/null
+ok "$([ $? -ne 0 ] && echo 0)" "flock -n on the unmounted mountpoint fails"
+expect EPERM open "$A/local3" O_CREAT,O_EXCL,O_RDWR
+expect ENOENT stat "$A/local"
+mount_start w "owner=safety-w,mountpoint_writable" || { echo "Bail out! cannot mount w"; exit 1; }
+mount_stop w
+expect 0 open "$(mnt w)/local" O_CREAT,O_EXCL,O_RDWR

@@ -109,6 +109,14 @@ static char *default_owner(void)
 	return owner;
 }
 
+/* A quarter of the safe period, within [250 ms, 5 s]. */
+static long attempt_timeout_ms(int64_t safe_period_ms)
+{
+	int64_t t = safe_period_ms / 4;
+
+	return (long)(t < 250 ? 250 : t > 5000 ? 5000 : t);
+}
+
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -211,6 +219,9 @@ int main(int argc, char **argv)
 		.http = { .ca_file = o.ca_file },
 		.metrics = &metrics,
 		.server_clock = sclk,
+		/* One HTTP exchange may not take a lock's whole safe period:
+		 * a renewal whose answer hangs is tried again in time. */
+		.attempt_timeout_ms = attempt_timeout_ms(o.safe_period_ms),
 	};
 	req = awsreq_new(&rcfg);
 	ddb = req ? ddb_new(req) : NULL;

@@ -19,7 +19,7 @@
 #  - a mountpoint whose lockfs is gone refuses creates (it is immutable).
 . "$(dirname "$0")/lib.sh"
 
-plan 65
+plan 68
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -97,6 +97,18 @@ hold_stop y
 t_rm=$(now_ms)
 wait_for 20 sh -c '"$1" open "$2/x" O_CREAT,O_EXCL,O_RDWR >/dev/null && "$1" unlink "$2/x" >/dev/null' _ "$T" "$B"
 ok $? "x is free again on B after the hung release ($(($(now_ms) - t_rm)) ms)"
+
+# A renewal whose answer hangs is tried again within the safe period (one
+# HTTP exchange may take at most a quarter of it).
+hold_start hr --pgrp "$B/hung" O_CREAT,O_EXCL,O_RDWR 0644
+is "$HOUT" ready "hung is held on B (heartbeat 0.5 s, safe period 2 s)"
+proxy_ctl hang-reply 1 UpdateItem >/dev/null
+sleep 3
+hold_cmd hr fsync 10
+is "$HOUT" 0 "a renewal whose answer hung is retried in time: still held after 3 s"
+like "$(proxy_ctl stats)" 'injected=[1-9]' "the proxy did hang an UpdateItem"
+proxy_ctl clear >/dev/null
+hold_stop hr
 
 # ---- 16. a failed renewal on read does not say lost of a held lock ----------
 mount_start c "owner=safety-c,entry_timeout=0,attr_timeout=0" ||

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "map.h"
 #include "names.h"
+#include "procgrp.h"
 #include "render.h"
 #include "text.h"
 
@@ -798,6 +799,7 @@ static void holder_from_ctx(const struct fs_ctx *ctx, uint32_t mode,
 	h->mode = mode & 07777;
 	h->pgid = ctx->pid > 0 ? getpgid(ctx->pid) : -1;
 	h->sid = ctx->pid > 0 ? getsid(ctx->pid) : -1;
+	h->pgid_start = h->pgid > 0 ? procgrp_start_time(h->pgid, NULL) : 0;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)ctx->pid);
 	f = ctx->pid > 0 ? fopen(path, "re") : NULL;
 	if (f) {

@@ -70,7 +70,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 		if (lk->state == LOCK_HELD && !lk->release_wanted) {
 			pgrp_watch = true;
 			if (check_pgrps &&
-			    !lock_int_pgrp_alive(lk->holder.pgid)) {
+			    !lock_int_pgrp_alive(&lk->holder)) {
 				lk->release_wanted = true;
 				lk->next_due_mono_ms = now;
 			}
@@ -79,7 +79,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 			 * until that group is gone (or it unlinks it). */
 			pgrp_watch = true;
 			if (check_pgrps &&
-			    !lock_int_pgrp_alive(lk->holder.pgid)) {
+			    !lock_int_pgrp_alive(&lk->holder)) {
 				lk->dismissed = true;
 				lock_int_retire_locked(e, lk);
 			}

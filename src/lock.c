@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lease.h"
+#include "procgrp.h"
 #include "log.h"
 #include "text.h"
 
@@ -437,7 +438,7 @@ bool lock_holder_live(struct lock_engine *e, struct lock *lk)
 		switch (lk->hold) {
 		case HOLD_PGRP:
 			live = lk->holder_open ||
-			       lock_int_pgrp_alive(lk->holder.pgid);
+			       lock_int_pgrp_alive(&lk->holder);
 			break;
 		case HOLD_FD:
 			live = lk->holder_open;
@@ -1126,11 +1127,9 @@ int lock_release(struct lock_engine *e, struct lock *lk)
 	return lock_int_release(e, lk, false);
 }
 
-bool lock_int_pgrp_alive(int64_t pgid)
+bool lock_int_pgrp_alive(const struct lock_holder *h)
 {
-	if (pgid <= 0)
-		return false;
-	return kill(-(pid_t)pgid, 0) == 0 || errno == EPERM;
+	return procgrp_alive(h->pgid, h->pgid_start);
 }
 
 void lock_holder_closed(struct lock_engine *e, struct lock *lk)
@@ -1143,7 +1142,7 @@ void lock_holder_closed(struct lock_engine *e, struct lock *lk)
 		if (lk->hold == HOLD_FD)
 			now = true;
 		else if (lk->hold == HOLD_PGRP &&
-			 !lock_int_pgrp_alive(lk->holder.pgid))
+			 !lock_int_pgrp_alive(&lk->holder))
 			now = true;
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -1198,10 +1197,21 @@ void lock_int_notify_lost(struct lock_engine *e)
 		for (i = 0; i < n; i++) {
 			if (e->cb.on_lost)
 				e->cb.on_lost(e->cb.arg, todo[i]);
-			/* Never group 1 (kill(-1) is every process). */
-			if (e->cfg.lost_signal && todo[i]->holder.pgid > 1)
+			/* Only the holder's own group, proved by its leader's
+			 * start time; never group 1 (kill(-1) is every
+			 * process). */
+			if (e->cfg.lost_signal &&
+			    procgrp_signallable(todo[i]->holder.pgid,
+						todo[i]->holder.pgid_start))
 				kill(-(pid_t)todo[i]->holder.pgid,
 				     e->cfg.lost_signal);
+			else if (e->cfg.lost_signal)
+				log_warn(TAG,
+					 "lost key=%s: process group %lld is "
+					 "not provably the holder's any more: "
+					 "not signalled",
+					 todo[i]->key,
+					 (long long)todo[i]->holder.pgid);
 			lock_unref(e, todo[i]);
 		}
 	} while (n == 16);

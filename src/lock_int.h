@@ -103,6 +103,7 @@ bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
 void lock_int_retire_locked(struct lock_engine *e, struct lock *lk);
 /* Without mu: sends on_lost and the lost signal for locks not yet told. */
 void lock_int_notify_lost(struct lock_engine *e);
-bool lock_int_pgrp_alive(int64_t pgid);
+/* Whether the holder's process group lives and is still its (procgrp.h). */
+bool lock_int_pgrp_alive(const struct lock_holder *h);
 
 #endif

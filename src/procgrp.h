@@ -1,0 +1,30 @@
+/* procgrp: which process group a lock's holder is, proved rather than
+ * assumed. A process group is known by its number, and numbers are reused:
+ * a signal or a liveness check by number alone can reach an unrelated
+ * group (or, for group 1, every process: kill(-1)). A holder's group is
+ * recorded with its leader's start time (/proc/PID/stat), and a group is
+ * taken for the holder's only while no other process leads a group of
+ * that number.
+ *
+ * Threads: any (reads /proc, no state). */
+#ifndef LOCKFS_PROCGRP_H
+#define LOCKFS_PROCGRP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The start time of process pid (clock ticks since boot), or 0 when it is
+ * gone or unreadable. Its process group in *pgid when not NULL. */
+uint64_t procgrp_start_time(int64_t pid, int64_t *pgid);
+
+/* Whether group pgid, whose leader started at leader_start (0: unknown),
+ * still has a process and has not been replaced by another group of the
+ * same number. Group 1 is alive while process 1 is. */
+bool procgrp_alive(int64_t pgid, uint64_t leader_start);
+
+/* Whether group pgid may be signalled as the holder's: a group number
+ * above 1 that is alive and provably the same group (its leader, if it
+ * still exists, started at leader_start). */
+bool procgrp_signallable(int64_t pgid, uint64_t leader_start);
+
+#endif

@@ -1,14 +1,18 @@
 /* lock: the lock engine. Owns the locks this mount holds and their state
- * machine (held -> releasing -> released, held -> lost), acquires and
+ * machine (held -> releasing -> released, held -> lost; every transition
+ * is tabled in doc/lock-engine.md), acquires and
  * releases them with one conditional write each, serialises every write of
  * one lock (heartbeat, data, fence, release) so that a heartbeat in flight
  * can never re-take a released lock, and resolves ambiguous writes (a reply
  * lost after the write landed) by the RVNs it tried. The lease thread
- * (lease.c) drives heartbeats, the safe period and automatic release.
+ * (lease.c: a scheduler and a pool of workers) drives renewals, the end
+ * of trust and automatic releases; trust ends by the clock wherever a lock
+ * is looked at.
  *
- * Threads: FUSE workers call the lock_* operations; the lease thread calls
- * lease_step. One engine mutex guards all lock state; it is never held
- * across a store request or a callback. */
+ * Threads: FUSE workers call the lock_* operations; the lease scheduler and
+ * workers the lock_int_* ones. One engine mutex guards all lock state but
+ * the atomic reference count; it is never held across a store request or
+ * a callback. */
 #ifndef LOCKFS_LOCK_H
 #define LOCKFS_LOCK_H
 

@@ -212,7 +212,7 @@ fault_ddb_pause() {
 }
 
 # proxy_fault DESC SECS CMD...: one proxy fault, undone after SECS by
-# "clear"; PROXY_INJECTED_GROWS counts the faults that injected something.
+# "clear"; PROXY_CMDS counts them, PROXY_CMDS_OK those the proxy took.
 PROXY_CMDS=0 PROXY_CMDS_OK=0
 proxy_fault() {
 	local desc=$1 secs=$2 t0 t1 t2
@@ -273,7 +273,9 @@ while :; do
 		break
 	fi
 done
-# The rest of the contention time (the CI run), then stop.
+# A quiet spell, so that every mount can show it serves again after the
+# last faults; then the rest of the contention time (the CI run), and stop.
+pause 10
 until finished; do
 	pause 1
 done

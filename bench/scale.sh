@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# scale.sh: how many locks one lockfs mount keeps alive, at a region-like
+# round trip, and what keeping them costs.
+#
+#   bench/scale.sh [--rtt MS] [--dirs D] [--threads T] [N] [SECONDS]
+#                                        defaults: --rtt 4, 8, 8, 10000, 60
+#
+# It starts its own DynamoDB Local and lockfs-faultproxy (tests/tools) in
+# front of it with MS/2 ms of latency each way (an odd MS is rounded down),
+# creates a table and mounts lockfs with -o hold=unlink (a lock stays held
+# after its creator closes it, until unlink or unmount) and the default
+# lease, heartbeat and safe period. bench_scale (bench/scale.c) then
+# acquires N locks spread over D directories with T threads and prints the
+# acquire rate, waits one heartbeat period (5 s) for renewals to settle,
+# and holds the locks for SECONDS while it samples the mount's
+# .lockfs/metrics and the daemon's /proc/PID/{status,stat} once a second.
+# It prints: renewals per second achieved against N / heartbeat period (the
+# rate needed) as a ratio, the busiest and quietest second against the
+# mean, heartbeat failures, locks lost, the daemon's max RSS, its CPU time
+# per renewal, DynamoDB requests per second by operation and their mean
+# time, and the writes per second with their on-demand cost per month.
+#
+# Environment:
+#   BENCH_BUILD_DIR   build directory (default build/; configured as a
+#                     Release build and built if missing)
+#   RTT_MS            the same as --rtt
+#   SCALE_SAMPLES     keep the per-second samples in this file
+#   SCALE_PRICE       USD per million write request units (default below)
+#
+# Not part of the test suite; run it by hand. Every wait is bounded and
+# everything it starts is stopped on exit.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RTT=${RTT_MS:-4}
+DIRS=8
+THREADS=8
+args=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--rtt) RTT=${2:?--rtt needs MS}; shift 2 ;;
+	--rtt=*) RTT=${1#--rtt=}; shift ;;
+	--dirs) DIRS=${2:?--dirs needs a number}; shift 2 ;;
+	--threads) THREADS=${2:?--threads needs a number}; shift 2 ;;
+	-h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "scale.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+	*) args+=("$1"); shift ;;
+	esac
+done
+N=${args[0]:-10000}
+HOLD_S=${args[1]:-60}
+for v in "$RTT" "$DIRS" "$THREADS" "$N" "$HOLD_S"; do
+	if ! [[ $v =~ ^[0-9]+$ ]]; then
+		echo "scale.sh: '$v' is not a whole number" >&2
+		exit 2
+	fi
+done
+# The on-demand price of writes: $0.625 per million write request units,
+# AWS's published on-demand rate for the Standard table class in us-east-1
+# (https://aws.amazon.com/dynamodb/pricing/on-demand/), in force since the
+# on-demand price cut of November 2024 (it was $1.25). Other regions and the
+# Standard-IA table class cost more. A lock item is under 1 KB, so each
+# write is one request unit.
+PRICE=${SCALE_PRICE:-0.625}
+SETTLE_S=5
+ACQUIRE_MAX_S=1200
+BUILD=${BENCH_BUILD_DIR:-$ROOT/build}
+TMP=$(mktemp -d /tmp/lockfs-scale.XXXXXX)
+chmod 0755 "$TMP"
+MNT=$TMP/mnt
+PROXY=$BUILD/tests/tools/lockfs-faultproxy
+PROXY_PID=
+DAEMON_PID=
+export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench
+export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+
+mounted() {
+	awk -v m="$MNT" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") {
+		if ($(i + 1) == "fuse.lockfs") f = 1; break } } END { exit !f }' \
+		/proc/self/mountinfo
+}
+# alive PID: running (a child that exited stays a zombie until reaped).
+alive() {
+	kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null)" != Z ]
+}
+# wait_for SECS CMD...: polls CMD every 0.1 s for at most SECS.
+wait_for() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+not() { ! "$@"; }
+ctl() { timeout 10 "$PROXY" --control "$TMP/proxy.ctl" "$@" >/dev/null; }
+
+cleanup() {
+	trap - EXIT INT TERM HUP
+	set +e
+	# Unmounting releases the held locks: let that go at loopback speed.
+	[ -n "$PROXY_PID" ] && ctl latency 0 2>/dev/null
+	if [ -n "$DAEMON_PID" ]; then
+		mounted && timeout 10 fusermount3 -u "$MNT" 2>/dev/null
+		if ! wait_for 60 not alive "$DAEMON_PID"; then
+			echo "scale.sh: daemon still running 60 s after unmount; killing it" >&2
+			kill -TERM "$DAEMON_PID" 2>/dev/null
+			wait_for 10 not alive "$DAEMON_PID" ||
+				kill -KILL "$DAEMON_PID" 2>/dev/null
+		fi
+		mounted && timeout 10 fusermount3 -u -z "$MNT" 2>/dev/null
+		wait "$DAEMON_PID" 2>/dev/null
+	fi
+	if [ -n "$PROXY_PID" ]; then
+		kill -TERM "$PROXY_PID" 2>/dev/null
+		wait_for 10 not alive "$PROXY_PID" || kill -KILL "$PROXY_PID" 2>/dev/null
+		wait "$PROXY_PID" 2>/dev/null
+	fi
+	timeout 30 "$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" stop \
+		>/dev/null 2>&1
+	# lockfs makes its mountpoint immutable.
+	chattr -i "$MNT" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+	echo "configuring a Release build in $BUILD..."
+	cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build "$BUILD" -j "$(nproc)" \
+	--target lockfs lockfs-faultproxy bench_scale bench_cycle >/dev/null
+BTYPE=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
+[ "$BTYPE" = Release ] ||
+	echo "scale.sh: warning: $BUILD is a '${BTYPE:-no type}' build, not Release" >&2
+
+read -r PORT _ < <(timeout 120 "$ROOT/contrib/dynamodb-local" \
+	--state-dir "$TMP/ddb" start 2>/dev/null)
+[ -n "${PORT:-}" ] || {
+	echo "scale.sh: DynamoDB Local did not start (contrib/dynamodb-local)" >&2
+	exit 1
+}
+"$PROXY" --target "127.0.0.1:$PORT" --control "$TMP/proxy.ctl" \
+	>"$TMP/proxy.port" 2>"$TMP/proxy.log" &
+PROXY_PID=$!
+wait_for 10 test -s "$TMP/proxy.port" || {
+	echo "scale.sh: lockfs-faultproxy did not start" >&2
+	exit 1
+}
+read -r PPORT <"$TMP/proxy.port"
+E=http://127.0.0.1:$PPORT
+timeout 60 "$BUILD/lockfs" --create-table -o "endpoint=$E,table=bench" >/dev/null
+# DynamoDB Local's JIT makes its first few thousand requests slow: warm it
+# up on loopback before adding the round trip.
+timeout 120 "$BUILD/bench/bench_cycle" direct "$E" bench 2000 2 >/dev/null
+ctl latency $((RTT / 2))
+
+mkdir -p "$MNT"
+"$BUILD/lockfs" -f -o "endpoint=$E,table=bench,hold=unlink" "$MNT" \
+	</dev/null >"$TMP/daemon.log" 2>&1 &
+DAEMON_PID=$!
+wait_for 30 mounted || {
+	echo "scale.sh: the mount did not come up; its log:" >&2
+	cat "$TMP/daemon.log" >&2
+	exit 1
+}
+
+echo "lockfs scale: $N locks held on one mount for $HOLD_S s"
+echo "  $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n): $(nproc) cores," \
+	"load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
+echo "  added round trip: $((RTT / 2 * 2)) ms (lockfs-faultproxy, $((RTT / 2)) ms each way)"
+echo "  build: $BUILD ($BTYPE); options: hold=unlink, default lease/heartbeat/safe_period"
+samples=()
+[ -n "${SCALE_SAMPLES:-}" ] && samples=(--samples "$SCALE_SAMPLES")
+rc=0
+timeout $((ACQUIRE_MAX_S + SETTLE_S + HOLD_S + 120)) "$BUILD/bench/bench_scale" \
+	--mnt "$MNT" --pid "$DAEMON_PID" --locks "$N" --dirs "$DIRS" \
+	--threads "$THREADS" --hold "$HOLD_S" --settle "$SETTLE_S" \
+	--acquire-max "$ACQUIRE_MAX_S" --price "$PRICE" "${samples[@]}" || rc=$?
+echo "  load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+if ! alive "$DAEMON_PID"; then
+	echo "scale.sh: the daemon died; its log:" >&2
+	tail -n 30 "$TMP/daemon.log" >&2
+	rc=1
+fi
+exit "$rc"

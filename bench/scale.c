@@ -467,7 +467,8 @@ static int acquire_phase(struct run *r, struct sample *before,
 	if (ok)
 		print_latency(before, after);
 	if (ok)
-		printf("  daemon CPU per acquire: %.0f us\n",
+		printf("  daemon CPU while acquiring, per acquire (renewals "
+		       "meanwhile included): %.0f us\n",
 		       (after->cpu_ticks - before->cpu_ticks) * 1e6 /
 			       r->ticks_per_s / ok);
 	printf("  locks lost while acquiring: %llu\n",
@@ -484,37 +485,118 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* What the hold measured, for the report and the targets line. */
+struct hold_result {
+	double secs;
+	double achieved; /* renewals per s */
+	double needed;	 /* N / heartbeat period */
+	double busiest;	 /* busiest second / mean of the seconds */
+	uint64_t lost;	 /* since mount */
+	long max_rss_kb;
+};
+
+static void report_spread(const struct run *r, struct hold_result *res)
+{
+	double mean = 0, *sorted;
+	int i, n = r->n_rates;
+
+	for (i = 0; i < n; i++)
+		mean += r->rates[i];
+	mean = n ? mean / n : 0;
+	sorted = n ? malloc(sizeof(double) * (size_t)n) : NULL;
+	if (!sorted || mean <= 0) {
+		free(sorted);
+		return;
+	}
+	memcpy(sorted, r->rates, sizeof(double) * (size_t)n);
+	qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+	res->busiest = sorted[n - 1] / mean;
+	printf("  renewals in each second (%d seconds): busiest %.0f = %.2fx "
+	       "the mean %.1f; median %.0f; quietest %.0f = %.2fx\n",
+	       n, sorted[n - 1], res->busiest, mean, sorted[n / 2], sorted[0],
+	       sorted[0] / mean);
+	free(sorted);
+}
+
+/* Writes per second in the hold, their request units and monthly cost. */
+static void report_cost(const struct config *cfg, const struct sample *b,
+			const struct sample *a, const struct hold_result *res)
+{
+	double d = res->secs, writes, transact, wru, month, full;
+
+	/* A lock item is well under 1 KB: one write request unit per write;
+	 * a transactional write costs two per item (counted as one item). */
+	transact = per(a->ops[OP_TRANSACT], b->ops[OP_TRANSACT], d);
+	writes = per(a->ops[OP_PUT], b->ops[OP_PUT], d) +
+		 per(a->ops[OP_UPDATE], b->ops[OP_UPDATE], d) +
+		 per(a->ops[OP_DELETE], b->ops[OP_DELETE], d) + transact;
+	wru = writes + transact;
+	month = wru * 3600 * HOURS_PER_MONTH / 1e6 * cfg->price;
+	full = res->needed * 3600 * HOURS_PER_MONTH / 1e6 * cfg->price;
+	printf("  DynamoDB writes: %.1f per s = %.1f write request units per "
+	       "s\n",
+	       writes, wru);
+	printf("  on-demand cost at $%.3f per million write request units, "
+	       "%.0f h a month:\n",
+	       cfg->price, HOURS_PER_MONTH);
+	printf("    these writes: $%.2f a month ($%.4f per lock held at the "
+	       "end)\n",
+	       month, a->held ? month / (double)a->held : 0);
+	printf("    one write per lock per period (the rate needed): $%.2f a "
+	       "month for %ld locks ($%.4f per lock)\n",
+	       full, cfg->locks, cfg->locks ? full / cfg->locks : 0);
+}
+
+/* The targets issue 8 sets for 10,000 locks on one mount. */
+static const char *verdict(int ok)
+{
+	return ok ? "yes" : "NO";
+}
+
+static void report_targets(const struct hold_result *res)
+{
+	double ratio = res->needed > 0 ? res->achieved / res->needed : 0;
+
+	printf("  issue 8 targets (set for 10,000 locks on one mount):\n");
+	printf("    renewals >= 0.95x needed:        %s (%.3fx)\n",
+	       verdict(ratio >= 0.95), ratio);
+	if (res->busiest < 0)
+		printf("    busiest second <= 1.5x the mean: no data\n");
+	else
+		printf("    busiest second <= 1.5x the mean: %s (%.2fx)\n",
+		       verdict(res->busiest <= 1.5), res->busiest);
+	printf("    no lock lost:                    %s (%llu lost)\n",
+	       verdict(res->lost == 0), (unsigned long long)res->lost);
+	printf("    daemon RSS <= 40 MB:             %s (%.1f MB)\n",
+	       verdict(res->max_rss_kb <= 40 * 1024), res->max_rss_kb / 1024.0);
+}
+
 static void hold_report(const struct run *r, const struct sample *b,
 			const struct sample *a, long hb_ms)
 {
 	const struct config *cfg = r->cfg;
-	double d = (a->t_us - b->t_us) / 1e6;
-	double achieved = per(a->hb_ok, b->hb_ok, d);
-	double needed = (double)cfg->locks * 1000.0 / hb_ms;
-	double mean = 0, cpu_s, writes, wru, month;
-	double *sorted;
-	int i;
+	struct hold_result res = { .secs = (a->t_us - b->t_us) / 1e6,
+				   .busiest = -1 };
+	double cpu_s, held_needed;
 
-	for (i = 0; i < r->n_rates; i++)
-		mean += r->rates[i];
-	mean = r->n_rates ? mean / r->n_rates : 0;
+	res.achieved = per(a->hb_ok, b->hb_ok, res.secs);
+	res.needed = (double)cfg->locks * 1000.0 / hb_ms;
+	res.lost = a->lost;
+	res.max_rss_kb = r->max_rss_kb;
+	held_needed = (double)a->held * 1000.0 / hb_ms;
 	printf("hold: %.1f s measured (after %d s to settle), heartbeat period "
 	       "%.3f s\n",
-	       d, cfg->settle_s, hb_ms / 1000.0);
+	       res.secs, cfg->settle_s, hb_ms / 1000.0);
 	printf("  renewals per s: %.1f achieved, %.1f needed (N / period): "
 	       "%.3fx\n",
-	       achieved, needed, needed > 0 ? achieved / needed : 0);
-	sorted = malloc(sizeof(double) * (size_t)(r->n_rates ? r->n_rates : 1));
-	if (sorted && r->n_rates && mean > 0) {
-		memcpy(sorted, r->rates, sizeof(double) * (size_t)r->n_rates);
-		qsort(sorted, (size_t)r->n_rates, sizeof(double), cmp_double);
-		printf("  per second (%d samples): busiest %.0f = %.2fx the "
-		       "mean %.1f; median %.0f; quietest %.0f = %.2fx\n",
-		       r->n_rates, sorted[r->n_rates - 1],
-		       sorted[r->n_rates - 1] / mean, mean,
-		       sorted[r->n_rates / 2], sorted[0], sorted[0] / mean);
-	}
-	free(sorted);
+	       res.achieved, res.needed,
+	       res.needed > 0 ? res.achieved / res.needed : 0);
+	if (a->held != (uint64_t)cfg->locks)
+		printf("    (for the %llu locks still held: %.1f needed, "
+		       "%.3fx)\n",
+		       (unsigned long long)a->held, held_needed,
+		       held_needed > 0 ? res.achieved / held_needed : 0);
+	report_spread(r, &res);
 	printf("  heartbeats failed: %llu; DynamoDB retries %llu, throttles "
 	       "%llu, errors %llu\n",
 	       (unsigned long long)(a->hb_failed - b->hb_failed),
@@ -531,26 +613,12 @@ static void hold_report(const struct run *r, const struct sample *b,
 	cpu_s = (double)(a->cpu_ticks - b->cpu_ticks) / r->ticks_per_s;
 	printf("  daemon CPU: %.2f s in the hold (%.2f cores) = %.0f us per "
 	       "renewal\n",
-	       cpu_s, d > 0 ? cpu_s / d : 0,
+	       cpu_s, res.secs > 0 ? cpu_s / res.secs : 0,
 	       a->hb_ok > b->hb_ok ? cpu_s * 1e6 / (a->hb_ok - b->hb_ok) : 0);
-	print_ops("DynamoDB requests per s:", b, a, d);
+	print_ops("DynamoDB requests per s:", b, a, res.secs);
 	print_latency(b, a);
-	/* A lock item is well under 1 KB: one write request unit per write;
-	 * a transactional write costs two per item (counted as one item). */
-	writes = per(a->ops[OP_PUT], b->ops[OP_PUT], d) +
-		 per(a->ops[OP_UPDATE], b->ops[OP_UPDATE], d) +
-		 per(a->ops[OP_DELETE], b->ops[OP_DELETE], d) +
-		 per(a->ops[OP_TRANSACT], b->ops[OP_TRANSACT], d);
-	wru = writes + per(a->ops[OP_TRANSACT], b->ops[OP_TRANSACT], d);
-	month = wru * 3600 * HOURS_PER_MONTH / 1e6 * cfg->price;
-	printf("  DynamoDB writes: %.1f per s = %.1f write request units per "
-	       "s\n",
-	       writes, wru);
-	printf("  on-demand cost of those writes: $%.2f a month ($%.4f per "
-	       "held lock) at $%.3f per million write request units, %.0f h a "
-	       "month\n",
-	       month, cfg->locks ? month / cfg->locks : 0, cfg->price,
-	       HOURS_PER_MONTH);
+	report_cost(cfg, b, a, &res);
+	report_targets(&res);
 }
 
 static int run_all(struct run *r)

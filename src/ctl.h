@@ -1,8 +1,11 @@
 /* ctl: the control files under <mnt>/.lockfs/: "status" (who this mount
- * is, where it talks to, its lease settings, and every lock it holds with
- * its state) and "metrics" (Prometheus text). No state of its own. */
+ * is, where it talks to, its lease settings, and the locks it holds that
+ * the reader may see, with their state) and "metrics" (Prometheus text,
+ * counts only). Every string from users is escaped. No state of its own. */
 #ifndef LOCKFS_CTL_H
 #define LOCKFS_CTL_H
+
+#include <stdbool.h>
 
 #include "buf.h"
 #include "lock.h"
@@ -18,6 +21,11 @@ struct ctl_info {
 	int64_t lease_ms;
 	int64_t heartbeat_ms;
 	int64_t safe_period_ms;
+	/* Whether the reader may see the lock of full key held by
+	 * holder_uid (as ls would show it); NULL: every lock. Called
+	 * without the engine's mutex; it may make requests. */
+	bool (*may_see)(void *arg, const char *key, int64_t holder_uid);
+	void *may_see_arg;
 };
 
 int ctl_render_status(const struct ctl_info *info, struct lock_engine *e,

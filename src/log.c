@@ -1,5 +1,8 @@
 /* log: owns the process-wide log level and sink. Written once in log_setup()
- * before any thread starts, read by every thread afterwards. */
+ * before any thread starts, read by every thread afterwards. Every message
+ * is escaped as one line (text_escape_to) after formatting: names, owners,
+ * commands and data of other users can neither start a forged line nor
+ * steer the terminal of whoever reads the journal. */
 #include "log.h"
 
 #include <stdarg.h>
@@ -7,6 +10,8 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+
+#include "text.h"
 
 static enum log_level log_level_now = LOGL_WARN;
 static bool log_to_syslog;
@@ -31,12 +36,18 @@ void log_msg(enum log_level level, const char *tag, const char *fmt, ...)
 {
 	static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
 					   LOG_DEBUG };
-	char line[1024];
+	char raw[1024], line[2048];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	n = vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(raw))
+		n = sizeof(raw) - 1;
+	text_escape_to(line, sizeof(line), raw, (size_t)n);
 	if (log_to_syslog) {
 		syslog(syslog_prio[level], "%s: %s", tag, line);
 		return;

@@ -1,4 +1,6 @@
-/* render: lock text and xattr values from a lock record. No state. */
+/* render: lock text and xattr values from a lock record. Every value is
+ * escaped (text_escape_line): keys, owners, commands and data come from
+ * other users and other clients. No state. */
 #include "render.h"
 
 #include <errno.h>
@@ -159,12 +161,21 @@ int render_lock_text(const struct lock_record *rec, enum render_state st,
 int render_field(const struct lock_record *rec, enum render_state st,
 		 const char *field, struct buf *out)
 {
+	struct buf v = BUF_INIT;
 	size_t i;
+	int rc = -EINVAL;
 
-	for (i = 0; i < N_FIELDS; i++)
-		if (!strcmp(fields[i].name, field))
-			return fields[i].fn(rec, st, out);
-	return -EINVAL;
+	for (i = 0; i < N_FIELDS; i++) {
+		if (strcmp(fields[i].name, field))
+			continue;
+		/* Escaped as in the text: getfattr prints values raw. */
+		rc = fields[i].fn(rec, st, &v);
+		if (!rc)
+			rc = text_escape_line(out, v.data, v.len);
+		break;
+	}
+	buf_fini(&v);
+	return rc;
 }
 
 int render_xattr_names(const struct lock_record *rec, struct buf *out)

@@ -2,7 +2,8 @@
  * attributes (user.lockfs.<field>). One "name: value" per line, times in
  * RFC 3339 UTC with milliseconds, durations in seconds with 3 decimals.
  * Fields a row does not have are left out. Values are escaped to stay on one
- * line; xattrs carry the raw value (data: the exact bytes). No state. */
+ * line and out of the terminal's control (text_escape_line), in the text and
+ * in the xattrs alike: each xattr is exactly its line's value. No state. */
 #ifndef LOCKFS_RENDER_H
 #define LOCKFS_RENDER_H
 
@@ -24,7 +25,8 @@ const char *render_state_name(enum render_state st);
 int render_lock_text(const struct lock_record *rec, enum render_state st,
 		     struct buf *out);
 
-/* Appends the raw value of one field ("owner", "data", ...). -ENODATA when
+/* Appends the escaped value of one field ("owner", "data", ...), as the
+ * text shows it. -ENODATA when
  * the row has no such field, -EINVAL for an unknown name. */
 int render_field(const struct lock_record *rec, enum render_state st,
 		 const char *field, struct buf *out);

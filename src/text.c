@@ -56,39 +56,96 @@ bool text_utf8_valid(const char *s, size_t len)
 	return true;
 }
 
+/* Code points that are valid UTF-8 yet move the cursor, switch the
+ * terminal's state or reorder what follows: C1 controls (U+0080..U+009F,
+ * CSI and OSC among them), the bidirectional formatting characters (the
+ * U+202E "right-to-left override" and its kin) and the line and paragraph
+ * separators. They are shown as \uXXXX. */
+static bool cp_needs_escape(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+	       cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+static uint32_t utf8_decode(const unsigned char *s, size_t n)
+{
+	uint32_t cp = n == 1 ? s[0] : s[0] & (0x7f >> n);
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		cp = (cp << 6) | (s[i] & 0x3f);
+	return cp;
+}
+
+/* The escape of the unit at p (at most 10 bytes with NUL) in esc, or ""
+ * when the n bytes there stand for themselves; *n is the unit's length. */
+static void escape_unit(const unsigned char *p, size_t avail, size_t *n,
+			char esc[12])
+{
+	unsigned char c = p[0];
+
+	esc[0] = '\\';
+	*n = 1;
+	if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
+		esc[1] = c == '\\'   ? '\\'
+			 : c == '\n' ? 'n'
+			 : c == '\t' ? 't'
+				     : 'r';
+		esc[2] = '\0';
+		return;
+	}
+	if (c < 0x20 || c == 0x7f) {
+		snprintf(esc, 12, "\\x%02x", c);
+		return;
+	}
+	*n = utf8_seq_len(p, avail);
+	if (!*n) {
+		*n = 1;
+		snprintf(esc, 12, "\\x%02x", c);
+		return;
+	}
+	if (*n > 1 && cp_needs_escape(utf8_decode(p, *n))) {
+		snprintf(esc, 12, "\\u%04x", (unsigned)utf8_decode(p, *n));
+		return;
+	}
+	esc[0] = '\0';
+}
+
 int text_escape_line(struct buf *out, const void *data, size_t len)
 {
 	const unsigned char *p = data;
 	size_t i = 0, n;
+	char esc[12];
 	int rc = 0;
 
 	while (i < len && !rc) {
-		unsigned char c = p[i];
-
-		if (c == '\\') {
-			rc = buf_puts(out, "\\\\");
-			i++;
-		} else if (c == '\n') {
-			rc = buf_puts(out, "\\n");
-			i++;
-		} else if (c == '\t') {
-			rc = buf_puts(out, "\\t");
-			i++;
-		} else if (c == '\r') {
-			rc = buf_puts(out, "\\r");
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			rc = buf_printf(out, "\\x%02x", c);
-			i++;
-		} else if ((n = utf8_seq_len(p + i, len - i)) != 0) {
-			rc = buf_append(out, p + i, n);
-			i += n;
-		} else {
-			rc = buf_printf(out, "\\x%02x", c);
-			i++;
-		}
+		escape_unit(p + i, len - i, &n, esc);
+		rc = esc[0] ? buf_puts(out, esc) : buf_append(out, p + i, n);
+		i += n;
 	}
 	return rc;
+}
+
+size_t text_escape_to(char *out, size_t outlen, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	size_t i = 0, o = 0, n, w;
+	char esc[12];
+
+	if (!outlen)
+		return 0;
+	while (i < len) {
+		escape_unit(p + i, len - i, &n, esc);
+		w = esc[0] ? strlen(esc) : n;
+		if (o + w >= outlen)
+			break; /* never half an escape or a character */
+		memcpy(out + o, esc[0] ? esc : (const char *)p + i, w);
+		o += w;
+		i += n;
+	}
+	out[o] = '\0';
+	return o;
 }
 
 int text_parse_seconds_ms(const char *s, int64_t *ms_out)

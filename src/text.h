@@ -13,9 +13,18 @@
  * NUL bytes). */
 bool text_utf8_valid(const char *s, size_t len);
 
-/* Appends the bytes so that the result is one printable line: backslash,
- * control bytes and invalid UTF-8 become C escapes (\\, \n, \t, \xNN). */
+/* Appends the bytes so that the result is one printable line that cannot
+ * steer a terminal: backslash, control bytes and invalid UTF-8 become C
+ * escapes (\\, \n, \t, \r, \xNN); C1 controls (U+0080..U+009F), the
+ * bidirectional formatting characters (U+061C, U+200E, U+200F,
+ * U+202A..U+202E, U+2066..U+2069) and U+2028/U+2029 become \uXXXX. Every
+ * untrusted string shown to a person (names, other clients' fields, data,
+ * log lines) goes through this. */
 int text_escape_line(struct buf *out, const void *data, size_t len);
+
+/* The same escape into out (outlen bytes, NUL-terminated); stops before an
+ * escape or character that would not fit. Returns the length written. */
+size_t text_escape_to(char *out, size_t outlen, const void *data, size_t len);
 
 /* Parses "30", "0.5", "2.250" (seconds, at most 3 decimals, >= 0) into ms.
  * Returns 0 or -EINVAL (junk, negative, more than 3 decimals, overflow). */

@@ -25,10 +25,22 @@ const char *render_state_name(enum render_state st)
 	return "unknown";
 }
 
+/* Times shown are 1970-01-01 to 9999-12-31 (RFC 3339 has four-digit years);
+ * a row with a time outside (a client that wrote garbage) shows no such
+ * field rather than a wrapped date. */
+#define RENDER_REAL_MS_MAX 253402300799999LL
+
+static bool time_ok(int64_t real_ms)
+{
+	return real_ms > 0 && real_ms <= RENDER_REAL_MS_MAX;
+}
+
 static int put_time(struct buf *out, int64_t real_ms)
 {
 	char t[25];
 
+	if (!time_ok(real_ms))
+		return -ENODATA;
 	clk_format_rfc3339_ms(real_ms, t);
 	return buf_puts(out, t);
 }
@@ -97,9 +109,14 @@ static int f_heartbeat(const struct lock_record *r, enum render_state st,
 static int f_expires(const struct lock_record *r, enum render_state st,
 		     struct buf *out)
 {
-	if (!r->has_lockfs || !r->heartbeat_real_ms || r->lease_ms <= 0)
+	int64_t expires;
+
+	/* Both come from the table: their sum may not fit (issue 13). */
+	if (!r->has_lockfs || !time_ok(r->heartbeat_real_ms) ||
+	    r->lease_ms <= 0 ||
+	    __builtin_add_overflow(r->heartbeat_real_ms, r->lease_ms, &expires))
 		return -ENODATA;
-	return put_time(out, r->heartbeat_real_ms + r->lease_ms);
+	return put_time(out, expires);
 }
 
 static int f_holder(const struct lock_record *r, enum render_state st,

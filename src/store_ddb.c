@@ -69,7 +69,32 @@ static int get_i64(const struct ddb_item *it, const char *name, int64_t *out)
 	return ddb_item_get_n(it, name, out);
 }
 
-/* lease_duration is decimal seconds (python writes e.g. 30 or 0.5). */
+/* Every number read from a row is range-checked here, on the way in: any
+ * client that can write the table can put any number there, and a value
+ * outside its range is treated as absent (never wrapped, clamped or used in
+ * arithmetic that could overflow, such as heartbeat + lease). */
+#define REAL_MS_MAX 253402300799999LL /* 9999-12-31T23:59:59.999Z */
+#define REAL_S_MAX  253402300799LL
+#define ID_MAX	    4294967294LL /* uid_t, gid_t; (uid_t)-1 is not an id */
+#define PID_MAX	    2147483647LL /* pid_t */
+#define MODE_MAX    07777
+
+static int get_ranged(const struct ddb_item *it, const char *name, int64_t lo,
+		      int64_t hi, int64_t *out)
+{
+	int64_t v;
+	int rc = get_i64(it, name, &v);
+
+	if (rc)
+		return rc;
+	if (v < lo || v > hi)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* lease_duration is decimal seconds (python writes e.g. 30 or 0.5): from
+ * 1 ms to 10^9 s, else the fallback. */
 static int64_t lease_ms_of(const struct ddb_item *it, int64_t fallback)
 {
 	const char *txt;
@@ -79,7 +104,7 @@ static int64_t lease_ms_of(const struct ddb_item *it, int64_t fallback)
 	if (ddb_item_get_n_text(it, A_LEASE, &txt))
 		return fallback;
 	v = strtod(txt, &end);
-	if (*end || !isfinite(v) || v <= 0 || v > 1e9)
+	if (*end || !isfinite(v) || v < 0.0005 || v > 1e9)
 		return fallback;
 	return (int64_t)llround(v * 1000.0);
 }
@@ -100,21 +125,21 @@ int store_ddb_item_to_record(const struct ddb_item *it,
 	if (!rc && !ddb_item_get_s(it, A_RVN, &s))
 		text_copy(r->rvn, sizeof(r->rvn), s);
 	r->lease_ms = lease_ms_of(it, default_lease_ms);
-	if (!get_i64(it, A_EXPIRY, &v))
+	if (!get_ranged(it, A_EXPIRY, 0, REAL_S_MAX, &v))
 		r->expiry_real_s = v;
-	if (!rc && !get_i64(it, A_ACQ, &v)) {
+	if (!rc && !get_ranged(it, A_ACQ, 0, REAL_MS_MAX, &v)) {
 		r->has_lockfs = true;
 		r->acquired_real_ms = v;
-		if (!get_i64(it, A_HB, &v))
+		if (!get_ranged(it, A_HB, 0, REAL_MS_MAX, &v))
 			r->heartbeat_real_ms = v;
-		if (!get_i64(it, A_PID, &v))
+		if (!get_ranged(it, A_PID, 0, PID_MAX, &v))
 			r->pid = v;
-		if (!get_i64(it, A_UID, &v))
+		if (!get_ranged(it, A_UID, 0, ID_MAX, &v))
 			r->uid = v;
-		if (!get_i64(it, A_GID, &v))
+		if (!get_ranged(it, A_GID, 0, ID_MAX, &v))
 			r->gid = v;
-		if (!get_i64(it, A_MODE, &v))
-			r->mode = (uint32_t)v & 07777;
+		if (!get_ranged(it, A_MODE, 0, MODE_MAX, &v))
+			r->mode = (uint32_t)v;
 		if (!ddb_item_get_s(it, A_HOST, &s))
 			rc = record_set_str(&r->host, s);
 		if (!rc && !ddb_item_get_s(it, A_CMD, &s))
@@ -204,12 +229,12 @@ static int dir_of_item(const struct ddb_item *it, struct dir_record *d)
 	d->key = strdup(s);
 	if (!d->key)
 		return -ENOMEM;
-	d->mode = !get_i64(it, A_MODE, &v) ? (uint32_t)v & 07777 : 0755;
-	if (!get_i64(it, A_UID, &v))
+	d->mode = !get_ranged(it, A_MODE, 0, MODE_MAX, &v) ? (uint32_t)v : 0755;
+	if (!get_ranged(it, A_UID, 0, ID_MAX, &v))
 		d->uid = v;
-	if (!get_i64(it, A_GID, &v))
+	if (!get_ranged(it, A_GID, 0, ID_MAX, &v))
 		d->gid = v;
-	if (!get_i64(it, A_CREATED, &v))
+	if (!get_ranged(it, A_CREATED, 0, REAL_MS_MAX, &v))
 		d->created_real_ms = v;
 	return 0;
 }

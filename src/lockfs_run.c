@@ -38,6 +38,7 @@
 
 #include "buf.h"
 #include "clk.h"
+#include "run_args.h"
 #include "text.h"
 
 #define PROG "lockfs-run"
@@ -55,16 +56,6 @@
 #define TEXT_MAX  (256 * 1024) /* a lock's text: fields + 64 KiB data */
 #define XATTR_MAX 2048	       /* a key is at most 1024 bytes */
 #define RETICK_NS 100000000L   /* re-interrupt a wait every 100 ms */
-
-struct opts {
-	bool nonblock;	   /* -n */
-	int64_t wait_ms;   /* -w; -1: as long as it takes */
-	int conflict_code; /* -E */
-	int lost_sig;	   /* --signal */
-	int64_t grace_ms;  /* --grace */
-	const char *path;
-	char **argv;
-};
 
 /* The signals forwarded to the command (unless ignored when we started). */
 static const int fwd_sigs[] = {
@@ -184,114 +175,23 @@ static const char *sig_name(int sig, char *tmp, size_t len)
 	return tmp;
 }
 
-/* "TERM", "SIGTERM", "term" or "15"; -1 if none. */
-static int parse_signal(const char *s)
+/* The options (run_args.c); a usage error or --help/--version ends here. */
+static void parse_opts(int argc, char **argv, struct run_opts *o)
 {
-	int64_t n;
-	int i;
+	char err[512];
 
-	if (!text_parse_i64(s, &n))
-		return n >= 1 && n < NSIG ? (int)n : -1;
-	if (!strncasecmp(s, "SIG", 3))
-		s += 3;
-	for (i = 1; i < NSIG; i++) {
-		const char *a = sigabbrev_np(i);
-
-		if (a && !strcasecmp(a, s))
-			return i;
+	switch (run_args_parse(argc, argv, o, err, sizeof(err))) {
+	case RUN_ARGS_OK:
+		return;
+	case RUN_ARGS_HELP:
+		help();
+		exit(0);
+	case RUN_ARGS_VERSION:
+		printf("%s %s\n", PROG, LOCKFS_VERSION);
+		exit(0);
+	default:
+		usage_error("%s", err);
 	}
-	return -1;
-}
-
-static void parse_opts(int argc, char **argv, struct opts *o)
-{
-	static const struct option longs[] = {
-		{ "nonblock", no_argument, NULL, 'n' },
-		{ "nb", no_argument, NULL, 'n' },
-		{ "wait", required_argument, NULL, 'w' },
-		{ "timeout", required_argument, NULL, 'w' },
-		{ "conflict-exit-code", required_argument, NULL, 'E' },
-		{ "signal", required_argument, NULL, 'S' },
-		{ "grace", required_argument, NULL, 'G' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool have_w = false;
-	int64_t n;
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->wait_ms = -1;
-	o->conflict_code = EXIT_CONFLICT;
-	o->lost_sig = SIGTERM;
-	o->grace_ms = 10000;
-	opterr = 0;
-	/* "+": options end at LOCKFILE; ":": report a missing argument. */
-	while ((c = getopt_long(argc, argv, "+:nw:E:hV", longs, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->nonblock = true;
-			break;
-		case 'w':
-			if (text_parse_seconds_ms(optarg, &o->wait_ms))
-				usage_error("-w: '%s' is not a number of "
-					    "seconds (e.g. 30 or 1.5)",
-					    optarg);
-			have_w = true;
-			break;
-		case 'E':
-			if (text_parse_i64(optarg, &n) || n < 0 || n > 255)
-				usage_error("-E: '%s' is not an exit code "
-					    "(0..255)",
-					    optarg);
-			o->conflict_code = (int)n;
-			break;
-		case 'S':
-			o->lost_sig = parse_signal(optarg);
-			if (o->lost_sig < 0)
-				usage_error("--signal: unknown signal '%s'",
-					    optarg);
-			break;
-		case 'G':
-			if (text_parse_seconds_ms(optarg, &o->grace_ms))
-				usage_error("--grace: '%s' is not a number of "
-					    "seconds (e.g. 10 or 0.5)",
-					    optarg);
-			break;
-		case 'h':
-			help();
-			exit(0);
-		case 'V':
-			printf("%s %s\n", PROG, LOCKFS_VERSION);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs an argument",
-				    argv[optind - 1]);
-		default:
-			if (optopt)
-				usage_error("unknown option '-%c'", optopt);
-			usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (o->nonblock && have_w)
-		usage_error("-n and -w exclude each other");
-	if (optind >= argc)
-		usage_error("missing LOCKFILE");
-	o->path = argv[optind++];
-	if (!*o->path)
-		usage_error("LOCKFILE is empty");
-	if (optind < argc && !strcmp(argv[optind], "--"))
-		optind++;
-	else if (optind < argc && argv[optind][0] == '-')
-		usage_error("'%s' after LOCKFILE: options go before LOCKFILE, "
-			    "and -- ends them",
-			    argv[optind]);
-	if (optind >= argc)
-		usage_error("missing COMMAND");
-	if (!*argv[optind])
-		usage_error("COMMAND is empty");
-	o->argv = argv + optind;
 }
 
 /* ---- taking the lock -------------------------------------------------- */
@@ -395,7 +295,7 @@ static void timer_stop(void)
  * ours; otherwise false with *status the exit status (the message already
  * printed). The two are kept apart because a status may be 0: -E 0 makes
  * busy and timed out exit 0, and neither may then run the command. */
-static bool acquire(const struct opts *o, int *fd_out, int *status)
+static bool acquire(const struct run_opts *o, int *fd_out, int *status)
 {
 	struct sigevent sev;
 	char secs[32];
@@ -493,25 +393,6 @@ static int read_text(int fd, struct buf *out)
 	}
 }
 
-/* The value of the "name: value" line of text, or "" (malloc'd). */
-static char *text_field(const char *text, const char *name)
-{
-	size_t nl = strlen(name);
-	const char *p = text, *end;
-
-	while (p && *p) {
-		if (!strncmp(p, name, nl) && p[nl] == ':' && p[nl + 1] == ' ') {
-			p += nl + 2;
-			end = strchr(p, '\n');
-			return strndup(p, end ? (size_t)(end - p) : strlen(p));
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return strdup("");
-}
-
 static char *get_xattr(int fd, const char *name)
 {
 	char v[XATTR_MAX];
@@ -523,16 +404,6 @@ static char *get_xattr(int fd, const char *name)
 	return strdup(v);
 }
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 /* Sets LOCKFS_KEY, LOCKFS_FENCE and LOCKFS_OWNER for the command.
  *
  * On lockfs the text is read through a second open file, opened now that
@@ -542,7 +413,7 @@ static bool all_digits(const char *s)
  * another mount (no fence allocated, no POLLPRI on loss). A file opened
  * while we hold the key is bound to our lock. Returns 0, EXIT_LOST if the
  * lock is already lost, or another exit status. */
-static int set_identity(const struct opts *o, int fd, int *view_fd,
+static int set_identity(const struct run_opts *o, int fd, int *view_fd,
 			bool *on_lockfs)
 {
 	struct buf text = BUF_INIT;
@@ -562,14 +433,14 @@ static int set_identity(const struct opts *o, int fd, int *view_fd,
 			say("warning: cannot read %s: %s (LOCKFS_FENCE and "
 			    "LOCKFS_OWNER left empty)",
 			    o->path, strerror(-rc));
-		fence = text_field(buf_str(&text), "fence");
-		owner = text_field(buf_str(&text), "owner");
-		state = text_field(buf_str(&text), "state");
+		fence = run_text_field(buf_str(&text), "fence");
+		owner = run_text_field(buf_str(&text), "owner");
+		state = run_text_field(buf_str(&text), "state");
 		if (owner && !*owner) {
 			free(owner);
 			owner = get_xattr(fd, "user.lockfs.owner");
 		}
-		if (fence && !all_digits(fence))
+		if (fence && !run_all_digits(fence))
 			*fence = '\0';
 	}
 	if (state && !strcmp(state, "lost")) {
@@ -637,7 +508,7 @@ struct child {
 	int status;
 };
 
-static void child_exec(const struct opts *o, struct sigstate *ss, bool tty,
+static void child_exec(const struct run_opts *o, struct sigstate *ss, bool tty,
 		       int report)
 {
 	size_t i;
@@ -658,7 +529,7 @@ static void child_exec(const struct opts *o, struct sigstate *ss, bool tty,
 }
 
 /* Forks and execs the command; returns 0, or an exit status. */
-static int spawn(const struct opts *o, struct sigstate *ss, struct child *c)
+static int spawn(const struct run_opts *o, struct sigstate *ss, struct child *c)
 {
 	int p[2], e;
 	ssize_t n;
@@ -746,7 +617,7 @@ static bool is_forwarded(const struct sigstate *ss, int sig)
 
 /* Waits for the command, forwarding signals and acting on loss. Returns
  * true if the lock was lost. */
-static bool supervise(const struct opts *o, struct sigstate *ss, int sfd,
+static bool supervise(const struct run_opts *o, struct sigstate *ss, int sfd,
 		      int lost_fd, struct child *c, const char *key)
 {
 	int64_t kill_at_mono_ms = -1;
@@ -829,7 +700,7 @@ static bool supervise(const struct opts *o, struct sigstate *ss, int sfd,
 /* Runs the command while we hold the lock, watching watch_fd (if >= 0) for
  * its loss; returns the command's exit status (or lockfs-run's own), *lost
  * set if the lock was lost meanwhile. */
-static int run_command(const struct opts *o, struct sigstate *ss,
+static int run_command(const struct run_opts *o, struct sigstate *ss,
 		       const sigset_t *sigs, int watch_fd, bool *lost)
 {
 	struct child c = { 0 };
@@ -878,7 +749,7 @@ static int watch_fd(bool on_lockfs, int fd, int view_fd)
 
 int main(int argc, char **argv)
 {
-	struct opts o;
+	struct run_opts o;
 	struct sigstate ss;
 	sigset_t sigs;
 	int fd = -1, view_fd = -1, rc;

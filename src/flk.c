@@ -321,17 +321,19 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 	int rc;
 
 	pthread_mutex_lock(&f->mu);
-	fk = fkey_get(f, r->key, true);
-	if (!fk) {
-		pthread_mutex_unlock(&f->mu);
-		return -ENOMEM;
-	}
 	if (r->wait)
 		entering_add(f, r->req);
 	/* One attempt at a time per key: wait for the outcome of another
-	 * (bounded by its request's deadline). */
-	while (fk->taking)
+	 * (bounded by its request's deadline). The entry may be freed while
+	 * we wait: look it up again after every wake-up. */
+	while ((fk = fkey_get(f, r->key, true)) && fk->taking)
 		pthread_cond_wait(&f->cv, &f->mu);
+	if (!fk) {
+		if (r->wait)
+			entering_del(f, r->req);
+		pthread_mutex_unlock(&f->mu);
+		return -ENOMEM;
+	}
 	if (holder_alive(f, fk)) {
 		/* Already ours (the same open file or process): a no-op. */
 		rc = fk->owner == r->owner && fk->kind == r->kind ? 0 : -EBUSY;

@@ -272,6 +272,37 @@ static void test_attempts_do_not_undo_grants(void)
 	teardown();
 }
 
+/* A request waiting for another attempt on its key (the wait thread's,
+ * for a waiter that is then interrupted) finds the key's entry freed when
+ * it wakes: it must look it up again (found by the torture test, a
+ * use-after-free under ASan). */
+static void test_entry_freed_while_waiting(void)
+{
+	int req_w;
+	struct flk_req w = { .key = "u", .owner = 7, .kind = FLK_FLOCK,
+			     .wait = true, .req = &req_w };
+	struct call c = { .r = { .key = "u", .owner = 8, .kind = FLK_FLOCK } };
+	pthread_t t;
+
+	setup();
+	foreign_row("u");
+	w.holder = c.r.holder = holder();
+	CHECK_INT(flk_lock(flk, &w), -EINPROGRESS);
+	gate_close("u"); /* the wait thread's next poll of u blocks */
+	flk_arm(flk, &req_w);
+	gate_wait_entered();
+	CHECK_INT(pthread_create(&t, NULL, call_lock, &c), 0);
+	usleep(50 * 1000); /* c waits for the wait thread's attempt */
+	flk_interrupt(flk, &req_w);
+	gate_release();
+	pthread_join(t, NULL);
+	CHECK_INT(c.rc, -EWOULDBLOCK);
+	for (int i = 0; i < 200 && answer_of(&req_w) < 0; i++)
+		usleep(10 * 1000);
+	CHECK_INT(answer_of(&req_w), EINTR);
+	teardown();
+}
+
 /* The entry of a file lock whose key was released under it (unlink) goes
  * away within the sweep period. */
 static void test_sweep(void)
@@ -301,5 +332,6 @@ int main(void)
 	test_own_lock_ahead_of_waiters();
 	test_attempts_do_not_undo_grants();
 	test_sweep();
+	test_entry_freed_while_waiting();
 	CHECK_DONE();
 }

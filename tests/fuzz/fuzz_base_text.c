@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)text_utf8_valid(s, size);
 	if (text_escape_line(&b, data, size) == 0 &&
 	    !text_utf8_valid(buf_str(&b), b.len))
-		abort();  /* escaped text must always be valid UTF-8 */
+		abort(); /* escaped text must always be valid UTF-8 */
 	if (text_parse_seconds_ms(s, &ms) == 0 && ms < 0)
 		abort();
 	buf_fini(&b);

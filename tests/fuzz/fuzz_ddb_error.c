@@ -2,15 +2,19 @@
  * (awserr_from_json, both message spellings), the Item of a
  * ConditionalCheckFailedException and the CancellationReasons (or the
  * reason list in the message) of a TransactionCanceledException. Never a
- * memory error; the errno and index stay in their documented ranges. */
+ * memory error; the errno and index stay in their documented ranges.
+ * fuzz-src: tests/fuzz/support/ddb_mutator.c */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddb_mutator.h"
 #include "ddb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -52,4 +56,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ddb_item_free(it);
 	return 0;
+}
+
+/* Structure-aware: DynamoDB JSON edited as a tree (ddb_mutator.h). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed)
+{
+	return ddb_mutate(data, size, max_size, seed);
 }

@@ -1,13 +1,17 @@
 /* fuzz_ddb_get: GetItem answers ("Item") and write answers ("Attributes")
  * on arbitrary bytes: never a memory error, and an item returned is one
- * that prints as JSON. */
+ * that prints as JSON.
+ * fuzz-src: tests/fuzz/support/ddb_mutator.c */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "ddb_mutator.h"
 #include "ddb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed);
 
 static void check_item(struct ddb_item *it)
 {
@@ -36,4 +40,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (rc && (it || (rc != -EPROTO && rc != -ENOMEM)))
 		abort();
 	return 0;
+}
+
+/* Structure-aware: DynamoDB JSON edited as a tree (ddb_mutator.h). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed)
+{
+	return ddb_mutate(data, size, max_size, seed);
 }

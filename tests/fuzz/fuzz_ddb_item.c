@@ -1,13 +1,17 @@
 /* fuzz_ddb_item: DynamoDB item JSON on arbitrary bytes. Whatever parses
  * must print back to JSON that parses to the same item (a fixed point),
- * survive a deep copy, and answer every getter without a memory error. */
+ * survive a deep copy, and answer every getter without a memory error.
+ * fuzz-src: tests/fuzz/support/ddb_mutator.c */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddb_mutator.h"
 #include "ddb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed);
 
 static void touch(const struct ddb_item *it, const char *name)
 {
@@ -74,4 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(json);
 	ddb_item_free(it);
 	return 0;
+}
+
+/* Structure-aware: DynamoDB JSON edited as a tree (ddb_mutator.h). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed)
+{
+	return ddb_mutate(data, size, max_size, seed);
 }

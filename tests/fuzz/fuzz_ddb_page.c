@@ -1,12 +1,16 @@
 /* fuzz_ddb_page: Query/Scan answers (Items, LastEvaluatedKey,
  * ScannedCount) on arbitrary bytes: never a memory error; a page that
- * parses has n readable items, and a failed parse leaves the page empty. */
+ * parses has n readable items, and a failed parse leaves the page empty.
+ * fuzz-src: tests/fuzz/support/ddb_mutator.c */
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "ddb_mutator.h"
 #include "ddb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -36,4 +40,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ddb_page_fini(&page);
 	return 0;
+}
+
+/* Structure-aware: DynamoDB JSON edited as a tree (ddb_mutator.h). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed)
+{
+	return ddb_mutate(data, size, max_size, seed);
 }

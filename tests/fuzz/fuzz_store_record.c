@@ -2,16 +2,20 @@
  * (DynamoDB JSON) through the conversion to a lock record, the text of the
  * lock file, and back to an item. Whatever the row, the text must be valid
  * UTF-8 with one "name: value" per line, and a record must survive the
- * round trip through an item unchanged. */
+ * round trip through an item unchanged.
+ * fuzz-src: tests/fuzz/support/ddb_mutator.c */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddb_mutator.h"
 #include "render.h"
 #include "store_ddb.h"
 #include "text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed);
 
 static void check_text(const struct lock_record *r)
 {
@@ -26,7 +30,7 @@ static void check_text(const struct lock_record *r)
 		const char *end = strchr(line, '\n');
 
 		if (!end || !memchr(line, ':', (size_t)(end - line)))
-			abort();  /* every field on a line of its own */
+			abort(); /* every field on a line of its own */
 		line = end + 1;
 	}
 	buf_fini(&text);
@@ -48,7 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    !store_ddb_record_to_item(&r, &again)) {
 			if (store_ddb_item_to_record(again, 30000, &back))
 				abort();
-			if (strcmp(r.key, back.key) || strcmp(r.rvn, back.rvn) ||
+			if (strcmp(r.key, back.key) ||
+			    strcmp(r.rvn, back.rvn) ||
 			    r.lease_ms != back.lease_ms ||
 			    r.has_lockfs != back.has_lockfs ||
 			    r.fence != back.fence ||
@@ -56,7 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    (r.has_data && r.data_len) !=
 				    (back.has_data && back.data_len) ||
 			    r.data_len != back.data_len ||
-			    (r.data_len && memcmp(r.data, back.data, r.data_len)))
+			    (r.data_len &&
+			     memcmp(r.data, back.data, r.data_len)))
 				abort();
 		}
 	}
@@ -65,4 +71,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ddb_item_free(it);
 	ddb_item_free(again);
 	return 0;
+}
+
+/* Structure-aware: DynamoDB JSON edited as a tree (ddb_mutator.h). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed)
+{
+	return ddb_mutate(data, size, max_size, seed);
 }

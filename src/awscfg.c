@@ -1,6 +1,8 @@
 /* awscfg: resolves the profile, region and DynamoDB endpoint from options,
- * the environment and the shared config file. Called at start-up by the
- * main thread (it reads the environment); no shared state. */
+ * the environment and the shared config file (checked as creds_trust says
+ * when running as root), and judges an endpoint's transport (plain HTTP
+ * only to loopback unless allowed). Called at start-up by the main thread
+ * (it reads the environment); no shared state. */
 #include "awscfg.h"
 
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "awsini.h"
+#include "creds_trust.h"
 #include "http.h"
 #include "text.h"
 
@@ -64,7 +67,7 @@ static int config_path(char *out, size_t len)
 static int profile_region(const char *profile, char *out, size_t outlen,
 			  char *errmsg, size_t errlen)
 {
-	char path[4096], section[160];
+	char path[4096], canon[4096], section[160], why[300];
 	struct awsini *ini = NULL;
 	const char *v;
 	int rc, line = 0;
@@ -72,6 +75,23 @@ static int profile_region(const char *profile, char *out, size_t outlen,
 	out[0] = '\0';
 	if (config_path(path, sizeof(path)))
 		return 0;
+	if (creds_trust_enabled(0)) {
+		rc = creds_trust_file(path, getuid(), canon, sizeof(canon), why,
+				      sizeof(why));
+		if (rc == -ENOENT)
+			return 0;
+		if (rc == -EPERM)
+			return fail(errmsg, errlen,
+				    "refusing %.200s: %s (as root, lockfs "
+				    "uses AWS files only when they and every "
+				    "directory above them are owned by root or "
+				    "uid %u and not writable by group or "
+				    "others)",
+				    path, why, (unsigned)getuid());
+		if (rc)
+			return fail(errmsg, errlen, "%s", why);
+		strcpy(path, canon);
+	}
 	rc = awsini_load(path, &ini, &line);
 	if (rc == -ENOENT || rc == -ENOTDIR)
 		return 0;
@@ -190,4 +210,34 @@ int awscfg_resolve(const char *opt_profile, const char *opt_region,
 		out->endpoint_is_default = 1;
 	}
 	return 0;
+}
+
+int awscfg_check_endpoint(const char *what, const char *url,
+			  int allow_plain_http, char *errmsg, size_t errlen)
+{
+	int plain = http_url_plain_remote(url);
+
+	if (errmsg && errlen)
+		errmsg[0] = '\0';
+	if (plain < 0)
+		return fail(errmsg, errlen,
+			    "bad %s endpoint \"%.200s\": want "
+			    "http(s)://host[:port]",
+			    what, url);
+	if (!plain)
+		return 0;
+	if (!allow_plain_http) {
+		fail(errmsg, errlen,
+		     "%s endpoint %.200s: plain HTTP to a host that is not "
+		     "loopback (answers could be forged and the session token "
+		     "read on the way): use https, or -o allow_plain_http",
+		     what, url);
+		return -EPERM;
+	}
+	fail(errmsg, errlen,
+	     "%s endpoint %.200s: plain HTTP to a host that is not loopback "
+	     "(allow_plain_http): answers can be forged and the session "
+	     "token travels in clear",
+	     what, url);
+	return 1;
 }

@@ -27,5 +27,15 @@ struct aws_settings {
 int awscfg_resolve(const char *opt_profile, const char *opt_region,
 		   const char *opt_endpoint, struct aws_settings *out,
 		   char *errmsg, size_t errlen);
+/* When running as root, the config file read for the region must pass the
+ * owner and mode check of creds_trust.h (else -EINVAL, "refusing ..."). */
+
+/* Judges the transport of an endpoint URL (what: "DynamoDB", "STS"):
+ * https, or plain HTTP to a loopback host (127.0.0.0/8, ::1, localhost),
+ * give 0; plain HTTP to any other host gives -EPERM with a one-line reason
+ * in errmsg, or 1 with a warning to log in errmsg when allow_plain_http is
+ * set; a URL that is not http(s) gives -EINVAL. */
+int awscfg_check_endpoint(const char *what, const char *url,
+			  int allow_plain_http, char *errmsg, size_t errlen);
 
 #endif

@@ -241,7 +241,10 @@ static int attempt(struct awsreq *r, struct awsreq_thread *t, enum ddb_op op,
 
 	*sent = false;
 	xt->date[0] = '\0';
-	rc = creds_chain_get(r->cfg.creds, &creds, err);
+	/* Never a credential refresh here once the chain's refresher runs
+	 * (creds.h): at most a bounded wait when nothing usable is cached,
+	 * so that a renewal cannot stall behind a slow credential_process. */
+	rc = creds_chain_get_wait(r->cfg.creds, &creds, err, timeout_ms);
 	if (rc) {
 		buf_reset(resp);
 		return rc;

@@ -1,10 +1,14 @@
-/* buf: growable, capped byte buffers. No shared state. */
+/* buf: growable, capped byte buffers, wiped before their memory goes back
+ * to the allocator; and secret pages (mmap, MADV_DONTDUMP, mlock). No
+ * shared state. */
 #include "buf.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define BUF_DEFAULT_MAX ((size_t)64 << 20)
@@ -17,20 +21,20 @@ void buf_init(struct buf *b, size_t max)
 	b->max = max;
 }
 
+void buf_wipe(void *p, size_t n)
+{
+	if (p && n)
+		explicit_bzero(p, n);
+}
+
 void buf_fini(struct buf *b)
 {
+	if (b->data)
+		buf_wipe(b->data, b->cap);
 	free(b->data);
 	b->data = NULL;
 	b->len = 0;
 	b->cap = 0;
-}
-
-void buf_wipe(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-
-	while (n--)
-		*v++ = 0;
 }
 
 void buf_free_secret(char *s)
@@ -43,8 +47,6 @@ void buf_free_secret(char *s)
 
 void buf_fini_wipe(struct buf *b)
 {
-	if (b->data)
-		buf_wipe(b->data, b->cap);
 	buf_fini(b);
 }
 
@@ -69,9 +71,15 @@ static int buf_reserve(struct buf *b, size_t extra)
 	cap = b->cap ? b->cap : 64;
 	while (cap < need)
 		cap *= 2;
-	p = realloc(b->data, cap);
+	/* Not realloc: it may free the old block as it is. */
+	p = malloc(cap);
 	if (!p)
 		return -ENOMEM;
+	if (b->data) {
+		memcpy(p, b->data, b->len + 1);
+		buf_wipe(b->data, b->cap);
+		free(b->data);
+	}
 	b->data = p;
 	b->cap = cap;
 	return 0;
@@ -156,4 +164,52 @@ int buf_read_fd(struct buf *b, int fd)
 const char *buf_str(const struct buf *b)
 {
 	return b->data ? b->data : "";
+}
+
+/* A secret allocation: a header (the mapping's size) then the caller's
+ * bytes, on pages of its own. */
+#define SECRET_HDR ((size_t)16)
+
+void *buf_secret_alloc(size_t n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t page = pg > 0 ? (size_t)pg : 4096, len;
+	unsigned char *base;
+
+	if (n > SIZE_MAX - SECRET_HDR - page)
+		return NULL;
+	len = (n + SECRET_HDR + page - 1) / page * page;
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	/* Best effort: a kernel without them still gets wiped secrets. */
+	(void)madvise(base, len, MADV_DONTDUMP);
+	(void)mlock(base, len);
+	memcpy(base, &len, sizeof(len));
+	return base + SECRET_HDR;
+}
+
+void buf_secret_free(void *p)
+{
+	unsigned char *base;
+	size_t len;
+
+	if (!p)
+		return;
+	base = (unsigned char *)p - SECRET_HDR;
+	memcpy(&len, base, sizeof(len));
+	buf_wipe(base, len);
+	(void)munlock(base, len);
+	munmap(base, len);
+}
+
+char *buf_secret_strdup(const char *s)
+{
+	size_t n = strlen(s);
+	char *p = buf_secret_alloc(n + 1);
+
+	if (p)
+		memcpy(p, s, n + 1);
+	return p;
 }

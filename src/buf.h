@@ -1,5 +1,9 @@
 /* buf: a growable byte buffer with a hard size cap, always NUL-terminated so
- * text can be used as a C string. Owner: whoever holds the struct. */
+ * text can be used as a C string. Every block a buffer gives back (when it
+ * grows or is freed) is overwritten first, so that request bodies, signed
+ * headers and tokens that passed through one do not linger in freed heap.
+ * Also: pages for secrets (excluded from core dumps). Owner: whoever holds
+ * the struct. */
 #ifndef LOCKFS_BUF_H
 #define LOCKFS_BUF_H
 
@@ -20,9 +24,9 @@ struct buf {
 	}
 
 void buf_init(struct buf *b, size_t max);
-/* Frees the storage; the buffer can be reused. */
+/* Overwrites and frees the storage; the buffer can be reused. */
 void buf_fini(struct buf *b);
-/* Frees after overwriting the bytes with zeros (for secrets). */
+/* The same as buf_fini (kept for the callers that hold secrets). */
 void buf_fini_wipe(struct buf *b);
 void buf_reset(struct buf *b);
 int buf_append(struct buf *b, const void *data, size_t len);
@@ -44,5 +48,17 @@ const char *buf_str(const struct buf *b);
 void buf_wipe(void *p, size_t n);
 /* Wipes and frees a NUL-terminated secret; accepts NULL. */
 void buf_free_secret(char *s);
+
+/* Memory for long-lived secrets: pages of their own, excluded from core
+ * dumps (MADV_DONTDUMP) and locked in RAM when the limits allow (mlock,
+ * best effort), zero-filled. NULL on ENOMEM. Never from malloc: free it only
+ * with buf_secret_free, which wipes and unmaps it (accepts NULL). Each
+ * allocation costs at least one page: meant for a few credentials, not for
+ * per-request data. */
+void *buf_secret_alloc(size_t n);
+void buf_secret_free(void *p);
+/* A copy of s in secret pages (NULL on ENOMEM); free with
+ * buf_secret_free. */
+char *buf_secret_strdup(const char *s);
 
 #endif

@@ -19,6 +19,7 @@
 
 #include "clk.h"
 #include "creds_provider.h"
+#include "creds_trust.h"
 #include "log.h"
 #include "text.h"
 
@@ -28,6 +29,13 @@
 #define CREDS_STS_TIMEOUT_MS	  5000L
 #define CREDS_PROCESS_TIMEOUT_MS  60000L
 #define CREDS_MAX_ANSWER_BYTES	  ((size_t)64 << 10)
+
+/* The refresher looks at the clock at least this often (the refresh time
+ * is a wall-clock time, which may jump). */
+#define CREDS_RECHECK_MS (30 * 1000LL)
+/* With nothing usable cached, a failed refresh is not run again for
+ * callers arriving within this time: they get its error at once. */
+#define CREDS_FAIL_HOLD_MS 2000LL
 
 /* Refresh this long before expiry, or after half the lifetime for
  * credentials that live less than twice as long. */
@@ -60,6 +68,12 @@ struct creds_chain {
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	      /* signalled when a refresh finishes */
+	pthread_cond_t kick;	      /* wakes the refresher */
+	pthread_t thread;	      /* the refresher, when started */
+	int started;		      /* protected by mu */
+	int stopping;		      /* protected by mu */
+	int kicked;		      /* protected by mu: a refresh is wanted */
+	int cancel;		      /* atomic: ctx.cancel points here */
 	struct aws_creds cached;      /* protected by mu */
 	int have_cached;	      /* protected by mu */
 	int64_t refresh_at_real_ms;   /* protected by mu */
@@ -117,6 +131,32 @@ int creds_header_safe(const char *s)
 	return 1;
 }
 
+/* The strings of one credential in secret pages, shared by its copies. */
+struct creds_secret {
+	int refs; /* atomic */
+	char data[];
+};
+
+/* Packs the strings (token may be NULL) into new secret pages. */
+static int creds_pack(struct aws_creds *c, const char *id, const char *secret,
+		      const char *token)
+{
+	size_t ni = id ? strlen(id) + 1 : 0,
+	       ns = secret ? strlen(secret) + 1 : 0;
+	size_t nt = token ? strlen(token) + 1 : 0;
+	struct creds_secret *b;
+
+	b = buf_secret_alloc(sizeof(*b) + ni + ns + nt);
+	if (!b)
+		return -ENOMEM;
+	b->refs = 1;
+	c->shared = b;
+	c->access_key_id = id ? memcpy(b->data, id, ni) : NULL;
+	c->secret_access_key = secret ? memcpy(b->data + ni, secret, ns) : NULL;
+	c->session_token = token ? memcpy(b->data + ni + ns, token, nt) : NULL;
+	return 0;
+}
+
 int creds_set(struct aws_creds *out, const char *access_key_id,
 	      const char *secret_access_key, const char *session_token,
 	      int64_t expires_real_ms, const char *source)
@@ -129,14 +169,8 @@ int creds_set(struct aws_creds *out, const char *access_key_id,
 	    !token_chars_ok(secret_access_key) ||
 	    (session_token && !token_chars_ok(session_token)))
 		return -EINVAL;
-	c.access_key_id = strdup(access_key_id);
-	c.secret_access_key = strdup(secret_access_key);
-	c.session_token = session_token ? strdup(session_token) : NULL;
-	if (!c.access_key_id || !c.secret_access_key ||
-	    (session_token && !c.session_token)) {
-		aws_creds_clear(&c);
+	if (creds_pack(&c, access_key_id, secret_access_key, session_token))
 		return -ENOMEM;
-	}
 	c.expires_real_ms = expires_real_ms;
 	c.source = source;
 	aws_creds_clear(out);
@@ -148,9 +182,16 @@ void aws_creds_clear(struct aws_creds *c)
 {
 	if (!c)
 		return;
-	buf_free_secret(c->access_key_id);
-	buf_free_secret(c->secret_access_key);
-	buf_free_secret(c->session_token);
+	if (c->shared) {
+		if (__atomic_sub_fetch(&c->shared->refs, 1, __ATOMIC_ACQ_REL) ==
+		    0)
+			buf_secret_free(c->shared);
+	} else {
+		buf_free_secret(c->access_key_id);
+		buf_free_secret(c->secret_access_key);
+		buf_free_secret(c->session_token);
+	}
+	c->shared = NULL;
 	c->access_key_id = NULL;
 	c->secret_access_key = NULL;
 	c->session_token = NULL;
@@ -160,22 +201,16 @@ void aws_creds_clear(struct aws_creds *c)
 
 int aws_creds_dup(struct aws_creds *dst, const struct aws_creds *src)
 {
-	struct aws_creds c = { 0 };
+	struct aws_creds c = *src;
 
-	c.access_key_id =
-		src->access_key_id ? strdup(src->access_key_id) : NULL;
-	c.secret_access_key =
-		src->secret_access_key ? strdup(src->secret_access_key) : NULL;
-	c.session_token =
-		src->session_token ? strdup(src->session_token) : NULL;
-	if ((src->access_key_id && !c.access_key_id) ||
-	    (src->secret_access_key && !c.secret_access_key) ||
-	    (src->session_token && !c.session_token)) {
-		aws_creds_clear(&c);
-		return -ENOMEM;
+	if (src->shared) {
+		__atomic_add_fetch(&src->shared->refs, 1, __ATOMIC_RELAXED);
+	} else if (src->access_key_id || src->secret_access_key ||
+		   src->session_token) {
+		if (creds_pack(&c, src->access_key_id, src->secret_access_key,
+			       src->session_token))
+			return -ENOMEM;
 	}
-	c.expires_real_ms = src->expires_real_ms;
-	c.source = src->source;
 	*dst = c;
 	return 0;
 }
@@ -391,6 +426,9 @@ struct http_client *creds_http_client(const struct creds_ctx *ctx, int metadata)
 	if (metadata) {
 		o.no_proxy = 1;
 		o.connect_timeout_ms = ctx->metadata_timeout_ms;
+		/* Link-local services over plain HTTP by design; their
+		 * providers check the host. */
+		o.allow_plain_http = 1;
 	}
 	return http_client_new(&o);
 }
@@ -455,12 +493,16 @@ struct creds_chain *creds_chain_new(const struct creds_config *cfg)
 					     : CREDS_PROCESS_TIMEOUT_MS;
 	ch->ctx.http = cfg->http;
 	ch->ctx.http.ca_file = ch->ca_file;
+	ch->ctx.check_files = creds_trust_enabled(cfg->check_files);
+	ch->ctx.trusted_uid = getuid();
+	ch->ctx.cancel = &ch->cancel;
 	/* A refresh is a few bounded exchanges or one process run. */
 	ch->wait_max_ms = ch->ctx.process_timeout_ms + ch->ctx.sts_timeout_ms +
 			  4 * ch->ctx.metadata_timeout_ms + 10000;
 
 	pthread_mutex_init(&ch->mu, NULL);
 	clk_cond_init_mono(&ch->cv);
+	clk_cond_init_mono(&ch->kick);
 	return ch;
 fail:
 	free(ch->profile);
@@ -473,9 +515,20 @@ fail:
 
 void creds_chain_free(struct creds_chain *ch)
 {
+	int started;
+
 	if (!ch)
 		return;
+	pthread_mutex_lock(&ch->mu);
+	started = ch->started;
+	ch->stopping = 1;
+	__atomic_store_n(&ch->cancel, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&ch->kick);
+	pthread_mutex_unlock(&ch->mu);
+	if (started)
+		pthread_join(ch->thread, NULL);
 	aws_creds_clear(&ch->cached);
+	pthread_cond_destroy(&ch->kick);
 	pthread_cond_destroy(&ch->cv);
 	pthread_mutex_destroy(&ch->mu);
 	creds_env_fini(&ch->env);
@@ -563,11 +616,177 @@ static int copy_cached(struct creds_chain *ch, struct aws_creds *out,
 	return 0;
 }
 
-int creds_chain_get(struct creds_chain *ch, struct aws_creds *out,
-		    struct aws_error *err)
+/* Whether the cached credentials may be handed out now; mu held. */
+static int cache_usable(const struct creds_chain *ch, int64_t now_real_ms)
 {
-	struct aws_error local, ferr;
+	return ch->have_cached && (!ch->cached.expires_real_ms ||
+				   now_real_ms < ch->usable_until_real_ms);
+}
+
+/* Whether a refresh is due now; mu held. */
+static int refresh_due(const struct creds_chain *ch, int64_t now_real_ms,
+		       int64_t now_mono_ms)
+{
+	if (ch->refreshing || now_mono_ms < ch->retry_after_mono_ms)
+		return 0;
+	if (!ch->have_cached)
+		return 1;
+	return ch->cached.expires_real_ms &&
+	       now_real_ms >= ch->refresh_at_real_ms;
+}
+
+/* One refresh; called with mu held and refreshing set by the caller,
+ * returns with mu held. Wakes everyone waiting for it. */
+static void refresh_locked(struct creds_chain *ch)
+{
 	struct aws_creds fresh = { 0 };
+	struct aws_error ferr;
+	int64_t now_real_ms, now_mono_ms;
+	int rc;
+
+	pthread_mutex_unlock(&ch->mu);
+	awserr_clear(&ferr);
+	rc = chain_resolve(ch, &fresh, &ferr);
+	pthread_mutex_lock(&ch->mu);
+	now_real_ms = clk_real_ms(ch->clock);
+	now_mono_ms = clk_mono_ms(ch->clock);
+	ch->refreshing = 0;
+	ch->refresh_gen++;
+	ch->last_rc = rc;
+	ch->last_err = ferr;
+	if (rc == 0) {
+		cache_store(ch, &fresh, now_real_ms);
+	} else if (rc == -ECANCELED) {
+		/* The chain is being freed. */
+	} else if (ch->have_cached && now_real_ms < ch->usable_until_real_ms) {
+		int64_t left_ms = ch->usable_until_real_ms - now_real_ms;
+		int64_t retry_ms = left_ms / 2 < CREDS_RETRY_MS
+					   ? left_ms / 2
+					   : CREDS_RETRY_MS;
+
+		if (retry_ms < CREDS_RETRY_MIN_MS)
+			retry_ms = CREDS_RETRY_MIN_MS;
+		ch->retry_after_mono_ms = now_mono_ms + retry_ms;
+		log_warn(CREDS_TAG,
+			 "refreshing credentials failed, keeping the cached "
+			 "ones (valid %lld s more): %s",
+			 (long long)(left_ms / 1000), ferr.message);
+	} else if (ch->started) {
+		/* Nothing usable: callers arriving just after get this error
+		 * at once instead of each waiting for another refresh. */
+		ch->retry_after_mono_ms = now_mono_ms + CREDS_FAIL_HOLD_MS;
+		log_warn(CREDS_TAG, "refreshing credentials failed: %s",
+			 ferr.message);
+	}
+	pthread_cond_broadcast(&ch->cv);
+	aws_creds_clear(&fresh);
+}
+
+/* The refresher: refreshes when the cache is due (early, before expiry)
+ * or when a caller found nothing usable, and otherwise sleeps until the
+ * next refresh time (re-checking the wall clock now and then). */
+static void *refresher_main(void *arg)
+{
+	struct creds_chain *ch = arg;
+
+	pthread_mutex_lock(&ch->mu);
+	while (!ch->stopping) {
+		int64_t now_real_ms = clk_real_ms(ch->clock);
+		int64_t now_mono_ms = clk_mono_ms(ch->clock);
+		int64_t sleep_ms = CREDS_RECHECK_MS, wake_mono_ms;
+		struct timespec ts;
+
+		if (refresh_due(ch, now_real_ms, now_mono_ms) &&
+		    (ch->kicked || ch->have_cached)) {
+			ch->kicked = 0;
+			ch->refreshing = 1;
+			refresh_locked(ch);
+			continue;
+		}
+		if (ch->have_cached && ch->cached.expires_real_ms) {
+			int64_t t = ch->refresh_at_real_ms - now_real_ms;
+
+			if (ch->retry_after_mono_ms - now_mono_ms > t)
+				t = ch->retry_after_mono_ms - now_mono_ms;
+			if (t < sleep_ms)
+				sleep_ms = t < 1 ? 1 : t;
+		} else if (ch->kicked) {
+			int64_t t = ch->retry_after_mono_ms - now_mono_ms;
+
+			sleep_ms = t < 1 ? 1 : t < sleep_ms ? t : sleep_ms;
+		}
+		wake_mono_ms = clk_sys_mono_ms() + sleep_ms;
+		clk_mono_timespec(wake_mono_ms, &ts);
+		pthread_cond_timedwait(&ch->kick, &ch->mu, &ts);
+	}
+	pthread_mutex_unlock(&ch->mu);
+	return NULL;
+}
+
+int creds_chain_start(struct creds_chain *ch)
+{
+	int rc;
+
+	pthread_mutex_lock(&ch->mu);
+	if (ch->started) {
+		pthread_mutex_unlock(&ch->mu);
+		return 0;
+	}
+	rc = pthread_create(&ch->thread, NULL, refresher_main, ch);
+	if (!rc)
+		ch->started = 1;
+	pthread_mutex_unlock(&ch->mu);
+	return -rc;
+}
+
+/* With the refresher running: the cache, or a bounded wait for it. */
+static int get_from_refresher(struct creds_chain *ch, struct aws_creds *out,
+			      struct aws_error *err, int64_t wait_ms)
+{
+	int64_t until_mono_ms = clk_sys_mono_ms() + wait_ms;
+	uint64_t gen;
+	int rc;
+
+	for (;;) {
+		int64_t now_real_ms = clk_real_ms(ch->clock);
+		int64_t now_mono_ms = clk_mono_ms(ch->clock);
+		struct timespec ts;
+
+		if (cache_usable(ch, now_real_ms)) {
+			if (refresh_due(ch, now_real_ms, now_mono_ms))
+				pthread_cond_signal(&ch->kick);
+			return copy_cached(ch, out, err);
+		}
+		if (!ch->refreshing && now_mono_ms < ch->retry_after_mono_ms &&
+		    ch->last_rc) {
+			*err = ch->last_err;
+			return ch->last_rc;
+		}
+		ch->kicked = 1;
+		pthread_cond_signal(&ch->kick);
+		gen = ch->refresh_gen;
+		while (ch->refresh_gen == gen) {
+			if (clk_sys_mono_ms() >= until_mono_ms)
+				return creds_fail(err, -ETIMEDOUT, 0, NULL,
+						  "credentials: none usable "
+						  "and the refresh did not "
+						  "finish within %lld ms",
+						  (long long)wait_ms);
+			clk_mono_timespec(until_mono_ms, &ts);
+			pthread_cond_timedwait(&ch->cv, &ch->mu, &ts);
+		}
+		if (cache_usable(ch, clk_real_ms(ch->clock)))
+			return copy_cached(ch, out, err);
+		rc = ch->last_rc ? ch->last_rc : -ENOKEY;
+		*err = ch->last_err;
+		return rc;
+	}
+}
+
+int creds_chain_get_wait(struct creds_chain *ch, struct aws_creds *out,
+			 struct aws_error *err, long max_wait_ms)
+{
+	struct aws_error local;
 	int64_t now_real_ms, now_mono_ms;
 	int rc;
 
@@ -575,6 +794,15 @@ int creds_chain_get(struct creds_chain *ch, struct aws_creds *out,
 		err = &local;
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&ch->mu);
+	if (ch->started) {
+		rc = get_from_refresher(
+			ch, out, err,
+			max_wait_ms > 0 && max_wait_ms < ch->wait_max_ms
+				? max_wait_ms
+				: ch->wait_max_ms);
+		pthread_mutex_unlock(&ch->mu);
+		return rc;
+	}
 	for (;;) {
 		int64_t wait_until_mono_ms;
 		uint64_t gen;
@@ -624,41 +852,23 @@ int creds_chain_get(struct creds_chain *ch, struct aws_creds *out,
 		pthread_mutex_unlock(&ch->mu);
 		return rc;
 	}
+	/* Not started (start-up): this caller runs the refresh. */
 	ch->refreshing = 1;
-	pthread_mutex_unlock(&ch->mu);
-
-	awserr_clear(&ferr);
-	rc = chain_resolve(ch, &fresh, &ferr);
-
-	pthread_mutex_lock(&ch->mu);
-	now_real_ms = clk_real_ms(ch->clock);
-	now_mono_ms = clk_mono_ms(ch->clock);
-	ch->refreshing = 0;
-	ch->refresh_gen++;
-	ch->last_rc = rc;
-	ch->last_err = ferr;
-	if (rc == 0) {
-		cache_store(ch, &fresh, now_real_ms);
-		rc = copy_cached(ch, out, err);
-	} else if (ch->have_cached && now_real_ms < ch->usable_until_real_ms) {
-		int64_t left_ms = ch->usable_until_real_ms - now_real_ms;
-		int64_t retry_ms = left_ms / 2 < CREDS_RETRY_MS
-					   ? left_ms / 2
-					   : CREDS_RETRY_MS;
-
-		if (retry_ms < CREDS_RETRY_MIN_MS)
-			retry_ms = CREDS_RETRY_MIN_MS;
-		ch->retry_after_mono_ms = now_mono_ms + retry_ms;
-		log_warn(CREDS_TAG,
-			 "refreshing credentials failed, keeping the cached "
-			 "ones (valid %lld s more): %s",
-			 (long long)(left_ms / 1000), ferr.message);
+	refresh_locked(ch);
+	if (ch->last_rc == 0 ||
+	    (ch->have_cached &&
+	     clk_real_ms(ch->clock) < ch->usable_until_real_ms)) {
 		rc = copy_cached(ch, out, err);
 	} else {
-		*err = ferr;
+		*err = ch->last_err;
+		rc = ch->last_rc;
 	}
-	pthread_cond_broadcast(&ch->cv);
 	pthread_mutex_unlock(&ch->mu);
-	aws_creds_clear(&fresh);
 	return rc;
+}
+
+int creds_chain_get(struct creds_chain *ch, struct aws_creds *out,
+		    struct aws_error *err)
+{
+	return creds_chain_get_wait(ch, out, err, 0);
 }

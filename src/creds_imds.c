@@ -2,12 +2,17 @@
  * /latest/api/token, then the role name and the role's credentials with the
  * token, at AWS_EC2_METADATA_SERVICE_ENDPOINT (default 169.254.169.254),
  * without proxies and with the short metadata timeout. Skipped when
- * AWS_EC2_METADATA_DISABLED=true. An endpoint that does not answer the token
- * request (refused, unreachable, timed out) counts as "not on EC2": the
- * provider passes (-ENOKEY), as it does when no role is attached (404). Runs
- * in the refreshing thread only; no shared state; the token is wiped. */
+ * AWS_EC2_METADATA_DISABLED=true. An endpoint that cannot be reached for the
+ * token request (refused, unreachable, no connection in time) counts as "not
+ * on EC2": the provider passes (-ENOKEY), as it does when no role is
+ * attached (404). A token request that went out and got no answer in time
+ * is an error that says why it may be (the PUT response hop limit of 1 does
+ * not reach a container). Plain HTTP only to the link-local address, its
+ * IPv6 form or loopback, unless allow_plain_http. Runs in the refreshing
+ * thread only; no shared state; the token is wiped. */
 #include "creds_provider.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,6 +59,14 @@ static int get_token(struct imds *m, struct aws_error *err)
 					 IMDS_TOKEN_TTL_S };
 	int rc = imds_request(m, "PUT", IMDS_TOKEN_PATH, &ttl);
 
+	if (rc == -ETIMEDOUT && m->resp.sent)
+		return creds_fail_transport(
+			err, rc,
+			"EC2 IMDS did not answer the token request within "
+			"%ld ms: hop limit 1 in a container? (raise "
+			"HttpPutResponseHopLimit to 2, or set "
+			"AWS_EC2_METADATA_DISABLED=true when not on EC2)",
+			m->ctx->metadata_timeout_ms);
 	if (rc && not_reachable(rc))
 		return creds_fail(err, -ENOKEY, 0, NULL,
 				  "EC2 IMDS not reachable (%s)", strerror(-rc));
@@ -101,6 +114,25 @@ static int get_status(struct imds *m, int rc, const char *what,
 	return 0;
 }
 
+/* Plain HTTP only to the metadata service's own addresses or loopback. */
+static int endpoint_ok(const struct creds_ctx *ctx, const char *url)
+{
+	unsigned char a6[16], want6[16];
+	struct in_addr a4;
+	char host[256];
+	int https;
+
+	if (http_url_host(url, host, sizeof(host), &https))
+		return 0;
+	if (https || ctx->http.allow_plain_http || http_host_is_loopback(host))
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return ntohl(a4.s_addr) == 0xa9fea9fe; /* 169.254.169.254 */
+	return inet_pton(AF_INET6, host, a6) == 1 &&
+	       inet_pton(AF_INET6, "fd00:ec2::254", want6) == 1 &&
+	       !memcmp(a6, want6, sizeof(a6));
+}
+
 static int role_name_ok(const char *s, size_t n)
 {
 	size_t i;
@@ -140,6 +172,14 @@ static int imds_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 		return creds_fail(err, -EINVAL, 0, NULL,
 				  "EC2 IMDS: AWS_EC2_METADATA_SERVICE_ENDPOINT "
 				  "is not an http(s) URL");
+	if (!endpoint_ok(ctx, ep))
+		return creds_fail(
+			err, -EPERM, 0, NULL,
+			"EC2 IMDS: AWS_EC2_METADATA_SERVICE_ENDPOINT "
+			"%.100s is plain HTTP to a host that is not "
+			"the metadata service or loopback (use https, "
+			"or -o allow_plain_http)",
+			ep);
 	n = strlen(m.base);
 	while (n && m.base[n - 1] == '/')
 		m.base[--n] = '\0';

@@ -1,8 +1,10 @@
 /* creds_process: runs a profile's credential_process with /bin/sh -c in its
  * own process group (stdin /dev/null, stdout captured up to 64 KiB, stderr
- * passed through to ours), kills the group when the time runs out, and
- * parses the JSON it prints. Runs in the refreshing thread only; no shared
- * state. The captured output is wiped. */
+ * passed through to ours, every other descriptor closed, a minimal
+ * environment without lockfs's secrets and with a fixed PATH), kills the
+ * group when the time runs out or the chain is freed, and parses the JSON it
+ * prints. Runs in the refreshing thread only; no shared state. The captured
+ * output is wiped. */
 #include "creds_provider.h"
 
 #include <errno.h>
@@ -29,7 +31,14 @@ static void kill_and_reap(pid_t pid)
 		;
 }
 
-static int spawn_shell(const char *cmd, int out_fd, pid_t *pid)
+/* glibc 2.34 has posix_spawn_file_actions_addclosefrom_np. */
+#if defined(__GLIBC__) &&                                                      \
+	(__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+#define HAVE_SPAWN_CLOSEFROM 1
+#endif
+
+static int spawn_shell(const char *cmd, char *const envp[], int out_fd,
+		       pid_t *pid)
 {
 	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
 	posix_spawn_file_actions_t fa;
@@ -49,6 +58,14 @@ static int spawn_shell(const char *cmd, int out_fd, pid_t *pid)
 	rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+#ifdef HAVE_SPAWN_CLOSEFROM
+	/* Our own descriptors are close-on-exec (curl's sockets through
+	 * http.c's opensocket callback); whatever else is open (inherited
+	 * from whoever started lockfs, opened by a library without
+	 * O_CLOEXEC) is closed in the child here. */
+	if (!rc)
+		rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
 	if (!rc)
 		rc = posix_spawnattr_setflags(
 			&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
@@ -60,14 +77,20 @@ static int spawn_shell(const char *cmd, int out_fd, pid_t *pid)
 	if (!rc)
 		rc = posix_spawnattr_setsigdefault(&attr, &dflt);
 	if (!rc)
-		rc = posix_spawn(pid, "/bin/sh", &fa, &attr, argv, environ);
+		rc = posix_spawn(pid, "/bin/sh", &fa, &attr, argv, envp);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	return -rc;
 }
 
-/* Reads the child's stdout until EOF, the cap or the deadline. */
-static int read_output(int fd, int64_t deadline_mono_ms, struct buf *out)
+static int cancelled(const int *cancel)
+{
+	return cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE);
+}
+
+/* Reads the child's stdout until EOF, the cap, the deadline or a cancel. */
+static int read_output(int fd, int64_t deadline_mono_ms, const int *cancel,
+		       struct buf *out)
 {
 	char chunk[4096];
 	int rc = 0;
@@ -82,7 +105,11 @@ static int read_output(int fd, int64_t deadline_mono_ms, struct buf *out)
 			rc = -ETIMEDOUT;
 			break;
 		}
-		pr = poll(&pfd, 1, left_ms > 1000 ? 1000 : (int)left_ms);
+		if (cancelled(cancel)) {
+			rc = -ECANCELED;
+			break;
+		}
+		pr = poll(&pfd, 1, left_ms > 200 ? 200 : (int)left_ms);
 		if (pr < 0 && errno == EINTR)
 			continue;
 		if (pr < 0) {
@@ -109,8 +136,9 @@ static int read_output(int fd, int64_t deadline_mono_ms, struct buf *out)
 }
 
 /* Waits for the child to exit until the deadline. 0 with *status, or
- * -ETIMEDOUT (the child is still running). */
-static int wait_exit(pid_t pid, int64_t deadline_mono_ms, int *status)
+ * -ETIMEDOUT / -ECANCELED (the child is still running). */
+static int wait_exit(pid_t pid, int64_t deadline_mono_ms, const int *cancel,
+		     int *status)
 {
 	for (;;) {
 		pid_t r = waitpid(pid, status, WNOHANG);
@@ -122,6 +150,8 @@ static int wait_exit(pid_t pid, int64_t deadline_mono_ms, int *status)
 			return -errno;
 		if (clk_sys_mono_ms() >= deadline_mono_ms)
 			return -ETIMEDOUT;
+		if (cancelled(cancel))
+			return -ECANCELED;
 		nanosleep(&ts, NULL);
 	}
 }
@@ -140,7 +170,7 @@ int creds_process_run(const struct creds_ctx *ctx, const char *who,
 	if (pipe2(pfd, O_CLOEXEC))
 		return creds_fail(err, -errno, 0, NULL, "%s: pipe: %s", what,
 				  strerror(errno));
-	rc = spawn_shell(cmd, pfd[1], &pid);
+	rc = spawn_shell(cmd, ctx->env->helper_env, pfd[1], &pid);
 	close(pfd[1]);
 	if (rc) {
 		close(pfd[0]);
@@ -149,16 +179,20 @@ int creds_process_run(const struct creds_ctx *ctx, const char *who,
 				  strerror(-rc));
 	}
 	buf_init(&output, PROCESS_MAX_OUTPUT);
-	rc = read_output(pfd[0], deadline_mono_ms, &output);
+	rc = read_output(pfd[0], deadline_mono_ms, ctx->cancel, &output);
 	close(pfd[0]);
 	if (!rc)
-		rc = wait_exit(pid, deadline_mono_ms, &status);
+		rc = wait_exit(pid, deadline_mono_ms, ctx->cancel, &status);
 	if (rc) {
 		kill_and_reap(pid);
 		if (rc == -ETIMEDOUT)
 			rc = creds_fail(err, rc, 0, NULL,
 					"%s: no answer within %ld ms (killed)",
 					what, ctx->process_timeout_ms);
+		else if (rc == -ECANCELED)
+			rc = creds_fail(err, rc, 0, NULL,
+					"%s: stopped (lockfs is stopping)",
+					what);
 		else if (rc == -EFBIG)
 			rc = creds_fail(err, -EPROTO, 0, NULL,
 					"%s: output larger than %zu bytes",

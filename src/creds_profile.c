@@ -1,7 +1,10 @@
 /* creds_profile: the shared-files provider. Reads the credentials file
  * (AWS_SHARED_CREDENTIALS_FILE, ~/.aws/credentials; sections "[name]") and
  * the config file (AWS_CONFIG_FILE, ~/.aws/config; "[profile name]" or
- * "[default]") on every fetch, and takes from the chosen profile, in order:
+ * "[default]") on every fetch, after the owner and mode check of
+ * creds_trust when ctx->check_files (as root): a file that fails it is
+ * refused, before anything in it is used or run. It takes from the chosen
+ * profile, in order:
  * role_arn + web_identity_token_file (STS, via creds_webid), static keys
  * (the credentials file wins over the config file), credential_process (via
  * creds_process). source_profile/credential_source and SSO are refused with
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "awsini.h"
+#include "creds_trust.h"
 
 #define PROFILE_PATH_MAX 4096
 
@@ -48,15 +52,47 @@ static int expand_path(const struct creds_ctx *ctx, const char *path,
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
-static int load_one(const char *path, struct awsini **out,
-		    struct aws_error *err)
+/* The owner and mode check: 0 with the path to read in canon, -ENOENT when
+ * the file is absent, else the refusal in err. */
+static int trust(const struct creds_ctx *ctx, const char *path, char *canon,
+		 size_t canonlen, struct aws_error *err)
 {
+	char why[300];
+	int rc;
+
+	if (!ctx->check_files) {
+		snprintf(canon, canonlen, "%s", path);
+		return 0;
+	}
+	rc = creds_trust_file(path, ctx->trusted_uid, canon, canonlen, why,
+			      sizeof(why));
+	if (rc == 0 || rc == -ENOENT)
+		return rc;
+	if (rc != -EPERM)
+		return creds_fail(err, rc, 0, NULL, "profile: %s", why);
+	return creds_fail(err, -EPERM, 0, NULL,
+			  "profile: refusing %.200s: %s (as root, lockfs uses "
+			  "AWS files only when they and every directory above "
+			  "them are owned by root or uid %u and not writable "
+			  "by group or others)",
+			  path, why, (unsigned)ctx->trusted_uid);
+}
+
+static int load_one(const struct creds_ctx *ctx, const char *path,
+		    struct awsini **out, struct aws_error *err)
+{
+	char canon[PROFILE_PATH_MAX];
 	int line = 0, rc;
 
 	*out = NULL;
 	if (!path[0])
 		return 0;
-	rc = awsini_load(path, out, &line);
+	rc = trust(ctx, path, canon, sizeof(canon), err);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc)
+		return rc;
+	rc = awsini_load(canon, out, &line);
 	if (rc == -ENOENT || rc == -ENOTDIR)
 		return 0;
 	if (rc == -EINVAL)
@@ -98,9 +134,9 @@ static int files_load(const struct creds_ctx *ctx, struct profile_files *f,
 	if (rc == -ENAMETOOLONG)
 		return creds_fail(err, -EINVAL, 0, NULL,
 				  "profile: config file path too long");
-	rc = load_one(f->cred_path, &f->cred, err);
+	rc = load_one(ctx, f->cred_path, &f->cred, err);
 	if (!rc)
-		rc = load_one(f->conf_path, &f->conf, err);
+		rc = load_one(ctx, f->conf_path, &f->conf, err);
 	if (rc) {
 		files_fini(f);
 		return rc;

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "awserr.h"
 #include "buf.h"
@@ -41,11 +42,17 @@ enum creds_var {
 };
 
 struct creds_env {
-	char *val[CREDS_VAR_COUNT]; /* NULL when unset or empty */
+	char *val[CREDS_VAR_COUNT]; /* NULL when unset or empty; the secret
+				     * ones in secret pages (buf.h) */
+	/* The environment of a credential_process: a fixed PATH and the few
+	 * variables a helper may need (HOME, locale, proxies, the AWS
+	 * profile, region and file locations), never a key, token or token
+	 * file of lockfs's own. NULL-terminated "NAME=value" strings. */
+	char **helper_env;
 };
 
 /* creds_env.c: copies the variables (HOME falls back to the password
- * database). 0 or -ENOMEM. */
+ * database) and builds helper_env. 0 or -ENOMEM. */
 int creds_env_snapshot(struct creds_env *env);
 /* Wipes and frees every value (some are secrets). */
 void creds_env_fini(struct creds_env *env);
@@ -63,6 +70,10 @@ struct creds_ctx {
 	long sts_timeout_ms;	  /* STS, per request */
 	long process_timeout_ms;  /* credential_process, whole run */
 	struct http_opts http;	  /* base options; metadata adds no_proxy */
+	int check_files;	  /* the shared files must pass creds_trust */
+	uid_t trusted_uid;	  /* besides root, for creds_trust */
+	const int *cancel;	  /* set (atomically) when the chain is being
+				   * freed: a credential_process run stops */
 };
 
 /* A provider. fetch returns
@@ -94,9 +105,11 @@ int creds_webid_assume(const struct creds_ctx *ctx, const char *who,
 		       struct aws_error *err);
 
 /* creds_process.c: runs cmd with /bin/sh -c (stdin /dev/null, stderr
- * inherited, stdout bounded), within ctx->process_timeout_ms, and parses
- * its JSON. Returns as a provider's fetch (never -ENOKEY): -ETIMEDOUT,
- * -EIO (non-zero exit), -EPROTO (bad output). */
+ * inherited, stdout bounded, no other descriptor, the environment
+ * ctx->env->helper_env), within ctx->process_timeout_ms, and parses its
+ * JSON. Returns as a provider's fetch (never -ENOKEY): -ETIMEDOUT, -EIO
+ * (non-zero exit), -EPROTO (bad output), -ECANCELED (the chain is being
+ * freed). */
 int creds_process_run(const struct creds_ctx *ctx, const char *who,
 		      const char *cmd, struct aws_creds *out,
 		      struct aws_error *err);

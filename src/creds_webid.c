@@ -2,7 +2,10 @@
  * POST) and the web identity provider (AWS_WEB_IDENTITY_TOKEN_FILE +
  * AWS_ROLE_ARN + AWS_ROLE_SESSION_NAME). The token file is read again on
  * every call since it rotates; the token and the request body holding it are
- * wiped. Runs in the refreshing thread only; no shared state. */
+ * wiped. The token never goes over plain HTTP to a host that is not
+ * loopback unless AWS_ENDPOINT_URL_STS names it and allow_plain_http is set
+ * (the generic AWS_ENDPOINT_URL is never used so). Runs in the refreshing
+ * thread only; no shared state. */
 #include "creds_provider.h"
 
 #include <errno.h>
@@ -11,6 +14,7 @@
 #include <string.h>
 
 #include "awsxml.h"
+#include "log.h"
 
 #define WEBID_MAX_TOKEN ((size_t)64 << 10)
 
@@ -50,18 +54,41 @@ static int sts_url(const struct creds_ctx *ctx, const char *who, char *url,
 		   size_t len, struct aws_error *err)
 {
 	const char *u = creds_env_get(ctx->env, CREDS_ENDPOINT_URL_STS);
+	const char *var = "AWS_ENDPOINT_URL_STS";
 	char host[256], path[1024];
 
-	if (!u)
+	if (!u) {
 		u = creds_env_get(ctx->env, CREDS_ENDPOINT_URL);
+		var = "AWS_ENDPOINT_URL";
+	}
 	if (u) {
 		if (http_url_host_path(u, host, sizeof(host), path,
 				       sizeof(path)) ||
+		    http_url_plain_remote(u) < 0 ||
 		    (size_t)snprintf(url, len, "%s", u) >= len)
 			return creds_fail(err, -EINVAL, 0, NULL,
 					  "%s: the STS endpoint URL is not an "
 					  "http(s) URL",
 					  who);
+		if (!http_url_plain_remote(u))
+			return 0;
+		if (strcmp(var, "AWS_ENDPOINT_URL_STS") ||
+		    !ctx->http.allow_plain_http)
+			return creds_fail(err, -EPERM, 0, NULL,
+					  "%s: %s %.100s is plain HTTP to a "
+					  "host that is not loopback: the web "
+					  "identity token is not sent there "
+					  "(use https%s)",
+					  who, var, u,
+					  strcmp(var, "AWS_ENDPOINT_URL_STS")
+						  ? ", or set "
+						    "AWS_ENDPOINT_URL_STS"
+						  : ", or -o allow_plain_http");
+		log_warn("creds",
+			 "%s: STS endpoint %.100s is plain HTTP to a host that "
+			 "is not loopback (allow_plain_http): the web identity "
+			 "token and the credentials travel in clear",
+			 who, u);
 		return 0;
 	}
 	if (!ctx->region)

@@ -1,14 +1,20 @@
 /* http: libcurl easy handles, one per struct http_client, each used by one
  * thread at a time. Keeps connections alive between requests; verifies TLS;
- * caps the response size; maps curl failures to -errno. */
+ * refuses plain HTTP to hosts that are not loopback unless allowed; opens
+ * its sockets close-on-exec; caps the response size; wipes the header lines
+ * it builds and (through curl's allocation callbacks, set once before any
+ * thread) every block curl frees; maps curl failures to -errno. */
 #include "http.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #define HTTP_DEFAULT_CONNECT_MS 2000L
 #define HTTP_DEFAULT_TIMEOUT_MS 10000L
@@ -24,9 +30,67 @@ struct http_client {
 	char *date; /* the current response's date[], during a request */
 };
 
+/* curl's allocations: as libc's, but a block is wiped before it is freed
+ * (or left behind by a realloc). */
+static void *wipe_malloc(size_t n)
+{
+	return malloc(n);
+}
+
+static void wipe_free(void *p)
+{
+	if (!p)
+		return;
+	explicit_bzero(p, malloc_usable_size(p));
+	free(p);
+}
+
+static void *wipe_realloc(void *p, size_t n)
+{
+	size_t old;
+	void *q;
+
+	if (!p)
+		return malloc(n);
+	if (!n) {
+		wipe_free(p);
+		return NULL;
+	}
+	old = malloc_usable_size(p);
+	q = malloc(n);
+	if (!q)
+		return NULL;
+	memcpy(q, p, old < n ? old : n);
+	wipe_free(p);
+	return q;
+}
+
+static char *wipe_strdup(const char *s)
+{
+	return strdup(s);
+}
+
+static void *wipe_calloc(size_t n, size_t size)
+{
+	return calloc(n, size);
+}
+
 int http_global_init(void)
 {
-	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -EIO;
+	return curl_global_init_mem(CURL_GLOBAL_DEFAULT, wipe_malloc, wipe_free,
+				    wipe_realloc, wipe_strdup,
+				    wipe_calloc) == CURLE_OK
+		       ? 0
+		       : -EIO;
+}
+
+/* Every socket close-on-exec, so that no helper we run inherits one. */
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
+				 struct curl_sockaddr *a)
+{
+	(void)clientp;
+	(void)purpose;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
 void http_global_cleanup(void)
@@ -61,6 +125,8 @@ static void set_fixed_options(struct http_client *c)
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
+	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, c);
 	/* curl's own trace would print the Authorization header: debugging
 	 * builds only, never from an option. */
 	curl_easy_setopt(h, CURLOPT_VERBOSE, c->opts.verbose ? 1L : 0L);
@@ -109,6 +175,7 @@ void http_response_init(struct http_response *resp)
 {
 	resp->status = 0;
 	resp->date[0] = '\0';
+	resp->sent = 0;
 	buf_init(&resp->body, 0);
 }
 
@@ -198,12 +265,24 @@ static int map_curl_error(CURLcode cc, long os_errno)
 	}
 }
 
+/* Overwrites the header lines (they hold the session token and the
+ * signature) and frees them. */
+static void free_headers(struct curl_slist *hdrs)
+{
+	struct curl_slist *l;
+
+	for (l = hdrs; l; l = l->next)
+		if (l->data)
+			explicit_bzero(l->data, strlen(l->data));
+	curl_slist_free_all(hdrs);
+}
+
 int http_perform(struct http_client *c, const struct http_request *req,
 		 struct http_response *resp)
 {
 	struct curl_slist *hdrs = NULL, *tmp;
 	char line[8192];
-	long os_errno = 0;
+	long os_errno = 0, req_size = 0;
 	CURLcode cc;
 	size_t i;
 	int rc = 0;
@@ -212,6 +291,14 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	resp->body.max = c->opts.max_response_bytes;
 	resp->status = 0;
 	resp->date[0] = '\0';
+	resp->sent = 0;
+
+	rc = http_url_plain_remote(req->url);
+	if (rc < 0)
+		return rc;
+	if (rc && !c->opts.allow_plain_http)
+		return -EPERM;
+	rc = 0;
 
 	for (i = 0; i < req->n_headers; i++) {
 		int n = snprintf(line, sizeof(line), "%s: %s",
@@ -266,6 +353,8 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	c->sink = NULL;
 	c->date = NULL;
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+	curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &req_size);
+	resp->sent = req_size > 0;
 	if (cc == CURLE_OK) {
 		rc = 0;
 	} else if (c->overflow || cc == CURLE_FILESIZE_EXCEEDED) {
@@ -277,7 +366,10 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	if (rc)
 		resp->status = 0;
 out:
-	curl_slist_free_all(hdrs);
+	/* Neither the request's header list nor its pointer stays behind. */
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+	free_headers(hdrs);
+	explicit_bzero(line, sizeof(line));
 	return rc;
 }
 
@@ -304,6 +396,76 @@ int http_url_host_path(const char *url, char *host, size_t hostlen, char *path,
 		return -EINVAL;
 	strcpy(path, slash);
 	return 0;
+}
+
+int http_url_host(const char *url, char *host, size_t hostlen, int *https)
+{
+	const char *p, *end;
+	size_t n;
+
+	if (!strncasecmp(url, "https://", 8)) {
+		*https = 1;
+		p = url + 8;
+	} else if (!strncasecmp(url, "http://", 7)) {
+		*https = 0;
+		p = url + 7;
+	} else {
+		return -EINVAL;
+	}
+	end = p + strcspn(p, "/?#");
+	if (memchr(p, '@', (size_t)(end - p)))
+		return -EINVAL;
+	if (*p == '[') {
+		const char *rb = memchr(p, ']', (size_t)(end - p));
+
+		if (!rb)
+			return -EINVAL;
+		p++;
+		end = rb;
+	} else {
+		const char *colon = memchr(p, ':', (size_t)(end - p));
+
+		if (colon)
+			end = colon;
+	}
+	n = (size_t)(end - p);
+	if (!n || n >= hostlen)
+		return -EINVAL;
+	memcpy(host, p, n);
+	host[n] = '\0';
+	return 0;
+}
+
+int http_host_is_loopback(const char *host)
+{
+	unsigned char a6[16];
+	char h[64];
+	struct in_addr a4;
+	size_t n = strlen(host);
+
+	if (!strcasecmp(host, "localhost"))
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']' &&
+	    n - 2 < sizeof(h)) {
+		memcpy(h, host + 1, n - 2);
+		h[n - 2] = '\0';
+		host = h;
+	}
+	if (inet_pton(AF_INET6, host, a6) == 1)
+		return !memcmp(a6, &in6addr_loopback, sizeof(a6));
+	return 0;
+}
+
+int http_url_plain_remote(const char *url)
+{
+	char host[256];
+	int https;
+
+	if (!url || http_url_host(url, host, sizeof(host), &https))
+		return -EINVAL;
+	return !https && !http_host_is_loopback(host);
 }
 
 const char *http_library_version(void)

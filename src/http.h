@@ -1,6 +1,9 @@
 /* http: one HTTP/1.1 exchange over libcurl. A struct http_client wraps one
  * curl easy handle and its keep-alive connections; it is used by one thread
- * at a time (callers keep one per thread). The only file that includes curl. */
+ * at a time (callers keep one per thread). The only file that includes curl.
+ * Plain HTTP goes only to loopback hosts unless a client allows more; curl's
+ * sockets are close-on-exec; the header lines built for a request (they hold
+ * the session token) and every block curl frees are wiped. */
 #ifndef LOCKFS_HTTP_H
 #define LOCKFS_HTTP_H
 
@@ -16,6 +19,10 @@ struct http_opts {
 	int verbose;	  /* curl's own trace to stderr: prints
 			   * secrets; never set it from an option */
 	int no_proxy;	  /* ignore http(s)_proxy (metadata services) */
+	int allow_plain_http; /* http:// to hosts that are not loopback
+			       * (else -EPERM); the metadata services, whose
+			       * providers vet the host, and the
+			       * allow_plain_http option */
 };
 
 struct http_header {
@@ -38,9 +45,14 @@ struct http_response {
 	struct buf body; /* capped at max_response_bytes */
 	char date[64];	 /* the answer's Date header, trimmed; "" when it had
 			  * none (or an over-long one) */
+	int sent;	 /* the request went out on a connection (so a
+			  * timeout means the peer did not answer, not that
+			  * it could not be reached) */
 };
 
-/* curl_global_init, once per process, before threads. 0 or -EIO. */
+/* curl_global_init, once per process, before threads, with allocation
+ * functions that wipe every block curl frees (its request buffers hold the
+ * signed headers). 0 or -EIO. */
 int http_global_init(void);
 void http_global_cleanup(void);
 
@@ -51,7 +63,9 @@ void http_client_free(struct http_client *c);
  * see resp->status), else -errno: -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH
  * (name or route), -ECONNRESET (connection dropped mid-exchange), -EPROTO (TLS
  * or protocol), -EMSGSIZE (answer over the cap), -ENOMEM, -EINVAL (bad URL),
- * -EIO (anything else). resp->body is reset first; call http_response_fini. */
+ * -EPERM (plain HTTP to a host that is not loopback, not allowed: nothing
+ * was sent), -EIO (anything else). resp->body is reset first; call
+ * http_response_fini. */
 int http_perform(struct http_client *c, const struct http_request *req,
 		 struct http_response *resp);
 void http_response_init(struct http_response *resp);
@@ -65,5 +79,17 @@ const char *http_library_version(void);
  * Returns 0 or -EINVAL. */
 int http_url_host_path(const char *url, char *host, size_t hostlen, char *path,
 		       size_t pathlen);
+
+/* Whether host (a URL's host: a name, an IPv4 address or an IPv6 address
+ * with or without brackets, no port) is loopback: "localhost",
+ * 127.0.0.0/8 or ::1 (IPv4 only in dotted-quad form). */
+int http_host_is_loopback(const char *host);
+/* The host of an http(s) URL (brackets and port removed) into host, and
+ * whether the scheme is https (case-insensitive). 0 or -EINVAL (not
+ * http(s), user info, empty or over-long host). */
+int http_url_host(const char *url, char *host, size_t hostlen, int *https);
+/* 1 if url is plain http:// to a host that is not loopback, 0 for https
+ * or plain HTTP to loopback, -EINVAL for anything else. */
+int http_url_plain_remote(const char *url);
 
 #endif

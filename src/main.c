@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "awscfg.h"
@@ -141,7 +142,12 @@ int main(int argc, char **argv)
 	char err[512], host[256] = "localhost", mnt[PATH_MAX];
 	char *owner = NULL, *fsname = NULL;
 	int ttl_on = 1, rc, exit_code = 1, unreleased;
+	/* TODO(opts): -o allow_plain_http, plain HTTP to non-loopback hosts */
+	const int allow_plain_http = 0;
 
+	/* Secrets in memory: no core dump, no ptrace or /proc/PID/mem by
+	 * other processes of our uid. Inherited by the daemonized child. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	signal(SIGPIPE, SIG_IGN);
 	if (opts_parse(argc, argv, &o, &args, err, sizeof(err)))
 		die("%s", err);
@@ -188,16 +194,25 @@ int main(int argc, char **argv)
 	if (awscfg_resolve(o.profile, o.region, o.endpoint, &aws, err,
 			   sizeof(err)))
 		die("%s", err);
+	rc = awscfg_check_endpoint("DynamoDB", aws.endpoint, allow_plain_http,
+				   err, sizeof(err));
+	if (rc < 0)
+		die("%s", err);
+	if (rc > 0)
+		log_warn("main", "%s", err);
 	if (http_global_init())
 		die("cannot initialise libcurl");
 	struct creds_config cc = {
 		.profile = aws.profile,
 		.region = aws.region,
-		.http = { .ca_file = o.ca_file },
+		.http = { .ca_file = o.ca_file,
+			  .allow_plain_http = allow_plain_http },
 	};
 	creds = creds_chain_new(&cc);
 	if (!creds)
 		die("out of memory");
+	/* The chain has its copies: off /proc/PID/environ with them. */
+	creds_env_scrub_process();
 	awserr_clear(&aerr);
 	rc = creds_chain_get(creds, &probe, &aerr);
 	if (rc)
@@ -216,7 +231,8 @@ int main(int argc, char **argv)
 		.region = aws.region,
 		.service = "dynamodb",
 		.creds = creds,
-		.http = { .ca_file = o.ca_file },
+		.http = { .ca_file = o.ca_file,
+			  .allow_plain_http = allow_plain_http },
 		.metrics = &metrics,
 		.server_clock = sclk,
 		/* One HTTP exchange may not take a lock's whole safe period:
@@ -336,7 +352,8 @@ int main(int argc, char **argv)
 		 o.table, aws.endpoint, owner);
 
 	/* Threads start only now, after the fork of fuse_daemonize. */
-	if (notify_start(notify) || lease_start(eng) || flk_start(flk)) {
+	if (creds_chain_start(creds) || notify_start(notify) ||
+	    lease_start(eng) || flk_start(flk)) {
 		log_err("main", "cannot start threads");
 		goto out_unmount;
 	}

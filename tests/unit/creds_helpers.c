@@ -202,10 +202,25 @@ static void test_set_dup(void)
 	CHECK_STR(b.session_token, "TK");
 	CHECK_INT(b.expires_real_ms, 5);
 	CHECK_STR(b.source, "x");
-	CHECK(b.secret_access_key != a.secret_access_key);
+	/* Copies share the secret pages; each clear drops one share. */
+	CHECK(b.secret_access_key == a.secret_access_key);
 	aws_creds_clear(&a);
 	CHECK(a.access_key_id == NULL && a.secret_access_key == NULL &&
 	      a.session_token == NULL && a.expires_real_ms == 0);
+	CHECK_STR(b.secret_access_key, "SK"); /* still mapped */
+	CHECK_STR(b.session_token, "TK");
+	aws_creds_clear(&b);
+	/* Strings malloc'd one by one (not from creds_set): the copy gets
+	 * pages of its own, and each is freed its own way. */
+	a.access_key_id = strdup("AKM");
+	a.secret_access_key = strdup("SKM");
+	a.source = "hand";
+	CHECK_INT(aws_creds_dup(&b, &a), 0);
+	CHECK_STR(b.secret_access_key, "SKM");
+	CHECK(b.secret_access_key != a.secret_access_key);
+	CHECK(b.session_token == NULL);
+	aws_creds_clear(&a);
+	CHECK_STR(b.access_key_id, "AKM");
 	aws_creds_clear(&b);
 	CHECK(creds_header_safe("Bearer abc/+="));
 	CHECK(!creds_header_safe("a\r\nb"));

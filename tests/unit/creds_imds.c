@@ -159,12 +159,16 @@ static void test_failures(void)
 	CHECK_CONTAINS(e.message, "EC2 IMDS: the role credentials");
 	CT_SET(f.role->delay_ms, 0);
 
-	/* A token request that times out: not on EC2, pass on quickly. */
+	/* A token request that went out and got no answer in time (the PUT
+	 * response hop limit of 1 does not reach a container): said so, not
+	 * taken for "not on EC2". */
 	CT_SET(f.token->delay_ms, 1500);
 	t0 = clk_sys_mono_ms();
-	CHECK_INT(ct_get(&c, &e), -ENOKEY);
+	CHECK_INT(ct_get(&c, &e), -ETIMEDOUT);
 	CHECK(clk_sys_mono_ms() - t0 < 1400);
-	CHECK_CONTAINS(e.message, "EC2 IMDS not reachable (");
+	CHECK_CONTAINS(e.message, "EC2 IMDS did not answer the token request");
+	CHECK_CONTAINS(e.message, "hop limit 1 in a container?");
+	CHECK_LACKS(e.message, "no AWS credentials");
 	CT_SET(f.token->delay_ms, 0);
 	/* Dropped without an answer: the same. */
 	CT_SET(f.token->drop, 1);
@@ -197,6 +201,22 @@ static void test_failures(void)
 	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "169.254.169.254", 1);
 	CHECK_INT(ct_get(&c, &e), -EINVAL);
 	CHECK_CONTAINS(e.message, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
+
+	/* Plain HTTP only to the service's own addresses or loopback: the
+	 * token and the credentials would travel in clear (refused before
+	 * any request). */
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://192.0.2.7:80", 1);
+	CHECK_INT(ct_get(&c, &e), -EPERM);
+	CHECK_CONTAINS(e.message, "plain HTTP");
+	{
+		struct creds_config cfg = { .timeout_ms = 500,
+					    .http = { .allow_plain_http = 1 } };
+
+		/* Allowed: it is tried (and, here, not reachable). */
+		setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT",
+		       "http://localhost:1", 1);
+		CHECK_INT(ct_get_cfg(&cfg, &c, &e), -ENOKEY);
+	}
 }
 
 int main(void)

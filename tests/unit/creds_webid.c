@@ -1,8 +1,10 @@
 /* creds_webid: AssumeRoleWithWebIdentity against a fake STS on loopback:
  * the request (unsigned form POST), success, ErrorResponse AccessDenied and
  * InvalidIdentityToken, malformed XML, a missing token file, the endpoint
- * and region rules, a rotating token file, and a profile with role_arn +
- * web_identity_token_file. */
+ * and region rules, a rotating token file, a profile with role_arn +
+ * web_identity_token_file, and the token never over plain HTTP to a host
+ * that is not loopback ([::ffff:127.0.0.1] plays that host: it reaches the
+ * fake STS but is not judged loopback). */
 #include <errno.h>
 #include <string.h>
 
@@ -197,6 +199,52 @@ static void test_errors(void)
 	}
 }
 
+static void test_plain_http(void)
+{
+	struct ct_service *s = sts_setup(200, STS_OK);
+	char remote[128];
+
+	snprintf(remote, sizeof(remote), "http://[::ffff:127.0.0.1]:%d",
+		 fakehttp_port(s->srv));
+	/* The generic AWS_ENDPOINT_URL (DynamoDB's, say) over plain HTTP to
+	 * another host: the token is not sent there, even when plain HTTP
+	 * is allowed. */
+	unsetenv("AWS_ENDPOINT_URL_STS");
+	setenv("AWS_ENDPOINT_URL", remote, 1);
+	CHECK_INT(ct_get(&c, &e), -EPERM);
+	CHECK_CONTAINS(e.message, "AWS_ENDPOINT_URL ");
+	CHECK_CONTAINS(e.message, "plain HTTP");
+	CHECK_CONTAINS(e.message, "not sent there");
+	CHECK_LACKS(e.message, JWT);
+	{
+		struct creds_config cfg = { .timeout_ms = 1000,
+					    .http = { .allow_plain_http = 1 } };
+
+		CHECK_INT(ct_get_cfg(&cfg, &c, &e), -EPERM);
+	}
+	CHECK_INT(ct_hits(&s->routes[0]), 0);
+	/* The generic one to loopback, or https, is still used. */
+	setenv("AWS_ENDPOINT_URL", fakehttp_url(s->srv), 1);
+	CHECK_INT(ct_get(&c, &e), 0);
+	CHECK_INT(ct_hits(&s->routes[0]), 1);
+	unsetenv("AWS_ENDPOINT_URL");
+
+	/* AWS_ENDPOINT_URL_STS to such a host: refused unless allowed. */
+	setenv("AWS_ENDPOINT_URL_STS", remote, 1);
+	CHECK_INT(ct_get(&c, &e), -EPERM);
+	CHECK_CONTAINS(e.message, "AWS_ENDPOINT_URL_STS");
+	CHECK_CONTAINS(e.message, "allow_plain_http");
+	CHECK_INT(ct_hits(&s->routes[0]), 1);
+	{
+		struct creds_config cfg = { .timeout_ms = 1000,
+					    .http = { .allow_plain_http = 1 } };
+
+		CHECK_INT(ct_get_cfg(&cfg, &c, &e), 0);
+		CHECK_STR(c.access_key_id, "ASIASTS2");
+	}
+	CHECK_INT(ct_hits(&s->routes[0]), 2);
+}
+
 static void test_rotation_and_profile(void)
 {
 	struct clk_fake fake;
@@ -270,6 +318,7 @@ int main(void)
 	ct_init();
 	test_success();
 	test_errors();
+	test_plain_http();
 	test_rotation_and_profile();
 	aws_creds_clear(&c);
 	CHECK_DONE();

@@ -338,13 +338,16 @@ static int put_canonical_query(struct sink *s, const char *query)
 			p++;
 	}
 	if (!enc.rc && k) {
-		qsort_r(qp, k, sizeof(*qp), qparam_cmp, scratch.data);
+		/* Only empty names and values ("=&="): nothing was stored. */
+		char *base = scratch.data ? scratch.data : (char *)"";
+
+		qsort_r(qp, k, sizeof(*qp), qparam_cmp, base);
 		for (i = 0; i < k; i++) {
 			if (i)
 				sink_putc(s, '&');
-			sink_put(s, scratch.data + qp[i].koff, qp[i].klen);
+			sink_put(s, base + qp[i].koff, qp[i].klen);
 			sink_putc(s, '=');
-			sink_put(s, scratch.data + qp[i].voff, qp[i].vlen);
+			sink_put(s, base + qp[i].voff, qp[i].vlen);
 		}
 	}
 	buf_fini(&scratch);

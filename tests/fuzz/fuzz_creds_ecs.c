@@ -78,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct aws_creds c = { 0 };
 	struct aws_error err;
 	char *rel, *full, *tok, *file = NULL, *file_tok = NULL;
+	const char *secret;
 	size_t np = fz_split(data, size, "\n--\n", parts, MAX_ANSWERS + 1), i;
 	int rc;
 
@@ -117,10 +118,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = creds_ecs_provider.fetch(&ctx, &c, &err);
 	if (fake_http_requests())
 		check_request(file ? NULL : tok);
+	/* The token in use; one that is also part of the URL may be named. */
+	secret = file ? file_tok : tok;
+	if (strstr(rel, secret) || strstr(full, secret))
+		secret = NULL;
 	if (!rc)
 		fz_check_creds(&c, 1);
 	else
-		fz_check_failure(rc, &err, file ? file_tok : tok);
+		fz_check_failure(rc, &err, secret);
 	if (rc == -ENOKEY && (rel[0] || full[0]))
 		abort(); /* configured: never "not configured" */
 	aws_creds_clear(&c);

@@ -23,6 +23,8 @@
 #define LEASE_WORKERS	 16
 #define LEASE_WORKERS_MAX 256
 #define PLAN_BATCH	 256
+#define PLAN_SLOTS	 64 /* renewals queued in one pass at most */
+#define SLOT_WAKE_MS	 5  /* the scheduler's shortest sleep for slots */
 
 /* In order of precedence when several are due (lease_step runs one). */
 enum lease_action {
@@ -60,6 +62,14 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 	int64_t wake = now + LEASE_IDLE_MS;
 	struct lock *lk, *next;
 
+	/* Nothing can be due before the earliest end of a safe period or the
+	 * next process-group check: no walk of every lock until then. */
+	if (e->next_watch_mono_ms && now < e->next_watch_mono_ms &&
+	    (!e->pgrp_watch || !check_pgrps))
+		return e->pgrp_watch ? min64(e->next_watch_mono_ms,
+					     e->next_pgrp_check_mono_ms)
+				     : e->next_watch_mono_ms;
+
 	for (lk = e->all; lk; lk = next) {
 		next = lk->next; /* lk may leave the list below */
 		if (lock_int_trusted_locked(e, lk, now))
@@ -85,6 +95,8 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 			}
 		}
 	}
+	e->next_watch_mono_ms = wake;
+	e->pgrp_watch = pgrp_watch;
 	if (check_pgrps)
 		e->next_pgrp_check_mono_ms = now + cfg->pgrp_poll_ms;
 	if (pgrp_watch)
@@ -92,19 +104,51 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 	return wake;
 }
 
+/* mu held. Adds lk to hb[0..*n), the (at most max) most overdue renewals,
+ * kept in order of due time. */
+static void keep_overdue(struct lock **hb, int *n, int max, struct lock *lk)
+{
+	int i = *n;
+
+	if (i == max && hb[i - 1]->next_due_mono_ms <= lk->next_due_mono_ms)
+		return;
+	if (i < max)
+		(*n)++;
+	else
+		i--;
+	while (i > 0 && hb[i - 1]->next_due_mono_ms > lk->next_due_mono_ms) {
+		hb[i] = hb[i - 1];
+		i--;
+	}
+	hb[i] = lk;
+}
+
 /* mu held. Collects up to max due jobs (each lock at most once, claimed by
  * its queued flag and a reference): every due release and cleanup, and the
- * most overdue renewal when its slot has come (renewals are spread evenly
- * over the period, one slot of heartbeat / locks held each). With max 1,
- * the single most urgent job. Returns the number found; *wake is when the
- * next one comes due. */
+ * most overdue renewals, one for each slot that has come (renewals are
+ * spread evenly over the period, one slot of heartbeat / locks held each),
+ * in one walk of the locks. With max 1, the single most urgent job.
+ * Returns the number found; *wake is when the next one comes due. */
 static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 		       int max, int64_t *wake)
 {
-	struct lock *lk, *hb = NULL, *first = NULL;
+	/* Slots in microseconds: 10,000 locks at 5 s make 500 us slots. */
+	int64_t slot_us = e->cfg.heartbeat_ms * 1000 /
+			  (int64_t)(e->n_held ? e->n_held : 1);
+	int64_t now_us = now * 1000;
+	struct lock *lk, *hb[PLAN_SLOTS], *first = NULL;
 	enum lease_action first_act = ACT_NONE;
-	int n = 0;
+	int n = 0, n_hb = 0, slots = 0;
 
+	if (slot_us <= 0)
+		slot_us = 1;
+	if (now_us >= e->next_slot_mono_us) {
+		int64_t behind = (now_us - e->next_slot_mono_us) / slot_us + 1;
+
+		slots = behind > PLAN_SLOTS ? PLAN_SLOTS : (int)behind;
+		if (max == 1)
+			slots = 1;
+	}
 	*wake = min64(*wake, watch_locked(e, now));
 	for (lk = e->all; lk; lk = lk->next) {
 		enum lease_action want = wanted(lk);
@@ -116,14 +160,18 @@ static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 			continue;
 		}
 		if (want == ACT_HEARTBEAT) {
-			if (!hb || lk->next_due_mono_ms < hb->next_due_mono_ms)
-				hb = lk;
+			if (slots)
+				keep_overdue(hb, &n_hb, slots, lk);
+			else
+				*wake = min64(*wake,
+					      (e->next_slot_mono_us + 999) /
+						      1000);
 		} else if (max == 1) {
 			if (!first || want < first_act) {
 				first = lk;
 				first_act = want;
 			}
-		} else if (n < max - 1) {
+		} else if (n < max - PLAN_SLOTS) {
 			lk->job = want;
 			out[n++] = lk;
 		} else {
@@ -133,15 +181,26 @@ static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 	if (first) {
 		first->job = first_act;
 		out[n++] = first;
-	} else if (hb && now < e->next_slot_mono_ms) {
-		*wake = min64(*wake, e->next_slot_mono_ms);
-	} else if (hb) {
-		hb->job = ACT_HEARTBEAT;
-		out[n++] = hb;
-		e->next_slot_mono_ms =
-			now + e->cfg.heartbeat_ms /
-				      (int64_t)(e->n_held ? e->n_held : 1);
-		*wake = min64(*wake, e->next_slot_mono_ms);
+		n_hb = 0;
+	}
+	for (int i = 0; i < n_hb; i++) {
+		hb[i]->job = ACT_HEARTBEAT;
+		out[n++] = hb[i];
+	}
+	if (n_hb) {
+		int64_t next_ms;
+
+		/* The slots used are spent; a backlog of unused ones is not
+		 * kept beyond one pass. */
+		if (e->next_slot_mono_us < now_us - slot_us * PLAN_SLOTS)
+			e->next_slot_mono_us = now_us - slot_us * PLAN_SLOTS;
+		e->next_slot_mono_us += slot_us * n_hb;
+		next_ms = (e->next_slot_mono_us + 999) / 1000;
+		/* At high rates, wake every few ms and send the slots that
+		 * came meanwhile together, rather than once per slot. */
+		*wake = min64(*wake, next_ms > now + SLOT_WAKE_MS
+					     ? next_ms
+					     : now + SLOT_WAKE_MS);
 	}
 	for (int i = 0; i < n; i++) {
 		out[i]->queued = true;
@@ -169,8 +228,13 @@ static void run_job(struct lock_engine *e, struct lock *lk)
 	}
 	pthread_mutex_lock(&e->mu);
 	lk->queued = false;
-	e->kicked = true;
-	pthread_cond_broadcast(&e->cv);
+	/* The scheduler need not look again for a renewal that went well:
+	 * its next one is a period away. */
+	if (lk->state != LOCK_HELD || lk->release_wanted ||
+	    lk->next_due_mono_ms < e->sched_wake_mono_ms) {
+		e->kicked = true;
+		pthread_cond_broadcast(&e->cv);
+	}
 	pthread_mutex_unlock(&e->mu);
 	lock_unref(e, lk);
 }
@@ -254,6 +318,7 @@ static void *scheduler_main(void *arg)
 		/* Holders hear of a loss the moment their trust ends. */
 		lock_int_notify_lost(e);
 		pthread_mutex_lock(&e->mu);
+		e->sched_wake_mono_ms = wake;
 		if (e->stopping || e->kicked || wake <= clk_mono_ms(e->clk))
 			continue;
 		clk_mono_timespec(wake, &ts);

@@ -459,6 +459,7 @@ void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold)
 	pthread_mutex_lock(&e->mu);
 	lk->hold = hold;
 	lk->release_wanted = false;
+	e->next_watch_mono_ms = 0;
 	pthread_mutex_unlock(&e->mu);
 }
 
@@ -682,7 +683,10 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 	lk->state = LOCK_LOST;
 	lk->lost_reason = why;
 	lk->cleanup_wanted = why == LOST_SAFE_PERIOD || why == LOST_STOPPED;
-	lk->lost_notified = false;
+	lk->lost_notified = why == LOST_RELEASING;
+	e->next_watch_mono_ms = 0; /* the scheduler looks at every lock */
+	if (!lk->lost_notified)
+		__atomic_add_fetch(&e->n_to_notify, 1, __ATOMIC_SEQ_CST);
 	detach_key(e, lk);
 	if (why == LOST_RELEASING)
 		return; /* not a loss: the holder let go */
@@ -1138,6 +1142,7 @@ void lock_holder_closed(struct lock_engine *e, struct lock *lk)
 
 	pthread_mutex_lock(&e->mu);
 	lk->holder_open = false;
+	e->next_watch_mono_ms = 0; /* its group is watched from now on */
 	if (lk->state == LOCK_HELD) {
 		if (lk->hold == HOLD_FD)
 			now = true;
@@ -1184,15 +1189,22 @@ void lock_int_notify_lost(struct lock_engine *e)
 	do {
 		struct lock *lk;
 
+		/* Nothing to tell (the common case): no walk of the list. */
+		if (!__atomic_load_n(&e->n_to_notify, __ATOMIC_SEQ_CST))
+			return;
 		n = 0;
 		pthread_mutex_lock(&e->mu);
 		for (lk = e->all; lk && n < 16; lk = lk->next) {
 			if (lk->state == LOCK_LOST && !lk->lost_notified) {
 				lk->lost_notified = true;
+				__atomic_sub_fetch(&e->n_to_notify, 1,
+						   __ATOMIC_SEQ_CST);
 				lock_ref(lk);
 				todo[n++] = lk;
 			}
 		}
+		if (!n) /* a count out of step: it is only a hint */
+			__atomic_store_n(&e->n_to_notify, 0, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&e->mu);
 		for (i = 0; i < n; i++) {
 			if (e->cb.on_lost)

@@ -83,7 +83,15 @@ struct lock_engine {
 	bool stopping;			 /* mu */
 	bool kicked;			 /* mu */
 	int64_t next_pgrp_check_mono_ms; /* mu */
-	int64_t next_slot_mono_ms;	 /* renewal spacing; mu */
+	int64_t next_slot_mono_us;	 /* renewal spacing (microseconds
+					  * of the monotonic clock); mu */
+	int64_t next_watch_mono_ms;	 /* earliest end of a safe period
+					  * (0: unknown); mu */
+	int64_t sched_wake_mono_ms;	 /* when the scheduler wakes; mu */
+	bool pgrp_watch;		 /* some lock waits on a process
+					  * group; mu */
+	int n_to_notify;		 /* lost, holder not told yet; mu,
+					  * read atomically as a hint */
 	uint64_t rng;			 /* mu */
 };
 

@@ -89,10 +89,76 @@ M_OPTS[c]="owner=torture-c,$SHORT"
 M_EP[a]=$DIRECT M_EP[b]=$PROXY_ENDPOINT M_EP[c]=$PROXY_ENDPOINT
 M_ENV[a]= M_ENV[b]=$SKEW_ENV M_ENV[c]=
 
-# start_mount NAME: (re)mounts NAME with its options, endpoint and env.
+# start_mount NAME: (re)mounts NAME with its options, endpoint and env, and
+# notes its FUSE connection (CONN_PID: connection number -> daemon pid).
+declare -A CONN_PID
 start_mount() {
-	ENDPOINT=${M_EP[$1]} MOUNT_ENV=${M_ENV[$1]} mount_start "$1" "${M_OPTS[$1]}"
+	local c
+	ENDPOINT=${M_EP[$1]} MOUNT_ENV=${M_ENV[$1]} mount_start "$1" "${M_OPTS[$1]}" ||
+		return 1
+	c=$(conn_of "$(mnt "$1")")
+	[ -n "$c" ] && CONN_PID[$c]=$(daemon_pid "$1")
+	return 0
 }
+
+# conn_of DIR: the FUSE connection number (device minor) mounted on DIR.
+conn_of() {
+	awk -v m="$1" '$5 == m { split($3, d, ":"); c = d[2] } END { print c }' \
+		/proc/self/mountinfo
+}
+
+# A daemon killed while one of its threads waits in the kernel (a FUSE
+# notification waiting for a directory lock that a process holds while it
+# waits for this daemon's answer) never dies, and every process waiting on
+# its mount hangs in D state: unstick PID says where its threads are and
+# aborts its connection (/sys/fs/fuse/connections/N/abort; fusectl is
+# mounted if it is not). Only while a thread of that daemon still holds
+# /dev/fuse open: the connection number is then surely still its own.
+STUCK=
+holds_fuse() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		ls -l "$t/fd" 2>/dev/null | grep -q ' -> /dev/fuse$' && return 0
+	done
+	return 1
+}
+unstick() {
+	local pid=$1 c t
+	holds_fuse "$pid" || { _reap "$pid" 1; return 0; }
+	for c in "${!CONN_PID[@]}"; do
+		[ "${CONN_PID[$c]}" = "$pid" ] || continue
+		diag "daemon $pid (connection $c) does not die; its threads in the kernel:"
+		for t in /proc/"$pid"/task/*; do
+			[ "$(awk '{ print $3 }' "$t/stat" 2>/dev/null)" = D ] || continue
+			diag "  task $(basename "$t"): $(tr '\n' ' ' <"$t/stack" 2>/dev/null)"
+		done
+		[ -e /sys/fs/fuse/connections/"$c"/abort ] ||
+			mount -t fusectl fusectl /sys/fs/fuse/connections 2>/dev/null
+		if echo 1 2>/dev/null >/sys/fs/fuse/connections/"$c"/abort; then
+			diag "connection $c aborted"
+		else
+			diag "connection $c could not be aborted (no fusectl)"
+		fi
+	done
+	_reap "$pid" 10
+}
+
+# At exit, before lib.sh's cleanup: a daemon of ours still there (one that
+# did not exit after its unmount, or a zombie with a thread stuck in the
+# kernel) is killed, and unstuck if it does not die.
+_torture_exit() {
+	local rc=$? c pid
+	for c in "${!CONN_PID[@]}"; do
+		pid=${CONN_PID[$c]}
+		[ -d "/proc/$pid" ] || continue
+		kill -9 "$pid" 2>/dev/null
+		wait_for 5 _gone "$pid"
+		unstick "$pid" >/dev/null
+	done
+	(exit "$rc")
+	_cleanup
+}
+trap _torture_exit EXIT
 
 for m in "${MOUNTS[@]}"; do
 	start_mount "$m" || { echo "Bail out! cannot mount $m"; exit 1; }
@@ -165,7 +231,7 @@ crash_check() {
 		CRASHES+="$m@$(elapsed_s)s "
 		diag "$(elapsed_s) s: daemon $m died on its own; its log is daemon-$m.crash-$n.log"
 		timeout 10 fusermount3 -u -z "$(mnt "$m")" 2>/dev/null
-		_reap "$pid" 5
+		_reap "$pid" 5 || { STUCK+="$m@$(elapsed_s)s "; unstick "$pid"; }
 		unset "_daemon[$m]"
 		mv "$WORK/daemon-$m.log" "$WORK/daemon-$m.crash-$n.log"
 		start_mount "$m" || RESTART_FAIL=$((RESTART_FAIL + 1))
@@ -184,11 +250,16 @@ declare -A RESTARTED_AT  # mount -> monotonic ns of its last restart
 PAUSE_END=0 PROXY_END=0
 
 fault_kill() {
-	local m=$1
+	local m=$1 pid
+	pid=$(daemon_pid "$m")
 	KILLS=$((KILLS + 1))
 	mount_kill "$m" KILL
 	[ "$DAEMON_RC" = 137 ] && KILLS_OK=$((KILLS_OK + 1))
 	diag "$(elapsed_s) s: kill -9 of daemon $m (status $DAEMON_RC)"
+	if [ "$DAEMON_RC" = 124 ]; then
+		STUCK+="$m@$(elapsed_s)s "
+		unstick "$pid"
+	fi
 	sleep 1.5
 	if start_mount "$m"; then
 		RESTARTED_AT[$m]=$(mono)
@@ -337,6 +408,7 @@ is "$short" "" "every idiom (O_EXCL, flock, F_SETLKW) made confirmed acquisition
 
 ok "$([ "$KILLS" -gt 0 ] && [ "$KILLS_OK" = "$KILLS" ] && echo 0)" \
 	"every kill -9 killed its daemon ($KILLS_OK of $KILLS, status 137)"
+[ -n "$STUCK" ] && diag "daemons that did not die (connection aborted): $STUCK"
 is "$RESTART_FAIL" 0 "every killed daemon was mounted again on its mountpoint"
 # served_since MOUNT NS: confirmed acquisitions of MOUNT entered after NS.
 served_since() {
@@ -378,6 +450,7 @@ fi
 
 for m in "${MOUNTS[@]}"; do
 	if _gone "$(daemon_pid "$m")"; then
+		timeout 10 fusermount3 -u -z "$(mnt "$m")" 2>/dev/null
 		unset "_daemon[$m]"
 		flunk "daemon $m exits 0 after unmount (it was gone already)"
 	else

@@ -349,9 +349,9 @@ static void child_cycle(const struct cfg *c, int logfd, unsigned seed)
 }
 
 /* Waits for the child for at most secs; kills its group after that. */
-static void reap(pid_t pid, double secs)
+/* Waits for the child until the deadline; 0 once reaped, else -ETIMEDOUT. */
+static int wait_child(pid_t pid, uint64_t deadline)
 {
-	uint64_t deadline = mono_ns() + (uint64_t)(secs * 1e9);
 	sigset_t set;
 	struct timespec ts = { 0, 100000000L };
 
@@ -359,15 +359,29 @@ static void reap(pid_t pid, double secs)
 	sigaddset(&set, SIGCHLD);
 	for (;;) {
 		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return;
+			return 0;
 		if (mono_ns() >= deadline)
-			break;
+			return -ETIMEDOUT;
 		sigtimedwait(&set, NULL, &ts);
 	}
+}
+
+/* Waits for the child for at most secs, then kills its group. A child in
+ * a FUSE request its daemon will never answer cannot die (D state) until
+ * the connection is aborted: it is left behind after 5 s more, so that the
+ * worker still sees the stop file. */
+static void reap(pid_t pid, double secs)
+{
+	if (!wait_child(pid, mono_ns() + (uint64_t)(secs * 1e9)))
+		return;
 	fprintf(stderr, "torture-worker: cycle %d overran, killed\n", (int)pid);
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	if (wait_child(pid, mono_ns() + 5000000000u))
+		fprintf(stderr,
+			"torture-worker: cycle %d does not die (stuck in the "
+			"kernel), left behind\n",
+			(int)pid);
 }
 
 static int stop_requested(const struct cfg *c, uint64_t deadline)

@@ -71,7 +71,7 @@ struct lock_config {
 				    * 0: never */
 	int lease_workers;	   /* threads making the lease path's requests
 				    * (renewals, automatic releases, cleanups)
-				    * in parallel; default 16 */
+				    * in parallel; default 32 */
 };
 
 /* Who acquires: filled by the filesystem from the request's context. */

@@ -21,7 +21,11 @@
 # idiom and every mount made some, and that every fault really happened.
 # Figures are printed as TAP diag lines; on a violation, the offending
 # records and the daemons' log lines about the key, and the work directory
-# (workers' logs, daemons' logs) is kept.
+# (workers' logs, daemons' logs) is kept. A daemon that crashes is shown
+# with its sanitizer report and mounted again; one that survives kill -9
+# (stuck in the kernel) is shown with its threads' kernel stacks and its
+# FUSE connection is aborted through fusectl (mounted on
+# /sys/fs/fuse/connections if it is not), so that no process stays hung.
 #
 # CI-sized (about 60 s of contention, under two minutes in all):
 #   LOCKFS_TORTURE=1 tests/fs/run.sh tests/fs/torture.t

@@ -91,7 +91,7 @@ M_OPTS[a]="owner=torture-a,$SHORT"
 M_OPTS[b]="owner=torture-b,hold=fd,$SHORT"
 M_OPTS[c]="owner=torture-c,$SHORT"
 M_EP[a]=$DIRECT M_EP[b]=$PROXY_ENDPOINT M_EP[c]=$PROXY_ENDPOINT
-M_ENV[a]= M_ENV[b]=$SKEW_ENV M_ENV[c]=
+M_ENV[a]='' M_ENV[b]=$SKEW_ENV M_ENV[c]=''
 
 # start_mount NAME: (re)mounts NAME with its options, endpoint and env, and
 # notes its FUSE connection (CONN_PID: connection number -> daemon pid).
@@ -120,9 +120,9 @@ conn_of() {
 # /dev/fuse open: the connection number is then surely still its own.
 STUCK=
 holds_fuse() {
-	local t
-	for t in /proc/"$1"/task/*; do
-		ls -l "$t/fd" 2>/dev/null | grep -q ' -> /dev/fuse$' && return 0
+	local f
+	for f in /proc/"$1"/task/*/fd/*; do
+		[ "$(readlink "$f" 2>/dev/null)" = /dev/fuse ] && return 0
 	done
 	return 1
 }

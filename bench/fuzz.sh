@@ -78,13 +78,14 @@ if [ "$DO_BUILD" = 1 ]; then
 	"$ROOT/contrib/install-deps" fuzz ||
 		{ echo "fuzz.sh: clang and its fuzzer runtime are missing" >&2; exit 2; }
 	echo "fuzz.sh: building the instrumented targets in $BUILD"
+	mkdir -p "$BUILD"
 	CC=${CC:-clang} cmake -S "$ROOT" -B "$BUILD" -DLOCKFS_FUZZ=ON \
 		-DLOCKFS_ASAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		>"$BUILD.cmake.log" 2>&1 ||
-		{ tail -20 "$BUILD.cmake.log"; echo "fuzz.sh: cmake failed" >&2; exit 2; }
+		>"$BUILD/fuzz-cmake.log" 2>&1 ||
+		{ tail -20 "$BUILD/fuzz-cmake.log"; echo "fuzz.sh: cmake failed" >&2; exit 2; }
 	cmake --build "$BUILD" -j "$(nproc)" --target fuzz-targets \
-		>"$BUILD.build.log" 2>&1 ||
-		{ tail -40 "$BUILD.build.log"; echo "fuzz.sh: build failed" >&2; exit 2; }
+		>"$BUILD/fuzz-build.log" 2>&1 ||
+		{ tail -40 "$BUILD/fuzz-build.log"; echo "fuzz.sh: build failed" >&2; exit 2; }
 fi
 
 mkdir -p "$CACHE/logs"

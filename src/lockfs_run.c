@@ -29,6 +29,7 @@
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <sysexits.h>
@@ -72,15 +73,22 @@ static timer_t wait_timer;
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
-	char line[1024];
+	char raw[1024], line[2048];
 	va_list ap;
 	int n;
 
-	n = snprintf(line, sizeof(line), "%s: ", PROG);
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n = vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	n = (int)strlen(line);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(raw))
+		n = sizeof(raw) - 1;
+	/* Paths, keys and owners may come from other users: one line, no
+	 * terminal controls (text_escape_line's rules). */
+	n = snprintf(line, sizeof(line), "%s: ", PROG);
+	n += (int)text_escape_to(line + n, sizeof(line) - (size_t)n - 1, raw,
+				 (size_t)strlen(raw));
 	line[n++] = '\n';
 	/* One write, so that lines of concurrent runs do not mix. */
 	if (write(STDERR_FILENO, line, (size_t)n) < 0)
@@ -141,7 +149,7 @@ static const char help_text[] =
 	"  COMMAND's status, or 128+N if it died of signal N, unless:\n"
 	"  64   usage error\n"
 	"  69   LOCKFILE cannot be opened or locked (no such directory,\n"
-	"       EIO, ...)\n"
+	"       EIO, ...), or names another file once the lock is granted\n"
 	"  71   a system call failed (fork, pipe...)\n"
 	"  75   busy (-n) or timed out (-w): COMMAND was not run; -E\n"
 	"       changes it (with -E 0 too, COMMAND is not run)\n"
@@ -404,6 +412,29 @@ static char *get_xattr(int fd, const char *name)
 	return strdup(v);
 }
 
+/* Opens path again for reading, and keeps it only if it is the very file
+ * fd locked (same device and inode). The name may have been removed and
+ * taken again since the lock was granted (which released our lock), or
+ * replaced by another file, and the fence and the loss watch must be those
+ * of our lock: then *changed is set and -1 returned. -1 alone: the open
+ * failed (the locked fd then serves for both). */
+static int open_same(const char *path, int fd, bool *changed)
+{
+	struct stat a, b;
+	int vfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	*changed = false;
+	if (vfd < 0)
+		return -1;
+	if (fstat(fd, &a) || fstat(vfd, &b) || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		*changed = true;
+		close(vfd);
+		return -1;
+	}
+	return vfd;
+}
+
 /* Sets LOCKFS_KEY, LOCKFS_FENCE and LOCKFS_OWNER for the command.
  *
  * On lockfs the text is read through a second open file, opened now that
@@ -418,14 +449,23 @@ static int set_identity(const struct run_opts *o, int fd, int *view_fd,
 {
 	struct buf text = BUF_INIT;
 	char *key, *fence = NULL, *owner = NULL, *state = NULL;
+	bool changed;
 	int rc, vfd;
 
 	buf_init(&text, TEXT_MAX);
 	key = get_xattr(fd, "user.lockfs.key");
 	*on_lockfs = key != NULL;
 	if (key) {
-		vfd = open(o->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		vfd = open_same(o->path, fd, &changed);
 		*view_fd = vfd;
+		if (changed) {
+			say("%s was replaced by another file after the lock "
+			    "was granted (removed and taken again?): not "
+			    "running the command",
+			    o->path);
+			rc = EXIT_NOLOCK;
+			goto out;
+		}
 		/* Read as the holder, the text has the fencing token
 		 * (allocated by the holder's first read). */
 		rc = read_text(vfd >= 0 ? vfd : fd, &text);

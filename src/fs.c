@@ -248,6 +248,20 @@ struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
 	smap_init(&fs->by_path);
 	smap_init(&fs->implicit);
 	smap_init(&fs->listed);
+	fs->quota = fs_quota_new(&(struct fs_quota_limits){ {
+		[FSQ_LOCKS] = cfg->max_locks_per_user,
+		[FSQ_WAITERS] = cfg->max_waiters_per_user,
+		[FSQ_DIRS] = cfg->max_dirs_per_user,
+		[FSQ_OPENS] = cfg->max_opens_per_user,
+	} });
+	fs->wb = fs_wb_new(engine, FS_WB_INTERVAL_MS, FS_MAX_DATA);
+	if (!fs->quota || !fs->wb) {
+		fs_quota_free(fs->quota);
+		fs_wb_free(fs->wb);
+		free(fs->prefix);
+		free(fs);
+		return NULL;
+	}
 	fixed_node(fs, &fs->root, FS_ROOT_INO, "", true);
 	fixed_node(fs, &fs->ctl_dir, FS_CTL_DIR_INO, FS_CTL_DIR_NAME, true);
 	fixed_node(fs, &fs->ctl_status, FS_CTL_STATUS_INO,
@@ -273,10 +287,22 @@ static void free_implicit_cb(void *arg, const char *key, void *value)
 	free(value);
 }
 
+int fs_start(struct fs *fs)
+{
+	return fs_wb_start(fs->wb);
+}
+
+void fs_stop(struct fs *fs)
+{
+	fs_wb_stop(fs->wb);
+}
+
 void fs_free(struct fs *fs)
 {
 	if (!fs)
 		return;
+	fs_wb_free(fs->wb);
+	fs_quota_free(fs->quota);
 	while (fs->handles) {
 		struct fs_handle *h = fs->handles;
 
@@ -286,6 +312,7 @@ void fs_free(struct fs *fs)
 		if (h->ph && fs->cfg.poll_destroy)
 			fs->cfg.poll_destroy(h->ph);
 		buf_fini(&h->snap);
+		free(h->cred);
 		free(h);
 	}
 	imap_each(&fs->by_ino, free_node_cb, NULL);
@@ -306,6 +333,20 @@ void fs_free(struct fs *fs)
 
 /* ---- attributes -------------------------------------------------------- */
 
+uint32_t fs_int_shown_id(int64_t id, uint32_t root_id)
+{
+	if (id < 0 || id == FS_NOBODY_ID || id >= UINT32_MAX)
+		return root_id;
+	return (uint32_t)id;
+}
+
+/* Rows are shown with their owner as recorded (uids name the same users on
+ * every host sharing the table, as with NFS), but never with the setuid or
+ * setgid bit (nor a sticky bit on a file), and never owned by nobody
+ * (65534: the id unmapped users get) or an id out of range: such rows
+ * belong to the mount root's owner, so that no such user may chmod them.
+ * Rows of other clients (no lockfs attributes) belong to the mount root's
+ * owner too. */
 void fs_int_dir_attr(const struct fs *fs, uint64_t ino,
 		     const struct dir_record *d, struct fs_attr *a)
 {
@@ -313,9 +354,9 @@ void fs_int_dir_attr(const struct fs *fs, uint64_t ino,
 	a->ino = ino;
 	a->nlink = 2;
 	if (d && d->key) {
-		a->mode = S_IFDIR | (d->mode & 07777);
-		a->uid = (uint32_t)d->uid;
-		a->gid = (uint32_t)d->gid;
+		a->mode = S_IFDIR | (d->mode & 01777);
+		a->uid = fs_int_shown_id(d->uid, fs->cfg.root_uid);
+		a->gid = fs_int_shown_id(d->gid, fs->cfg.root_gid);
 		a->ctime_real_ms = d->created_real_ms;
 	} else {
 		a->mode = S_IFDIR | (fs->cfg.root_mode & 07777);
@@ -327,6 +368,13 @@ void fs_int_dir_attr(const struct fs *fs, uint64_t ino,
 	a->size = 4096;
 }
 
+static const char *our_owner(const struct fs *fs)
+{
+	const char *o = lock_engine_config(fs->eng)->owner;
+
+	return o ? o : "";
+}
+
 void fs_int_lock_attr(const struct fs *fs, uint64_t ino,
 		      const struct lock_record *r, enum render_state st,
 		      int64_t seen_real_ms, struct fs_attr *a)
@@ -335,9 +383,17 @@ void fs_int_lock_attr(const struct fs *fs, uint64_t ino,
 	a->ino = ino;
 	a->nlink = 1;
 	if (r->has_lockfs) {
-		a->mode = S_IFREG | (r->mode & 07777);
-		a->uid = (uint32_t)r->uid;
-		a->gid = (uint32_t)r->gid;
+		bool mine = r->owner && !strcmp(r->owner, our_owner(fs));
+
+		/* A row of this mount names a local user for sure (nobody's
+		 * own locks must stay its own: the sticky rule). */
+		a->mode = S_IFREG | (r->mode & 0777);
+		a->uid = mine && r->uid == FS_NOBODY_ID
+				 ? FS_NOBODY_ID
+				 : fs_int_shown_id(r->uid, fs->cfg.root_uid);
+		a->gid = mine && r->gid == FS_NOBODY_ID
+				 ? FS_NOBODY_ID
+				 : fs_int_shown_id(r->gid, fs->cfg.root_gid);
 		a->ctime_real_ms = r->acquired_real_ms;
 		a->mtime_real_ms = r->heartbeat_real_ms;
 	} else {
@@ -817,6 +873,48 @@ static void holder_from_ctx(const struct fs_ctx *ctx, uint32_t mode,
 		strcpy(h->cmd, "?");
 }
 
+static bool is_holder(const struct fs_ctx *ctx, struct lock *lk);
+
+/* Exact count for fs_quota_lock_begin: the locks uid holds here. */
+struct held_count {
+	uint32_t uid;
+	size_t n;
+};
+
+static void held_count_cb(void *arg, const struct lock_info *li)
+{
+	struct held_count *c = arg;
+
+	if (li->state == LOCK_HELD && li->holder->uid == (int64_t)c->uid)
+		c->n++;
+}
+
+static size_t count_held(void *arg, uint32_t uid)
+{
+	struct held_count c = { uid, 0 };
+
+	lock_each(arg, held_count_cb, &c);
+	return c.n;
+}
+
+/* A create that finds the key taken (on this mount or another) opens that
+ * lock only as the kernel would open an existing file: its lookup found no
+ * file, so the kernel checked the directory alone, and the lock may have
+ * been taken meanwhile by another user. The caller needs the permission
+ * its flags ask for in the lock's mode. */
+static int may_open_taken(struct fs *fs, const struct fs_ctx *ctx,
+			  const struct lock_record *cur, int flags)
+{
+	struct fs_attr a;
+	struct fs_cred c;
+
+	fs_int_lock_attr(fs, 0, cur, RENDER_HELD, 0, &a);
+	fs_perm_cred(ctx->uid, ctx->gid, ctx->pid, &c);
+	if (!fs_perm_may(&c, a.mode, a.uid, a.gid, fs_perm_open_want(flags)))
+		return -EACCES;
+	return 0;
+}
+
 int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      const char *name, uint32_t mode, int flags, struct fs_entry *e,
 	      uint64_t *fh)
@@ -838,14 +936,33 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	rc = fs_int_child_keys(fs, parent, name, &rel, &full);
 	if (rc)
 		return rc;
+	rc = fs_quota_take(fs->quota, ctx->uid, FSQ_OPENS);
+	if (rc)
+		goto out_free;
+	rc = fs_quota_lock_begin(fs->quota, ctx->uid, count_held, fs->eng);
+	if (rc) {
+		fs_quota_give(fs->quota, ctx->uid, FSQ_OPENS);
+		goto out_free;
+	}
 	holder_from_ctx(ctx, mode, &holder);
 	record_init(&cur);
 	rc = lock_acquire(fs->eng, full, &holder, &lk, &cur, &has);
 	acquired = rc == 0;
+	fs_quota_lock_end(fs->quota, ctx->uid, acquired);
 	if (rc == -EEXIST && !(flags & O_EXCL) && has) {
 		/* Open the existing lock; no acquire. */
+		rc = may_open_taken(fs, ctx, &cur, flags);
+		if (rc)
+			goto out;
 		lk = lock_find(fs->eng, full);
-		rc = 0;
+		if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
+			/* As fs_open: only the holder truncates. */
+			rc = lk && is_holder(ctx, lk)
+				     ? fs_wb_modify(fs->wb, lk, NULL, 0, 0, 0)
+				     : -EPERM;
+			if (rc)
+				goto out;
+		}
 	} else if (rc) {
 		rc = fs_int_user_err(rc, "acquire", full);
 		goto out;
@@ -867,13 +984,18 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		rc = -ENOMEM;
 		goto out;
 	}
+	h->uid = ctx->uid;
+	h->by_holder = lk && is_holder(ctx, lk);
 	fs_int_fill_entry(fs, e, lk != NULL);
 	*fh = (uint64_t)(uintptr_t)h;
 	lk = NULL; /* the handle has it */
 out:
+	if (rc)
+		fs_quota_give(fs->quota, ctx->uid, FSQ_OPENS);
 	if (lk)
 		lock_unref(fs->eng, lk);
 	record_fini(&cur);
+out_free:
 	free(rel);
 	free(full);
 	return rc;
@@ -916,6 +1038,7 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 	struct fs_handle *h;
 	struct fs_node *n;
 	struct lock *lk = NULL;
+	struct fs_cred *cred = NULL;
 	bool is_dir, fixed;
 	char *rel = NULL, *full;
 	int rc;
@@ -931,6 +1054,19 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 		free(rel);
 		return -EACCES;
 	}
+	rc = fs_quota_take(fs->quota, ctx->uid, FSQ_OPENS);
+	if (rc) {
+		free(rel);
+		return rc;
+	}
+	if (ino == FS_CTL_STATUS_INO) {
+		/* The status shows what its opener may see. */
+		cred = malloc(sizeof(*cred));
+		if (cred)
+			fs_perm_cred(ctx->uid, ctx->gid, ctx->pid, cred);
+		else
+			rc = -ENOMEM;
+	}
 	if (!fixed) {
 		full = fs_int_full_key(fs, rel);
 		lk = full ? lock_find(fs->eng, full) : NULL;
@@ -939,27 +1075,143 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 			if (!lk || !is_holder(ctx, lk))
 				rc = -EPERM;
 			else
-				rc = lock_modify_data(fs->eng, lk, NULL, 0, 0,
-						      0, FS_MAX_DATA);
-			if (rc) {
-				lock_unref(fs->eng, lk);
-				free(rel);
-				return rc;
-			}
+				rc = fs_wb_modify(fs->wb, lk, NULL, 0, 0, 0);
 		}
 	}
 	free(rel);
-	pthread_mutex_lock(&fs->mu);
-	n = fs_int_find_node(fs, ino);
-	pthread_mutex_unlock(&fs->mu);
-	h = n ? handle_new(fs, n, lk, false) : NULL;
+	n = NULL;
+	if (!rc) {
+		pthread_mutex_lock(&fs->mu);
+		n = fs_int_find_node(fs, ino);
+		pthread_mutex_unlock(&fs->mu);
+		rc = n ? 0 : -ENOENT;
+	}
+	h = !rc ? handle_new(fs, n, lk, false) : NULL;
 	if (!h) {
 		lock_unref(fs->eng, lk);
-		return n ? -ENOMEM : -ENOENT;
+		free(cred);
+		fs_quota_give(fs->quota, ctx->uid, FSQ_OPENS);
+		return rc ? rc : -ENOMEM;
 	}
+	h->uid = ctx->uid;
+	h->cred = cred;
 	h->by_holder = lk && is_holder(ctx, lk);
 	*fh = (uint64_t)(uintptr_t)h;
 	return 0;
+}
+
+/* ---- what a reader of .lockfs/status may see --------------------------- */
+
+/* A reader sees a lock as ls would show it: it may search every directory
+ * from the mount root down to the lock's, and read that one. Root sees
+ * every lock, and anyone their own. */
+struct view {
+	struct fs *fs;
+	const struct fs_cred *cred;
+	struct smap dirs; /* rel -> struct fs_attr, looked up once */
+};
+
+/* The attributes of directory rel as a lookup shows them: its row, else
+ * those of a directory known only through keys below it. */
+static int view_dir(struct view *v, const char *rel, struct fs_attr *a)
+{
+	struct store_lookup sl;
+	struct fs_attr *c = smap_get(&v->dirs, rel);
+	char *full;
+	int rc = 0;
+
+	if (c) {
+		*a = *c;
+		return 0;
+	}
+	fs_int_dir_attr(v->fs, 0, NULL, a);
+	if (*rel) {
+		full = fs_int_full_key(v->fs, rel);
+		if (!full)
+			return -ENOMEM;
+		store_lookup_init(&sl);
+		rc = v->fs->st->ops->lookup(v->fs->st, full, 0, &sl);
+		if (!rc && sl.has_dir)
+			fs_int_dir_attr(v->fs, 0, &sl.dir, a);
+		store_lookup_fini(&sl);
+		free(full);
+	}
+	c = rc ? NULL : malloc(sizeof(*c));
+	if (c) {
+		*c = *a;
+		if (smap_put(&v->dirs, rel, c))
+			free(c);
+	}
+	return rc;
+}
+
+static bool view_check(struct view *v, const char *rel, bool read)
+{
+	struct fs_attr a;
+
+	return !view_dir(v, rel, &a) &&
+	       fs_perm_may(v->cred, a.mode, a.uid, a.gid,
+			   FS_PERM_X | (read ? FS_PERM_R : 0));
+}
+
+static bool view_may_see(void *arg, const char *key, int64_t holder_uid)
+{
+	struct view *v = arg;
+	const struct fs *fs = v->fs;
+	char *rel, *slash;
+	bool ok;
+
+	if (v->cred->uid == 0 || holder_uid == (int64_t)v->cred->uid)
+		return true;
+	if (strncmp(key, fs->prefix, fs->prefix_len))
+		return false;
+	rel = strdup(key + fs->prefix_len);
+	if (!rel)
+		return false;
+	/* The root, then each directory on the way: x on all, r on the
+	 * lock's own. */
+	ok = view_check(v, "", !strchr(rel, '/'));
+	for (slash = strchr(rel, '/'); ok && slash;
+	     slash = strchr(slash + 1, '/')) {
+		bool last = !strchr(slash + 1, '/');
+
+		*slash = '\0';
+		ok = view_check(v, rel, last);
+		*slash = '/';
+	}
+	free(rel);
+	return ok;
+}
+
+static void free_value_cb(void *arg, const char *key, void *value)
+{
+	free(value);
+}
+
+static int status_text(struct fs *fs, struct fs_handle *h, struct buf *out)
+{
+	const struct lock_config *lc = lock_engine_config(fs->eng);
+	struct view v = { fs, h->cred, { 0 } };
+	struct ctl_info ci = {
+		.owner = lc->owner,
+		.table = fs->cfg.table ? fs->cfg.table : "",
+		.region = fs->cfg.region ? fs->cfg.region : "",
+		.endpoint = fs->cfg.endpoint ? fs->cfg.endpoint : "",
+		.prefix = fs->prefix,
+		.hold = fs->cfg.hold_name ? fs->cfg.hold_name : "",
+		.lease_ms = lc->lease_ms,
+		.heartbeat_ms = lc->heartbeat_ms,
+		.safe_period_ms = lc->safe_period_ms,
+		.may_see = h->cred ? view_may_see : NULL,
+		.may_see_arg = &v,
+	};
+	int rc;
+
+	smap_init(&v.dirs);
+	rc = ctl_render_status(&ci, fs->eng, out);
+	smap_each(&v.dirs, free_value_cb, NULL);
+	smap_fini(&v.dirs);
+	return rc;
 }
 
 /* Builds the text a read at offset 0 returns. */
@@ -973,23 +1225,8 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 	char *rel = NULL, *full;
 	int rc;
 
-	if (h->node == &fs->ctl_status) {
-		struct ctl_info ci = {
-			.owner = lock_engine_config(fs->eng)->owner,
-			.table = fs->cfg.table ? fs->cfg.table : "",
-			.region = fs->cfg.region ? fs->cfg.region : "",
-			.endpoint = fs->cfg.endpoint ? fs->cfg.endpoint : "",
-			.prefix = fs->prefix,
-			.hold = fs->cfg.hold_name ? fs->cfg.hold_name : "",
-			.lease_ms = lock_engine_config(fs->eng)->lease_ms,
-			.heartbeat_ms =
-				lock_engine_config(fs->eng)->heartbeat_ms,
-			.safe_period_ms =
-				lock_engine_config(fs->eng)->safe_period_ms,
-		};
-
-		return ctl_render_status(&ci, fs->eng, out);
-	}
+	if (h->node == &fs->ctl_status)
+		return status_text(fs, h, out);
 	if (h->node == &fs->ctl_metrics)
 		return ctl_render_metrics(fs->m, out);
 
@@ -1003,6 +1240,8 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 	record_init(&row);
 	record_init(&mine);
 	lk = handle_lock(fs, h);
+	if (lk)
+		fs_wb_flush(fs->wb, lk); /* this mount reads its own writes */
 	if (lk && lock_get_state(fs->eng, lk) == LOCK_LOST) {
 		/* Lost is final and ours to tell: no request needed (and
 		 * DynamoDB may well be unreachable right now). */
@@ -1139,7 +1378,7 @@ ssize_t fs_write(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 	rc = writable_lock(fs, ctx, h, &lk);
 	if (rc)
 		return rc;
-	rc = lock_modify_data(fs->eng, lk, buf, size, off, -1, FS_MAX_DATA);
+	rc = fs_wb_modify(fs->wb, lk, buf, size, off, -1);
 	lock_unref(fs->eng, lk);
 	return rc ? rc : (ssize_t)size;
 }
@@ -1151,7 +1390,21 @@ int fs_fsync(struct fs *fs, uint64_t fh)
 
 	if (!lk)
 		return 0; /* nothing of ours to make durable */
-	rc = lock_renew_sync(fs->eng, lk);
+	rc = fs_wb_flush(fs->wb, lk);
+	if (!rc)
+		rc = lock_renew_sync(fs->eng, lk);
+	lock_unref(fs->eng, lk);
+	return rc;
+}
+
+int fs_flush(struct fs *fs, uint64_t fh)
+{
+	struct lock *lk = handle_lock(fs, to_handle(fh));
+	int rc;
+
+	if (!lk)
+		return 0;
+	rc = fs_wb_flush(fs->wb, lk);
 	lock_unref(fs->eng, lk);
 	return rc;
 }
@@ -1177,6 +1430,8 @@ void fs_release(struct fs *fs, uint64_t fh)
 	if (ph && fs->cfg.poll_destroy)
 		fs->cfg.poll_destroy(ph);
 	if (lk) {
+		/* Written before a release on close can drop the lock. */
+		fs_wb_flush(fs->wb, lk);
 		if (h->holding)
 			lock_holder_closed(fs->eng, lk);
 		lock_unref(fs->eng, lk);
@@ -1185,7 +1440,9 @@ void fs_release(struct fs *fs, uint64_t fh)
 	h->node->opens--;
 	fs_int_maybe_free_node(fs, h->node);
 	pthread_mutex_unlock(&fs->mu);
+	fs_quota_give(fs->quota, h->uid, FSQ_OPENS);
 	buf_fini(&h->snap);
+	free(h->cred);
 	free(h);
 }
 
@@ -1307,10 +1564,9 @@ int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		return -EPERM;
 	}
 	if (valid & FS_SET_SIZE)
-		rc = size > FS_MAX_DATA
-			     ? -EFBIG
-			     : lock_modify_data(fs->eng, lk, NULL, 0, 0,
-						(int64_t)size, FS_MAX_DATA);
+		rc = size > FS_MAX_DATA ? -EFBIG
+					: fs_wb_modify(fs->wb, lk, NULL, 0, 0,
+						       (int64_t)size);
 	else if (valid & FS_SET_TIMES)
 		rc = lock_renew_sync(fs->eng, lk); /* touch = heartbeat */
 	lock_unref(fs->eng, lk);
@@ -1462,6 +1718,7 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	}
 	/* No open file holds the new name. */
 	lock_holder_closed(fs->eng, lk);
+	fs_wb_flush(fs->wb, src);
 	if (!lock_snapshot(fs->eng, src, &rec, NULL) && rec.has_data &&
 	    rec.data_len)
 		lock_modify_data(fs->eng, lk, rec.data, rec.data_len, 0, -1,
@@ -1551,12 +1808,35 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 	pthread_mutex_lock(&fs->mu);
 	r.handle_lock = h->holding ? h->lk : NULL; /* compared, not used */
 	pthread_mutex_unlock(&fs->mu);
+	/* Per-uid limits: a lock more (a grant is counted by fs_on_granted;
+	 * the open file's own O_CREAT lock is no new one), and a waiter
+	 * while parked (given back by fs_filelock_wait_done). */
+	rc = r.handle_lock ? 0
+			   : fs_quota_lock_begin(fs->quota, ctx->uid,
+						 count_held, fs->eng);
+	if (!rc && wait)
+		rc = fs_quota_take(fs->quota, ctx->uid, FSQ_WAITERS);
+	if (rc) {
+		if (!r.handle_lock)
+			fs_quota_lock_end(fs->quota, ctx->uid, 0);
+		free(key);
+		return rc;
+	}
 	holder_from_ctx(ctx, 0644, &r.holder);
 	rc = flk_lock(fs->flk, &r);
+	if (!r.handle_lock)
+		fs_quota_lock_end(fs->quota, ctx->uid, 0);
+	if (wait && rc != -EINPROGRESS)
+		fs_quota_give(fs->quota, ctx->uid, FSQ_WAITERS);
 	if (rc != -EINPROGRESS && rc != -EWOULDBLOCK && rc != -EAGAIN)
 		rc = fs_int_user_err(rc, "file lock", key);
 	free(key);
 	return rc;
+}
+
+void fs_filelock_wait_done(struct fs *fs, uint32_t uid)
+{
+	fs_quota_give(fs->quota, uid, FSQ_WAITERS);
 }
 
 void fs_on_granted(void *arg, void *handle, struct lock *lk)
@@ -1573,6 +1853,8 @@ void fs_on_granted(void *arg, void *handle, struct lock *lk)
 	h->lk = lk;
 	h->by_holder = true;
 	pthread_mutex_unlock(&fs->mu);
+	if (old != lk)
+		fs_quota_lock_add(fs->quota, (uint32_t)lock_holder(lk)->uid);
 	if (old)
 		lock_unref(fs->eng, old);
 }
@@ -1629,6 +1911,26 @@ static ssize_t copy_out(const struct buf *v, char *buf, size_t size)
 	return (ssize_t)v->len;
 }
 
+/* Writes the pending data of this mount's lock of a file inode, if any. */
+static void flush_ino(struct fs *fs, uint64_t ino)
+{
+	struct lock *lk;
+	bool is_dir, fixed;
+	char *rel = NULL, *full;
+
+	if (node_info(fs, ino, &rel, &is_dir, &fixed) || is_dir || fixed) {
+		free(rel);
+		return;
+	}
+	full = fs_int_full_key(fs, rel);
+	lk = full ? lock_find(fs->eng, full) : NULL;
+	if (lk)
+		fs_wb_flush(fs->wb, lk);
+	lock_unref(fs->eng, lk);
+	free(full);
+	free(rel);
+}
+
 /* The row of a file inode, as lookups see it, for xattrs. */
 static int file_row(struct fs *fs, uint64_t ino, struct resolved *r,
 		    char **full)
@@ -1667,6 +1969,7 @@ ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	if (strncmp(name, RENDER_XATTR_PREFIX, plen))
 		return -ENODATA;
 	fs_int_resolved_init(&r);
+	flush_ino(fs, ino);
 	rc = file_row(fs, ino, &r, &full);
 	if (!rc && r.ours && !r.rec.fence && !strcmp(name + plen, "fence")) {
 		struct lock *lk = full ? lock_find(fs->eng, full) : NULL;

@@ -35,6 +35,12 @@ struct fs_config {
 			     * implicit directories; default 01777 */
 	uint32_t root_uid;
 	uint32_t root_gid;
+	/* Per-uid limits (fs_quota.h), 0: none; root is never limited. Over
+	 * one, the request fails with EDQUOT. */
+	uint32_t max_locks_per_user;   /* locks held */
+	uint32_t max_waiters_per_user; /* blocking flock/fcntl waiting */
+	uint32_t max_dirs_per_user;    /* directories made, not removed */
+	uint32_t max_opens_per_user;   /* open files and listings */
 	/* For the status file. */
 	const char *table;
 	const char *region;
@@ -81,6 +87,10 @@ struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
 		  struct store *store, struct observe *obs,
 		  struct metrics *metrics);
 void fs_free(struct fs *fs);
+/* The thread that writes coalesced data (after fuse_daemonize), and its
+ * end (before the locks are released: pending data is written first). */
+int fs_start(struct fs *fs);
+void fs_stop(struct fs *fs);
 /* The engine's upcalls, to be wired into struct lock_callbacks. */
 void fs_on_lost(void *fs, struct lock *lk);
 void fs_on_released(void *fs, const char *key);
@@ -117,9 +127,15 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 	    uint64_t *fh);
 ssize_t fs_read(struct fs *fs, uint64_t fh, char *buf, size_t size, off_t off);
+/* The holder's data; writes are coalesced (fs_wb.h): at most one item
+ * write per lock per FS_WB_INTERVAL_MS, the rest merged and written when
+ * it ends, or at fsync, close (fs_flush) or a read of the lock. */
 ssize_t fs_write(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		 const char *buf, size_t size, off_t off);
 int fs_fsync(struct fs *fs, uint64_t fh);
+/* A close of the open file: its lock's pending data is written; 0 or the
+ * error of that write (or of one in the background before). */
+int fs_flush(struct fs *fs, uint64_t fh);
 /* The last reference to the open file is gone. */
 void fs_release(struct fs *fs, uint64_t fh);
 /* Returns the poll revents now; keeps ph (if not NULL) to wake it later. */
@@ -162,6 +178,9 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		uint64_t owner, int kind, int type, bool wait, void *req);
 int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool *held,
 		    int64_t *pid);
+/* A request parked by fs_filelock (-EINPROGRESS) was answered: gives back
+ * the waiter it counted for uid. */
+void fs_filelock_wait_done(struct fs *fs, uint32_t uid);
 /* flk_config.on_granted: binds a granted file lock to its open file. */
 void fs_on_granted(void *fs, void *handle, struct lock *lk);
 /* The open file's lock owner closed it: drop its file locks of kind. */

@@ -18,12 +18,14 @@
 struct fs_dirent {
 	char *name;
 	bool is_dir;
-	bool ours; /* a lock this mount holds */
+	bool ours;    /* a lock this mount holds */
+	bool has_row; /* a directory's attributes come from its own row */
 	struct fs_attr attr;
 };
 
 struct fs_dirlist {
 	int32_t lister_pid; /* the process that opened the listing */
+	uint32_t uid;	    /* its uid, charged one FSQ_OPENS */
 	struct fs_node *dir;
 	struct fs_dirent *ents;
 	size_t n, cap;
@@ -96,9 +98,10 @@ static void implicit_dir_note(struct fs *fs, const char *full)
 	pthread_mutex_unlock(&fs->mu);
 }
 
-/* chmod of a directory made with mkdir: by its owner or root. The root
- * of the mount and directories that only exist through the keys below
- * them have no row to keep a mode in. */
+/* chmod of a directory made with mkdir: by its owner as shown (see
+ * fs_int_dir_attr: never nobody) or root. The root of the mount and
+ * directories that only exist through the keys below them have no row to
+ * keep a mode in. The setuid and setgid bits are not kept. */
 int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 		     uint32_t mode)
 {
@@ -112,13 +115,15 @@ int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 	rc = fs_int_resolve(fs, rel, true, &r);
 	if (!rc && (r.kind != K_DIR || r.implicit))
 		rc = r.kind == K_DIR ? -EPERM : -ENOENT;
-	if (!rc && ctx->uid != 0 && (int64_t)ctx->uid != r.dir.uid)
+	if (!rc && ctx->uid != 0 &&
+	    ctx->uid != fs_int_shown_id(r.dir.uid, fs->cfg.root_uid))
 		rc = -EPERM;
 	fs_int_resolved_fini(&r);
 	if (rc)
 		return rc;
 	full = fs_int_full_key(fs, rel);
-	rc = full ? fs->st->ops->set_dir_mode(fs->st, full, mode, 0) : -ENOMEM;
+	rc = full ? fs->st->ops->set_dir_mode(fs->st, full, mode & 01777, 0)
+		  : -ENOMEM;
 	rc = fs_int_user_err(rc, "chmod", rel);
 	free(full);
 	return rc;
@@ -143,9 +148,11 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		rc = -EEXIST;
 	fs_int_resolved_fini(&r);
 	dir_record_init(&d);
+	if (!rc)
+		rc = fs_quota_take(fs->quota, ctx->uid, FSQ_DIRS);
 	if (!rc) {
 		d.key = fs_int_full_key(fs, rel);
-		d.mode = mode & 07777;
+		d.mode = mode & 01777;
 		d.uid = ctx->uid;
 		d.gid = ctx->gid;
 		d.created_real_ms = clk_sys_real_ms();
@@ -154,6 +161,9 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		/* A lock released here by that name is a directory now. */
 		if (!rc)
 			lock_forget_recent_release(fs->eng, d.key);
+		/* Counted until removed (untracked if memory is short). */
+		if (rc || fs_quota_dir_made(fs->quota, ctx->uid, d.key))
+			fs_quota_give(fs->quota, ctx->uid, FSQ_DIRS);
 	}
 	if (!rc) {
 		pthread_mutex_lock(&fs->mu);
@@ -219,6 +229,7 @@ int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		char *pk = fs_int_path_key(rel, true);
 		struct fs_node *n;
 
+		fs_quota_dir_removed(fs->quota, full);
 		pthread_mutex_lock(&fs->mu);
 		free(smap_del(&fs->implicit, full));
 		n = pk ? smap_get(&fs->by_path, pk) : NULL;
@@ -268,7 +279,7 @@ struct list_walk {
 	struct fs_dirlist *dl;
 	size_t skip;	  /* length of the listed directory's key
 			   * prefix ("<prefix><dir>/") */
-	struct smap seen; /* names already listed */
+	struct smap seen; /* names already listed -> index + 1 */
 };
 
 static int list_row(void *arg, const struct store_row *row)
@@ -310,6 +321,7 @@ static int list_row(void *arg, const struct store_row *row)
 	}
 	{
 		char *nm = strndup(rest, len), *sk;
+		uintptr_t at;
 
 		if (!nm)
 			return -ENOMEM;
@@ -317,11 +329,23 @@ static int list_row(void *arg, const struct store_row *row)
 		free(nm);
 		if (!sk)
 			return -ENOMEM;
-		if (smap_get(&w->seen, sk)) {
+		at = (uintptr_t)smap_get(&w->seen, sk);
+		if (at) {
+			/* Listed already. A directory first seen through a
+			 * key below it takes its own row's owner and mode
+			 * when the row comes (scan order is arbitrary): never
+			 * the root's, or readdirplus would have the kernel
+			 * cache them and open a private directory. */
+			d = &w->dl->ents[at - 1];
+			if (d->is_dir && !d->has_row && !slash &&
+			    row->kind == STORE_ROW_DIR) {
+				fs_int_dir_attr(w->fs, 0, row->dir, &d->attr);
+				d->has_row = true;
+			}
 			free(sk);
 			return 0;
 		}
-		rc = smap_put(&w->seen, sk, w);
+		rc = smap_put(&w->seen, sk, (void *)(uintptr_t)(w->dl->n + 1));
 		free(sk);
 		if (rc)
 			return rc;
@@ -330,11 +354,13 @@ static int list_row(void *arg, const struct store_row *row)
 	if (rc)
 		return rc;
 	d->ours = ours;
-	if (!slash && row->kind == STORE_ROW_LOCK)
+	if (!slash && row->kind == STORE_ROW_LOCK) {
 		fs_int_lock_attr(w->fs, 0, row->lock, RENDER_HELD,
 				 clk_sys_real_ms(), &d->attr);
-	else
+	} else {
+		d->has_row = !slash;
 		fs_int_dir_attr(w->fs, 0, slash ? NULL : row->dir, &d->attr);
+	}
 	return 0;
 }
 
@@ -354,6 +380,12 @@ int fs_opendir_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 
 	if (!dl)
 		return -ENOMEM;
+	dl->uid = ctx ? ctx->uid : 0;
+	rc = fs_quota_take(fs->quota, dl->uid, FSQ_OPENS);
+	if (rc) {
+		free(dl);
+		return rc;
+	}
 	pthread_mutex_lock(&fs->mu);
 	n = fs_int_find_node(fs, ino);
 	if (n && n->is_dir) {
@@ -362,6 +394,7 @@ int fs_opendir_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	}
 	pthread_mutex_unlock(&fs->mu);
 	if (!n || !n->is_dir) {
+		fs_quota_give(fs->quota, dl->uid, FSQ_OPENS);
 		free(dl);
 		return n ? -ENOTDIR : -ENOENT;
 	}
@@ -480,6 +513,7 @@ void fs_releasedir(struct fs *fs, uint64_t dh)
 		fs_int_maybe_free_node(fs, dl->dir);
 	}
 	pthread_mutex_unlock(&fs->mu);
+	fs_quota_give(fs->quota, dl->uid, FSQ_OPENS);
 	free(dl);
 }
 

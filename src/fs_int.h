@@ -11,6 +11,9 @@
 
 #include "buf.h"
 #include "fs.h"
+#include "fs_perm.h"
+#include "fs_quota.h"
+#include "fs_wb.h"
 #include "map.h"
 #include "render.h"
 
@@ -30,11 +33,13 @@ struct fs_node {
 struct fs_handle {
 	struct fs_handle *prev, *next; /* mu */
 	struct fs_node *node;
-	struct lock *lk; /* our lock when opened on one (referenced) */
-	bool holding;	 /* the acquiring open file */
-	bool by_holder;	 /* opened by the lock's holder (uid or root) */
-	struct buf snap; /* mu: text served to reads past offset 0 */
-	void *ph;	 /* mu: poll handle to wake on loss */
+	struct lock *lk;      /* our lock when opened on one (referenced) */
+	bool holding;	      /* the acquiring open file */
+	bool by_holder;	      /* opened by the lock's holder (uid or root) */
+	struct buf snap;      /* mu: text served to reads past offset 0 */
+	void *ph;	      /* mu: poll handle to wake on loss */
+	uint32_t uid;	      /* the opener, charged one FSQ_OPENS */
+	struct fs_cred *cred; /* .lockfs/status: the opener's view */
 };
 
 struct fs {
@@ -45,7 +50,9 @@ struct fs {
 	struct store *st;
 	struct observe *obs;
 	struct metrics *m;
-	struct flk *flk; /* set once before the mount */
+	struct flk *flk;	/* set once before the mount */
+	struct fs_quota *quota; /* per-uid limits */
+	struct fs_wb *wb;	/* coalesced data writes */
 	int64_t mount_real_ms;
 
 	pthread_mutex_t mu;
@@ -117,6 +124,11 @@ int fs_int_child_rel(struct fs *fs, uint64_t parent, const char *name,
 int fs_int_child_keys(struct fs *fs, uint64_t parent, const char *name,
 		      char **rel, char **full);
 bool fs_int_implicit_dir_known(struct fs *fs, const char *full);
+/* The uid and gid a row shows: the recorded id, unless it is nobody's
+ * (65534, the kernel's overflow id) or out of range: then the mount
+ * root's. */
+#define FS_NOBODY_ID 65534
+uint32_t fs_int_shown_id(int64_t id, uint32_t root_id);
 int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 		     uint32_t mode);
 

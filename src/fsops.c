@@ -247,9 +247,13 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	/* Any close by a process drops its fcntl locks on the file. */
+	/* The holder's coalesced data is written before close returns (its
+	 * error is close's); any close by a process drops its fcntl locks
+	 * on the file. */
+	int rc = fs_flush(fs_of(req), fi->fh);
+
 	fs_filelock_drop(fs_of(req), fi->fh, fi->lock_owner, FLK_POSIX);
-	fuse_reply_err(req, 0);
+	fuse_reply_err(req, -rc);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino,
@@ -470,6 +474,8 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 
 int fsops_reply_lock(void *req, int err)
 {
+	/* A parked waiter is answered: it no longer counts for its uid. */
+	fs_filelock_wait_done(fs_of(req), fuse_req_ctx(req)->uid);
 	return fuse_reply_err(req, err);
 }
 

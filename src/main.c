@@ -293,6 +293,10 @@ int main(int argc, char **argv)
 		.allow_break = o.allow_break,
 		.root_uid = getuid(),
 		.root_gid = getgid(),
+		.max_locks_per_user = o.max_locks_per_user,
+		.max_waiters_per_user = o.max_waiters_per_user,
+		.max_dirs_per_user = o.max_dirs_per_user,
+		.max_opens_per_user = o.max_opens_per_user,
 		.table = o.table,
 		.region = aws.region,
 		.endpoint = aws.endpoint,
@@ -353,7 +357,7 @@ int main(int argc, char **argv)
 
 	/* Threads start only now, after the fork of fuse_daemonize. */
 	if (creds_chain_start(creds) || notify_start(notify) ||
-	    lease_start(eng) || flk_start(flk)) {
+	    lease_start(eng) || flk_start(flk) || fs_start(fs)) {
 		log_err("main", "cannot start threads");
 		goto out_unmount;
 	}
@@ -374,6 +378,7 @@ out_unmount:
 	 * lock back. */
 	fuse_loop_cfg_destroy(loop);
 	flk_stop(flk);
+	fs_stop(fs); /* coalesced data is written before the release */
 	lease_stop(eng);
 	unreleased = lock_release_all(eng);
 	if (unreleased)

@@ -43,6 +43,10 @@ static const struct fuse_opt lockfs_opt_table[] = {
 	LOCKFS_OPT("attr_timeout=%s", attr_timeout_s),
 	LOCKFS_OPT("entry_timeout=%s", entry_timeout_s),
 	LOCKFS_OPT("max_threads=%s", max_threads_s),
+	LOCKFS_OPT("max_locks_per_user=%s", max_locks_s),
+	LOCKFS_OPT("max_waiters_per_user=%s", max_waiters_s),
+	LOCKFS_OPT("max_dirs_per_user=%s", max_dirs_s),
+	LOCKFS_OPT("max_opens_per_user=%s", max_opens_s),
 	LOCKFS_OPT("ca_file=%s", ca_file),
 	LOCKFS_OPT("create_table", create_table),
 	LOCKFS_OPT("--create-table", create_table),
@@ -135,6 +139,25 @@ static int parse_signal(const char *s, int *out)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* A per-user limit: 0 (none) to 1000000, else the default. */
+static int user_limit(const char *name, const char *s, uint32_t dflt,
+		      uint32_t *out, char *err, size_t errlen)
+{
+	int64_t n;
+
+	*out = dflt;
+	if (!s)
+		return 0;
+	if (text_parse_i64(s, &n) || n < 0 || n > 1000000) {
+		snprintf(err, errlen,
+			 "%s=%s: want a number from 0 (no limit) to 1000000",
+			 name, s);
+		return -1;
+	}
+	*out = (uint32_t)n;
+	return 0;
 }
 
 static int seconds(const char *name, const char *s, int64_t dflt, int64_t *out,
@@ -287,6 +310,19 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 		}
 		o->max_threads = (unsigned)n;
 	}
+	if (user_limit("max_locks_per_user", o->max_locks_s,
+		       OPTS_MAX_LOCKS_PER_USER, &o->max_locks_per_user, err,
+		       errlen) ||
+	    user_limit("max_waiters_per_user", o->max_waiters_s,
+		       OPTS_MAX_WAITERS_PER_USER, &o->max_waiters_per_user, err,
+		       errlen) ||
+	    user_limit("max_dirs_per_user", o->max_dirs_s,
+		       OPTS_MAX_DIRS_PER_USER, &o->max_dirs_per_user, err,
+		       errlen) ||
+	    user_limit("max_opens_per_user", o->max_opens_s,
+		       OPTS_MAX_OPENS_PER_USER, &o->max_opens_per_user, err,
+		       errlen))
+		return -1;
 	if (o->endpoint && strncmp(o->endpoint, "http://", 7) &&
 	    strncmp(o->endpoint, "https://", 8)) {
 		snprintf(err, errlen,
@@ -325,7 +361,8 @@ void opts_free(struct lockfs_opts *o)
 		&o->hold_s,	     &o->lease_s,	&o->heartbeat_s,
 		&o->safe_period_s,   &o->lost_signal_s, &o->attr_timeout_s,
 		&o->entry_timeout_s, &o->max_threads_s, &o->ca_file,
-		&o->source,	     &o->mountpoint,
+		&o->max_locks_s,     &o->max_waiters_s, &o->max_dirs_s,
+		&o->max_opens_s,     &o->source,	&o->mountpoint,
 	};
 	size_t i;
 
@@ -394,6 +431,14 @@ void opts_print_help(FILE *out, const char *prog)
 "  -o entry_timeout=S     kernel name cache (default 1); locks of this\n"
 "                         mount are never cached\n"
 "  -o max_threads=N       request threads (default 16)\n"
+"  -o max_locks_per_user=N    locks one uid may hold on this mount\n"
+"                         (default 1024; 0: no limit; root: none)\n"
+"  -o max_waiters_per_user=N  blocking flock/fcntl waits of one uid\n"
+"                         (default 1024)\n"
+"  -o max_dirs_per_user=N     directories one uid may make through this\n"
+"                         mount and not remove (default 1024)\n"
+"  -o max_opens_per_user=N    open lock files and listings of one uid\n"
+"                         (default 4096); over any: EDQUOT\n"
 "  -o ca_file=PATH        CA bundle for TLS (default: the system's)\n"
 "  plus FUSE mount options: allow_other, ... (default_permissions is\n"
 "  always on); fstab words auto, noauto, user, _netdev, nofail, defaults\n"

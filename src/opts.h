@@ -10,6 +10,13 @@
 
 #include "lock.h"
 
+/* Defaults of the per-user limits: far above what one user's scripts
+ * hold, far below what starves a mount. */
+#define OPTS_MAX_LOCKS_PER_USER	  1024
+#define OPTS_MAX_WAITERS_PER_USER 1024
+#define OPTS_MAX_DIRS_PER_USER	  1024
+#define OPTS_MAX_OPENS_PER_USER	  4096
+
 struct lockfs_opts {
 	/* as given (malloc'd by fuse_opt) */
 	char *table;
@@ -26,6 +33,10 @@ struct lockfs_opts {
 	char *attr_timeout_s;
 	char *entry_timeout_s;
 	char *max_threads_s;
+	char *max_locks_s;
+	char *max_waiters_s;
+	char *max_dirs_s;
+	char *max_opens_s;
 	char *ca_file;
 	int create_table;
 	int allow_break;
@@ -45,6 +56,11 @@ struct lockfs_opts {
 	double attr_timeout;
 	double entry_timeout;
 	unsigned max_threads;
+	/* Per-uid limits (root exempt), 0: none; see fs_quota.h. */
+	uint32_t max_locks_per_user;
+	uint32_t max_waiters_per_user;
+	uint32_t max_dirs_per_user;
+	uint32_t max_opens_per_user;
 	int foreground;
 	int debug;
 };

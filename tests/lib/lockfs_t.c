@@ -120,6 +120,7 @@ static const struct {
 	{ EOVERFLOW, "EOVERFLOW" },
 	{ EILSEQ, "EILSEQ" },
 	{ EPROTO, "EPROTO" },
+	{ EDQUOT, "EDQUOT" },
 };
 
 static const char *errname(int e)

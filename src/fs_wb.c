@@ -1,0 +1,478 @@
+/* fs_wb: coalesced data writes (see fs_wb.h). Threads: FUSE workers call
+ * fs_wb_modify and fs_wb_flush; the flusher thread writes data whose
+ * interval ended and forgets idle entries. wb->mu guards the entry map and
+ * every entry field; it is dropped around each engine call (snapshot,
+ * modify, unref). */
+#include "fs_wb.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clk.h"
+#include "log.h"
+#include "map.h"
+
+#define TAG "fs"
+/* An error nobody came back for is forgotten after this long. */
+#define ERR_KEEP_MS 60000
+
+struct wb_entry {
+	struct lock *lk; /* referenced */
+	char *data;	 /* the data as the holder sees it (when loaded) */
+	size_t len;
+	bool loaded;
+	bool dirty;	       /* data differs from what was written */
+	bool flushing;	       /* a write of it is in flight */
+	int users;	       /* callers using it with mu dropped */
+	int err;	       /* a background write's error, not yet told */
+	int64_t err_mono_ms;   /* when err was set */
+	int64_t wrote_mono_ms; /* when the last write started */
+	int64_t due_mono_ms;   /* dirty: when the flusher writes it */
+};
+
+struct fs_wb {
+	struct lock_engine *eng;
+	int64_t interval_ms;
+	size_t max_len;
+	pthread_mutex_t mu;
+	pthread_cond_t wake; /* the flusher: new due entry, or stop */
+	pthread_cond_t done; /* a write in flight ended */
+	struct imap ents;    /* (uintptr_t)lk -> struct wb_entry */
+	pthread_t thread;
+	bool running, stopping;
+};
+
+static uint64_t key_of(struct lock *lk)
+{
+	return (uint64_t)(uintptr_t)lk;
+}
+
+struct fs_wb *fs_wb_new(struct lock_engine *eng, int64_t interval_ms,
+			size_t max_len)
+{
+	struct fs_wb *wb = calloc(1, sizeof(*wb));
+	pthread_condattr_t ca;
+
+	if (!wb)
+		return NULL;
+	wb->eng = eng;
+	wb->interval_ms = interval_ms > 0 ? interval_ms : FS_WB_INTERVAL_MS;
+	wb->max_len = max_len;
+	pthread_mutex_init(&wb->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&wb->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&wb->done, NULL);
+	imap_init(&wb->ents);
+	return wb;
+}
+
+/* ---- entries (mu held) -------------------------------------------------- */
+
+static struct wb_entry *entry_get(struct fs_wb *wb, struct lock *lk,
+				  bool create)
+{
+	struct wb_entry *e = imap_get(&wb->ents, key_of(lk));
+
+	if (!e && create) {
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return NULL;
+		if (imap_put(&wb->ents, key_of(lk), e)) {
+			free(e);
+			return NULL;
+		}
+		lock_ref(lk);
+		e->lk = lk;
+	}
+	return e;
+}
+
+static bool entry_idle(const struct fs_wb *wb, const struct wb_entry *e,
+		       int64_t now)
+{
+	if (e->dirty || e->flushing || e->users)
+		return false;
+	if (e->err)
+		return now - e->err_mono_ms >= ERR_KEEP_MS;
+	return now - e->wrote_mono_ms >= wb->interval_ms;
+}
+
+struct sweep {
+	struct fs_wb *wb;
+	int64_t now;
+	struct lock *unref[64];
+	uint64_t gone[64];
+	int n;
+};
+
+static void sweep_cb(void *arg, uint64_t key, void *value)
+{
+	struct sweep *s = arg;
+	struct wb_entry *e = value;
+
+	if (s->n < 64 && entry_idle(s->wb, e, s->now)) {
+		s->gone[s->n] = key;
+		s->unref[s->n++] = e->lk;
+	}
+}
+
+/* Forgets idle entries; returns with mu held, after unreferencing their
+ * locks without it. */
+static void sweep(struct fs_wb *wb)
+{
+	struct sweep s = { wb, clk_sys_mono_ms(), { 0 }, { 0 }, 0 };
+	int i;
+
+	imap_each(&wb->ents, sweep_cb, &s);
+	for (i = 0; i < s.n; i++) {
+		struct wb_entry *e = imap_del(&wb->ents, s.gone[i]);
+
+		if (e)
+			free(e->data);
+		free(e);
+	}
+	if (!s.n)
+		return;
+	pthread_mutex_unlock(&wb->mu);
+	for (i = 0; i < s.n; i++)
+		lock_unref(wb->eng, s.unref[i]);
+	pthread_mutex_lock(&wb->mu);
+}
+
+/* Loads the lock's current data into e (mu dropped meanwhile). */
+static int entry_load(struct fs_wb *wb, struct wb_entry *e)
+{
+	struct lock_record rec;
+	enum lock_state st;
+	char *copy = NULL;
+	size_t len = 0;
+	int rc;
+
+	record_init(&rec);
+	pthread_mutex_unlock(&wb->mu);
+	rc = lock_snapshot(wb->eng, e->lk, &rec, &st);
+	if (!rc && st != LOCK_HELD)
+		rc = -EIO;
+	if (!rc) {
+		len = rec.has_data ? rec.data_len : 0;
+		copy = malloc(len + 1);
+		if (!copy)
+			rc = -ENOMEM;
+		else if (len)
+			memcpy(copy, rec.data, len);
+	}
+	record_fini(&rec);
+	pthread_mutex_lock(&wb->mu);
+	if (rc || e->loaded) {
+		free(copy);
+		return rc;
+	}
+	e->data = copy;
+	e->len = len;
+	e->loaded = true;
+	return 0;
+}
+
+/* Applies a change to e's data (lock_modify_data's rules). */
+static int entry_apply(struct wb_entry *e, const void *buf, size_t len,
+		       int64_t off, int64_t truncate)
+{
+	size_t new_len = e->len;
+	char *p;
+
+	if (truncate >= 0 && (size_t)truncate < new_len)
+		new_len = (size_t)truncate;
+	if (truncate >= 0 && (size_t)truncate > new_len)
+		new_len = (size_t)truncate; /* grows with zeros */
+	if (len && (size_t)off + len > new_len)
+		new_len = (size_t)off + len;
+	p = realloc(e->data, new_len + 1);
+	if (!p)
+		return -ENOMEM;
+	if (new_len > e->len)
+		memset(p + e->len, 0, new_len - e->len);
+	if (len)
+		memcpy(p + off, buf, len);
+	e->data = p;
+	e->len = new_len;
+	e->dirty = true;
+	return 0;
+}
+
+/* Writes e's data if dirty, after any write in flight; mu held, dropped
+ * around the engine call. Returns that write's result. */
+static int entry_write(struct fs_wb *wb, struct wb_entry *e)
+{
+	char *copy;
+	size_t len;
+	int rc;
+
+	while (e->flushing)
+		pthread_cond_wait(&wb->done, &wb->mu);
+	if (!e->dirty)
+		return 0;
+	len = e->len;
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, e->data, len);
+	e->dirty = false;
+	e->flushing = true;
+	e->due_mono_ms = 0;
+	e->wrote_mono_ms = clk_sys_mono_ms();
+	pthread_mutex_unlock(&wb->mu);
+	/* The whole data: cut to len, then bytes [0, len). */
+	rc = lock_modify_data(wb->eng, e->lk, len ? copy : NULL, len, 0,
+			      (int64_t)len, wb->max_len);
+	free(copy);
+	pthread_mutex_lock(&wb->mu);
+	e->flushing = false;
+	if (rc)
+		e->loaded = false; /* reload what the engine has */
+	pthread_cond_broadcast(&wb->done);
+	return rc;
+}
+
+/* The error kept for e, cleared (it is told once). */
+static int take_err(struct wb_entry *e)
+{
+	int rc = e->err;
+
+	e->err = 0;
+	return rc;
+}
+
+/* ---- operations --------------------------------------------------------- */
+
+int fs_wb_modify(struct fs_wb *wb, struct lock *lk, const void *buf, size_t len,
+		 int64_t off, int64_t truncate)
+{
+	struct wb_entry *e;
+	int64_t now;
+	int rc;
+
+	if (off < 0)
+		return -EINVAL;
+	if ((len && (uint64_t)off + len > wb->max_len) ||
+	    (truncate >= 0 && (uint64_t)truncate > wb->max_len))
+		return -EFBIG;
+	pthread_mutex_lock(&wb->mu);
+	if (!wb->running && wb->ents.count > 64)
+		sweep(wb);
+	e = entry_get(wb, lk, true);
+	if (!e) {
+		pthread_mutex_unlock(&wb->mu);
+		return -ENOMEM;
+	}
+	e->users++;
+	rc = take_err(e);
+	if (!rc && !e->loaded)
+		rc = entry_load(wb, e);
+	if (!rc)
+		rc = entry_apply(e, buf, len, off, truncate);
+	if (rc) {
+		e->users--;
+		pthread_mutex_unlock(&wb->mu);
+		return rc;
+	}
+	now = clk_sys_mono_ms();
+	if (!e->flushing && now - e->wrote_mono_ms >= wb->interval_ms) {
+		/* The interval is over: written through, now. */
+		rc = entry_write(wb, e);
+	} else if (!e->due_mono_ms) {
+		e->due_mono_ms = e->wrote_mono_ms + wb->interval_ms;
+		if (e->due_mono_ms < now)
+			e->due_mono_ms = now;
+		pthread_cond_signal(&wb->wake);
+	}
+	e->users--;
+	pthread_mutex_unlock(&wb->mu);
+	return rc;
+}
+
+int fs_wb_flush(struct fs_wb *wb, struct lock *lk)
+{
+	struct wb_entry *e;
+	int rc = 0;
+
+	if (!wb || !lk)
+		return 0;
+	pthread_mutex_lock(&wb->mu);
+	e = entry_get(wb, lk, false);
+	if (e) {
+		e->users++;
+		rc = take_err(e);
+		if (!rc)
+			rc = entry_write(wb, e);
+		e->users--;
+	}
+	pthread_mutex_unlock(&wb->mu);
+	return rc;
+}
+
+/* ---- the flusher thread ------------------------------------------------- */
+
+struct due {
+	struct wb_entry *first;
+	int64_t first_due;
+	bool any_idle_later; /* entries to forget once idle */
+};
+
+static void due_cb(void *arg, uint64_t key, void *value)
+{
+	struct due *d = arg;
+	struct wb_entry *e = value;
+
+	if (e->dirty && !e->flushing && e->due_mono_ms &&
+	    (!d->first || e->due_mono_ms < d->first_due)) {
+		d->first = e;
+		d->first_due = e->due_mono_ms;
+	}
+	if (!e->dirty)
+		d->any_idle_later = true;
+}
+
+/* Waits on wake until mono_ms of clk_sys_mono_ms (CLOCK_BOOTTIME, which a
+ * condvar cannot use: the wait is made relative, on CLOCK_MONOTONIC; a
+ * suspend meanwhile only makes a write late). */
+static void wait_until(struct fs_wb *wb, int64_t mono_ms)
+{
+	int64_t wait_ms = mono_ms - clk_sys_mono_ms();
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (wait_ms < 1)
+		wait_ms = 1;
+	ts.tv_sec += wait_ms / 1000;
+	ts.tv_nsec += (wait_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&wb->wake, &wb->mu, &ts);
+}
+
+static void *flusher_main(void *arg)
+{
+	struct fs_wb *wb = arg;
+
+	pthread_mutex_lock(&wb->mu);
+	while (!wb->stopping) {
+		struct due d = { NULL, 0, false };
+		int64_t now;
+		int rc;
+
+		sweep(wb);
+		imap_each(&wb->ents, due_cb, &d);
+		now = clk_sys_mono_ms();
+		if (d.first && d.first_due <= now) {
+			rc = entry_write(wb, d.first);
+			if (rc && !d.first->err) {
+				d.first->err = rc;
+				d.first->err_mono_ms = clk_sys_mono_ms();
+				log_info(TAG,
+					 "key=%s: data written in the "
+					 "background failed (%s); the "
+					 "holder's next write, fsync or close "
+					 "is told",
+					 lock_key(d.first->lk), strerror(-rc));
+			}
+			continue;
+		}
+		if (d.first)
+			wait_until(wb, d.first_due);
+		else if (d.any_idle_later || wb->ents.count)
+			wait_until(wb, now + wb->interval_ms);
+		else
+			pthread_cond_wait(&wb->wake, &wb->mu);
+	}
+	pthread_mutex_unlock(&wb->mu);
+	return NULL;
+}
+
+int fs_wb_start(struct fs_wb *wb)
+{
+	int rc;
+
+	if (!wb || wb->running)
+		return 0;
+	rc = pthread_create(&wb->thread, NULL, flusher_main, wb);
+	if (rc)
+		return -rc;
+	wb->running = true;
+	return 0;
+}
+
+struct all {
+	struct wb_entry *v[64];
+	int n;
+};
+
+static void dirty_cb(void *arg, uint64_t key, void *value)
+{
+	struct all *a = arg;
+	struct wb_entry *e = value;
+
+	if (a->n < 64 && e->dirty && !e->flushing)
+		a->v[a->n++] = e;
+}
+
+void fs_wb_stop(struct fs_wb *wb)
+{
+	int i, rounds;
+
+	if (!wb)
+		return;
+	pthread_mutex_lock(&wb->mu);
+	wb->stopping = true;
+	pthread_cond_broadcast(&wb->wake);
+	pthread_mutex_unlock(&wb->mu);
+	if (wb->running)
+		pthread_join(wb->thread, NULL);
+	wb->running = false;
+	/* Whatever is still pending is written now (bounded rounds: no new
+	 * writes come in once the FUSE loop has ended). */
+	pthread_mutex_lock(&wb->mu);
+	for (rounds = 0; rounds < 1000; rounds++) {
+		struct all a = { { 0 }, 0 };
+
+		imap_each(&wb->ents, dirty_cb, &a);
+		if (!a.n)
+			break;
+		for (i = 0; i < a.n; i++)
+			a.v[i]->users++;
+		for (i = 0; i < a.n; i++) {
+			entry_write(wb, a.v[i]);
+			a.v[i]->users--;
+		}
+	}
+	pthread_mutex_unlock(&wb->mu);
+}
+
+static void free_entry_cb(void *arg, uint64_t key, void *value)
+{
+	struct fs_wb *wb = arg;
+	struct wb_entry *e = value;
+
+	lock_unref(wb->eng, e->lk);
+	free(e->data);
+	free(e);
+}
+
+void fs_wb_free(struct fs_wb *wb)
+{
+	if (!wb)
+		return;
+	imap_each(&wb->ents, free_entry_cb, wb);
+	imap_fini(&wb->ents);
+	pthread_cond_destroy(&wb->wake);
+	pthread_cond_destroy(&wb->done);
+	pthread_mutex_destroy(&wb->mu);
+	free(wb);
+}

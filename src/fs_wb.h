@@ -1,0 +1,45 @@
+/* fs_wb: the holder's data writes, coalesced. Every data write rewrites the
+ * whole lock item (up to 64 KiB: up to 64 write units each), so a lock's
+ * data is written to DynamoDB at most once per interval: a write that
+ * comes sooner is merged into the data kept here and written when the
+ * interval ends (by the flusher thread), or earlier when the holder
+ * fsyncs or closes the file, truncates it, or this mount reads the lock.
+ * 200 one-byte pwrites in a loop thus cost two item writes, not 200.
+ * An error of a write made in the background (the lock was lost: EIO) is
+ * returned by the next write, fsync or close of that lock.
+ *
+ * Threads: FUSE workers and the flusher thread. wb->mu guards the entries;
+ * it is never held across an engine call. At most one write of a lock's
+ * data is in flight at a time (an entry's flushing flag). */
+#ifndef LOCKFS_FS_WB_H
+#define LOCKFS_FS_WB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lock.h"
+
+#define FS_WB_INTERVAL_MS 100
+
+struct fs_wb;
+
+struct fs_wb *fs_wb_new(struct lock_engine *eng, int64_t interval_ms,
+			size_t max_len);
+/* The flusher thread (without it, pending data is written by the next
+ * write after the interval, fsync, close or read). */
+int fs_wb_start(struct fs_wb *wb);
+/* Writes everything pending and stops the thread. */
+void fs_wb_stop(struct fs_wb *wb);
+void fs_wb_free(struct fs_wb *wb);
+
+/* The data of lk (held by the caller's holder) changes as
+ * lock_modify_data says (bytes [off, off+len) become buf; truncate >= 0
+ * cuts it first). 0 or -errno (-EFBIG past max_len; an earlier background
+ * write's error). */
+int fs_wb_modify(struct fs_wb *wb, struct lock *lk, const void *buf, size_t len,
+		 int64_t off, int64_t truncate);
+/* Writes lk's pending data now and waits for a write in flight. 0, or the
+ * error of that write or of an earlier one in the background. */
+int fs_wb_flush(struct fs_wb *wb, struct lock *lk);
+
+#endif

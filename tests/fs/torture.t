@@ -45,9 +45,12 @@
 #   tests/fs/run.sh tests/fs/torture.t
 # Its figures are the diag lines of /tmp/torture-long/torture.t.tap.
 #
-# Not yet in the default suite: it still finds double grants in the engine
-# (see issue 7). Until the lead enables it, it runs only with
-# LOCKFS_TORTURE=1, e.g. LOCKFS_TORTURE=1 tests/fs/run.sh tests/fs/torture.t
+# Not yet in the default suite: it still fails now and then on what it
+# found (as of 47d934b: a daemon kill -9'd while its notify thread waits in
+# fuse_reverse_inval_entry never dies, and its mount hangs; earlier, a
+# use-after-free in flk_lock, and rows of the skewed mount deleted by the
+# TTL). Until the lead enables it, it runs only with LOCKFS_TORTURE=1, e.g.
+# LOCKFS_TORTURE=1 tests/fs/run.sh tests/fs/torture.t
 if [ "${LOCKFS_TORTURE:-0}" != 1 ]; then
 	echo "1..0 # SKIP pending engine fixes (issue 7); set LOCKFS_TORTURE=1 to run it"
 	exit 0

@@ -214,6 +214,7 @@ updates() {
 }
 expect_as $U1 0 open "$W/data" O_CREAT,O_EXCL,O_RDONLY 0644
 u0=$(updates)
+t0=$(now_ms)
 "${AS1[@]}" timeout 30 /usr/bin/python3 -c '
 import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
@@ -222,7 +223,11 @@ for i in range(200):
 os.close(fd)' "$W/data"
 is "$?" 0 "user 1 (the holder) makes 200 one-byte pwrites at offset 65535"
 u1=$(updates)
-ok "$([ $((u1 - u0)) -le 4 ] && echo 0)" "they cost $((u1 - u0)) item writes (at most 4), not 200"
+# At most one item write per 100 ms of the loop, and the close's (the loop
+# takes a few ms, unless the machine is loaded).
+most=$((2 + ($(now_ms) - t0) / 100))
+ok "$([ $((u1 - u0)) -le $most ] && [ $((u1 - u0)) -lt 50 ] && echo 0)" \
+	"they cost $((u1 - u0)) item writes (at most $most: one per 100 ms), not 200"
 st=$("${AS2[@]}" "$T" stat "$W/data")
 is "$(field_kv "$st" size)" 65536 "user 2 sees 64 KiB of data"
 is "$("${AS2[@]}" "$T" read "$W/data" | sed -n 's/^data: //p' | tail -c 2)" y \

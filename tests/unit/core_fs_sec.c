@@ -296,6 +296,7 @@ static void test_write_coalescing(struct mount *a, struct mount *b)
 	char big[FS_MAX_DATA], text[FS_MAX_DATA * 2 + 4096];
 	uint64_t fh, rb;
 	ssize_t n;
+	int64_t t0;
 	int before, writes, i;
 
 	memset(big, 'a', sizeof(big));
@@ -305,12 +306,16 @@ static void test_write_coalescing(struct mount *a, struct mount *b)
 	CHECK_INT(fs_write(a->fs, &u1, fh, big, sizeof(big) - 1, 0),
 		  sizeof(big) - 1);
 	before = store_mem_count(st, SMEM_RENEW);
+	t0 = clk_sys_mono_ms();
 	for (i = 0; i < 200; i++)
 		CHECK_INT(fs_write(a->fs, &u1, fh, i % 2 ? "y" : "x", 1, 65535),
 			  1);
 	CHECK_INT(fs_flush(a->fs, fh), 0);
 	writes = store_mem_count(st, SMEM_RENEW) - before;
-	CHECK(writes >= 1 && writes <= 3);
+	/* At most one write per interval (a loaded machine makes the loop
+	 * slow), and the close's. */
+	CHECK(writes >= 1 &&
+	      writes <= 2 + (clk_sys_mono_ms() - t0) / FS_WB_INTERVAL_MS);
 	/* Another mount sees the last byte written. */
 	CHECK_INT(fs_lookup(b->fs, FS_ROOT_INO, "wr", &(struct fs_entry){ 0 }),
 		  0);

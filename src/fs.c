@@ -1,7 +1,7 @@
 /* fs: inodes, names and keys, open files, the text and attributes of
  * locks, unlink and link, file locks, xattrs (see fs.h; directories and
  * listings are in fs_dir.c). Threads: FUSE workers, and the lease and wait
- * threads through fs_on_lost, fs_on_released and fs_on_granted. fs->mu
+ * threads through fs_on_lost and fs_on_granted. fs->mu
  * guards the inode maps, the handle list, node and handle fields marked in
  * fs_int.h, and the implicit-directory cache; it is never held across a
  * store request or an engine call that makes one. */
@@ -1491,41 +1491,6 @@ void fs_on_lost(void *arg, struct lock *lk)
 	}
 }
 
-void fs_on_released(void *arg, const char *key)
-{
-	struct fs *fs = arg;
-	struct fs_node *n, *parent;
-	const char *rel, *slash;
-	char *prel = NULL;
-
-	/* The kernel may still have the name cached as present: drop it, so
-	 * that O_EXCL opens here reach us at once. */
-	if (!fs->cfg.inval_entry || strncmp(key, fs->prefix, fs->prefix_len))
-		return;
-	rel = key + fs->prefix_len;
-	slash = strrchr(rel, '/');
-	pthread_mutex_lock(&fs->mu);
-	if (slash) {
-		prel = strndup(rel, (size_t)(slash - rel));
-		parent = NULL;
-		if (prel) {
-			char *pk = fs_int_path_key(prel, true);
-
-			parent = pk ? smap_get(&fs->by_path, pk) : NULL;
-			free(pk);
-		}
-	} else {
-		parent = &fs->root;
-	}
-	n = parent ? fs_int_find_node(fs, parent->ino) : NULL;
-	uint64_t pino = n ? n->ino : 0;
-	pthread_mutex_unlock(&fs->mu);
-	if (pino)
-		fs->cfg.inval_entry(fs->cfg.inval_arg, pino,
-				    slash ? slash + 1 : rel);
-	free(prel);
-}
-
 /* ---- setattr ----------------------------------------------------------- */
 
 int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
@@ -1709,9 +1674,15 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		goto out;
 	}
 	holder = *lock_holder(src);
+	/* The second name is a lock more for the holder's uid. */
+	rc = fs_quota_lock_begin(fs->quota, (uint32_t)holder.uid, count_held,
+				 fs->eng);
+	if (rc)
+		goto out;
 	rc = lock_acquire_hold(fs->eng, full, &holder,
 			       lc->hold == HOLD_FD ? HOLD_UNLINK : lc->hold,
 			       &lk, NULL, NULL);
+	fs_quota_lock_end(fs->quota, (uint32_t)holder.uid, rc == 0);
 	if (rc) {
 		rc = fs_int_user_err(rc, "link", full);
 		goto out;

@@ -47,7 +47,7 @@ static void mount_init(struct mount *mt, const char *owner,
 		.entry_timeout_s = 1,
 		.table = "t",
 	};
-	struct lock_callbacks cb = { fs_on_lost, fs_on_released, NULL };
+	struct lock_callbacks cb = { fs_on_lost, NULL, NULL };
 
 	if (extra)
 		fc = *extra;
@@ -269,6 +269,11 @@ static void test_limits(void)
 	CHECK_INT(create(&q, &u1, FS_ROOT_INO, "l3", 0644, O_CREAT | O_EXCL,
 			 &f[2]),
 		  0);
+	/* A link() is a lock more for its holder. */
+	struct fs_entry e2;
+	CHECK_INT(fs_lookup(q.fs, FS_ROOT_INO, "l2", &e), 0);
+	CHECK_INT(fs_link(q.fs, &u1, e.attr.ino, FS_ROOT_INO, "l2b", &e2),
+		  -EDQUOT);
 	/* Opens: u1 has 3 handles open (l1's, l2, l3): a fourth is
 	 * refused, a listing too; u2 is not. */
 	CHECK_INT(fs_lookup(q.fs, FS_ROOT_INO, "m1", &e), 0);

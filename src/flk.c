@@ -463,8 +463,6 @@ int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 		return 0;
 	rc = lock_release(f->eng, lk);
 	lock_unref(f->eng, lk);
-	if (!rc && f->cfg.on_released)
-		f->cfg.on_released(f->cfg.arg, key);
 	pthread_mutex_lock(&f->mu);
 	fk = fkey_get(f, key, false);
 	if (fk && fk->head)

@@ -39,9 +39,6 @@ struct flk_config {
 	/* Answers a parked request; returns 0, or -errno when the requester
 	 * is gone (the grant is then undone). */
 	int (*reply)(void *req, int err);
-	/* A file lock released its key (the kernel may still cache the name
-	 * as present). May be NULL. */
-	void (*on_released)(void *arg, const char *key);
 	/* A file lock was granted to the open file handle of the request
 	 * (before the request is answered): the file now shows that lock.
 	 * May be NULL. */

@@ -50,10 +50,6 @@ struct fs_config {
 	 * free them. Both may be NULL (tests). */
 	void (*poll_notify)(void *ph);
 	void (*poll_destroy)(void *ph);
-	/* Asks the FUSE layer to drop the kernel's cached entry of a name
-	 * (called outside request handlers, or deferred by the callee). */
-	void (*inval_entry)(void *arg, uint64_t parent, const char *name);
-	void *inval_arg;
 };
 
 /* Who is asking: from the FUSE request context. */
@@ -93,7 +89,6 @@ int fs_start(struct fs *fs);
 void fs_stop(struct fs *fs);
 /* The engine's upcalls, to be wired into struct lock_callbacks. */
 void fs_on_lost(void *fs, struct lock *lk);
-void fs_on_released(void *fs, const char *key);
 
 /* fs_lookup for a caller: a lock its process group lost (and has not
  * unlinked) shows as a lost file to it alone. */

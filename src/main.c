@@ -131,7 +131,6 @@ int main(int argc, char **argv)
 	struct srvclk *sclk = NULL;
 	struct lock_engine *eng = NULL;
 	struct fs *fs = NULL;
-	struct notify *notify = NULL;
 	struct flk *flk = NULL;
 	struct fsops_ctx fctx = { NULL, NULL };
 	struct fuse_session *se = NULL;
@@ -285,7 +284,6 @@ int main(int argc, char **argv)
 		      ? lock_engine_new(&lc, store, obs, srvclk_clock(sclk),
 					&metrics, NULL)
 		      : NULL;
-	notify = notify_new();
 	struct fs_config fc = {
 		.prefix = o.prefix ? o.prefix : "",
 		.attr_timeout_s = o.attr_timeout,
@@ -303,13 +301,11 @@ int main(int argc, char **argv)
 		.hold_name = opts_hold_name(o.hold),
 		.poll_notify = notify_poll_wake,
 		.poll_destroy = notify_poll_destroy,
-		.inval_entry = notify_inval_entry,
-		.inval_arg = notify,
 	};
-	fs = (eng && notify) ? fs_new(&fc, eng, store, obs, &metrics) : NULL;
+	fs = eng ? fs_new(&fc, eng, store, obs, &metrics) : NULL;
 	if (!fs)
 		die("out of memory");
-	struct lock_callbacks cb = { fs_on_lost, fs_on_released, fs };
+	struct lock_callbacks cb = { fs_on_lost, NULL, fs };
 	lock_engine_set_callbacks(eng, &cb);
 	rc = fs_ensure_prefix_dirs(fs);
 	if (rc)
@@ -319,7 +315,6 @@ int main(int argc, char **argv)
 			 o.prefix, strerror(-rc));
 	struct flk_config flc = {
 		.reply = fsops_reply_lock,
-		.on_released = fs_on_released,
 		.on_granted = fs_on_granted,
 		.arg = fs,
 	};
@@ -331,7 +326,6 @@ int main(int argc, char **argv)
 	fctx.flk = flk;
 
 	/* The mount. */
-	notify_attach(notify, se);
 	if (fuse_set_signal_handlers(se))
 		die("cannot install signal handlers");
 	/* Never a writable local directory when lockfs is not mounted. */
@@ -356,7 +350,7 @@ int main(int argc, char **argv)
 		 o.table, aws.endpoint, owner);
 
 	/* Threads start only now, after the fork of fuse_daemonize. */
-	if (creds_chain_start(creds) || notify_start(notify) ||
+	if (creds_chain_start(creds) ||
 	    lease_start(eng) || flk_start(flk) || fs_start(fs)) {
 		log_err("main", "cannot start threads");
 		goto out_unmount;
@@ -388,14 +382,11 @@ out_unmount:
 			 unreleased);
 	else
 		log_info("main", "all locks released");
-	notify_free(notify);
-	notify = NULL;
 	fuse_remove_signal_handlers(se);
 	fuse_session_unmount(se);
 out_aws:
 	if (se)
 		fuse_session_destroy(se);
-	notify_free(notify);
 	flk_free(flk);
 	fs_free(fs);
 	lock_engine_free(eng);

@@ -38,7 +38,7 @@ static void mount_init(struct mount *mt, const char *owner, bool allow_break)
 		.allow_break = allow_break,
 		.table = "t",
 	};
-	struct lock_callbacks cb = { fs_on_lost, fs_on_released, NULL };
+	struct lock_callbacks cb = { fs_on_lost, NULL, NULL };
 
 	metrics_init(&mt->m);
 	mt->obs = observe_new(&clk_system, 0);

@@ -20,6 +20,7 @@
 # covers it on the filesystem layer.
 . "$(dirname "$0")/lib.sh"
 
+[ -x /usr/bin/python3 ] || skip_all "python3 is missing (contrib/install-deps test)"
 plan 83
 
 : "${LOCKFS_RUN_BIN:=$(dirname "$LOCKFS_BIN")/lockfs-run}"
@@ -38,12 +39,21 @@ mount_start a "owner=sec-a,allow_other,attr_timeout=30,entry_timeout=30" &&
 	{ echo "Bail out! cannot mount"; exit 1; }
 A=$(mnt a) Q=$(mnt q) W=$(mnt w)
 
-# DynamoDB as another client (DynamoDB Local checks no signature).
+# ddb OP JSON: DynamoDB as another client would call it (DynamoDB Local
+# checks no signature), straight to 127.0.0.1 (no proxy).
 ddb() {
-	curl -s -m 10 -X POST -H "X-Amz-Target: DynamoDB_20120810.$1" \
-		-H 'Content-Type: application/x-amz-json-1.0' \
-		-H 'Authorization: AWS4-HMAC-SHA256 Credential=fake/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=00' \
-		-d "$2" "$ENDPOINT"
+	timeout 20 /usr/bin/python3 - "$ENDPOINT" "$1" "$2" <<'PY'
+import sys, urllib.request
+url, op, body = sys.argv[1:4]
+req = urllib.request.Request(url, data=body.encode(), headers={
+    "X-Amz-Target": "DynamoDB_20120810." + op,
+    "Content-Type": "application/x-amz-json-1.0",
+    "Authorization": "AWS4-HMAC-SHA256 Credential=fake/20260101/"
+                     "us-east-1/dynamodb/aws4_request, "
+                     "SignedHeaders=host, Signature=00"})
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+sys.stdout.write(opener.open(req, timeout=10).read().decode())
+PY
 }
 now_s=$(date +%s)
 # foreign_lock KEY UID MODE OWNER CMD DATA: a live row with lockfs's fields.

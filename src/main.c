@@ -350,8 +350,8 @@ int main(int argc, char **argv)
 		 o.table, aws.endpoint, owner);
 
 	/* Threads start only now, after the fork of fuse_daemonize. */
-	if (creds_chain_start(creds) ||
-	    lease_start(eng) || flk_start(flk) || fs_start(fs)) {
+	if (creds_chain_start(creds) || lease_start(eng) || flk_start(flk) ||
+	    fs_start(fs)) {
 		log_err("main", "cannot start threads");
 		goto out_unmount;
 	}

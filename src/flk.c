@@ -17,10 +17,10 @@
 #include "log.h"
 #include "map.h"
 
-#define TAG		  "flk"
-#define FLK_ENTERING_MAX  64
-#define FLK_SWEEP_MS	  1000
-#define FLK_SWEEP_BATCH	  256
+#define TAG		 "flk"
+#define FLK_ENTERING_MAX 64
+#define FLK_SWEEP_MS	 1000
+#define FLK_SWEEP_BATCH	 256
 
 enum waiter_state {
 	W_NEW,	  /* parked, not yet armed (interrupt function pending) */
@@ -69,8 +69,8 @@ struct flk {
 		void *req;
 		bool interrupted;
 	} entering[FLK_ENTERING_MAX];
-	int n_entering;			/* mu */
-	int64_t next_sweep_mono_ms;	/* wait thread only */
+	int n_entering;		    /* mu */
+	int64_t next_sweep_mono_ms; /* wait thread only */
 	pthread_t thread;
 	bool running;
 	bool stopping; /* mu */

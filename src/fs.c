@@ -642,8 +642,8 @@ void fs_int_listed_note(struct fs *fs, const char *rel, int32_t pid,
 }
 
 /* mu held. The attributes a listing just showed ctx's process for rel. */
-static bool listed_for(struct fs *fs, const struct fs_ctx *ctx,
-		       const char *rel, struct fs_attr *attr)
+static bool listed_for(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
+		       struct fs_attr *attr)
 {
 	struct fs_listed *l = smap_get(&fs->listed, rel);
 
@@ -1013,8 +1013,7 @@ static bool is_holder(const struct fs_ctx *ctx, struct lock *lk)
  * shell), so that a second instance of a job, run by cron or systemd in a
  * session of its own, never releases the first one's lock by mistake;
  * root may break it on a mount with allow_break. -EBUSY otherwise. */
-static int may_remove(struct fs *fs, const struct fs_ctx *ctx,
-		      struct lock *lk)
+static int may_remove(struct fs *fs, const struct fs_ctx *ctx, struct lock *lk)
 {
 	const struct lock_holder *h = lock_holder(lk);
 	pid_t sid = ctx->pid > 0 ? getsid(ctx->pid) : -1;

@@ -18,13 +18,13 @@
 #include "lock_int.h"
 #include "log.h"
 
-#define TAG		 "lease"
-#define LEASE_IDLE_MS	 1000
-#define LEASE_WORKERS	 32
+#define TAG		  "lease"
+#define LEASE_IDLE_MS	  1000
+#define LEASE_WORKERS	  32
 #define LEASE_WORKERS_MAX 256
-#define PLAN_BATCH	 256
-#define PLAN_SLOTS	 64 /* renewals queued in one pass at most */
-#define SLOT_WAKE_MS	 5  /* the scheduler's shortest sleep for slots */
+#define PLAN_BATCH	  256
+#define PLAN_SLOTS	  64 /* renewals queued in one pass at most */
+#define SLOT_WAKE_MS	  5  /* the scheduler's shortest sleep for slots */
 
 /* In order of precedence when several are due (lease_step runs one). */
 enum lease_action {
@@ -79,8 +79,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 			continue;
 		if (lk->state == LOCK_HELD && !lk->release_wanted) {
 			pgrp_watch = true;
-			if (check_pgrps &&
-			    !lock_int_pgrp_alive(&lk->holder)) {
+			if (check_pgrps && !lock_int_pgrp_alive(&lk->holder)) {
 				lk->release_wanted = true;
 				lk->next_due_mono_ms = now;
 			}
@@ -88,8 +87,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 			/* A lost lock stays visible to its holder's group
 			 * until that group is gone (or it unlinks it). */
 			pgrp_watch = true;
-			if (check_pgrps &&
-			    !lock_int_pgrp_alive(&lk->holder)) {
+			if (check_pgrps && !lock_int_pgrp_alive(&lk->holder)) {
 				lk->dismissed = true;
 				lock_int_retire_locked(e, lk);
 			}
@@ -163,9 +161,8 @@ static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 			if (slots)
 				keep_overdue(hb, &n_hb, slots, lk);
 			else
-				*wake = min64(*wake,
-					      (e->next_slot_mono_us + 999) /
-						      1000);
+				*wake = min64(*wake, (e->next_slot_mono_us +
+						      999) / 1000);
 		} else if (max == 1) {
 			if (!first || want < first_act) {
 				first = lk;

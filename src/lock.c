@@ -194,13 +194,12 @@ static void detach_key(struct lock_engine *e, struct lock *lk)
  * lost, so that a lost lock is never silently replaced under it. */
 void lock_int_retire_locked(struct lock_engine *e, struct lock *lk)
 {
-	bool done =
-		lk->state == LOCK_RELEASED ||
-		(lk->state == LOCK_LOST && !lk->cleanup_wanted && !lk->busy &&
-		 !lk->queued &&
-		 (lk->dismissed || lk->hold != HOLD_PGRP ||
-		  lk->holder.pgid <= 0) &&
-		 __atomic_load_n(&lk->refs, __ATOMIC_SEQ_CST) == 1);
+	bool done = lk->state == LOCK_RELEASED ||
+		    (lk->state == LOCK_LOST && !lk->cleanup_wanted &&
+		     !lk->busy && !lk->queued &&
+		     (lk->dismissed || lk->hold != HOLD_PGRP ||
+		      lk->holder.pgid <= 0) &&
+		     __atomic_load_n(&lk->refs, __ATOMIC_SEQ_CST) == 1);
 
 	if (!done || (!lk->prev && e->all != lk))
 		return;
@@ -382,10 +381,9 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 			record_fini(cur);
 			record_init(cur);
 			*has_cur = false;
-			rc = e->store->ops->put_lock(e->store, rec,
-						     takeover_rvn,
-						     op_deadline(e), cur,
-						     has_cur);
+			rc = e->store->ops->put_lock(
+				e->store, rec, takeover_rvn, op_deadline(e),
+				cur, has_cur);
 		}
 		if (rc == -ECANCELED && *has_cur && !strcmp(cur->rvn, rec->rvn))
 			rc = 0;
@@ -528,9 +526,8 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	if (rc && rc != -ENOMEM && rc != -EACCES && rc != -ENXIO &&
 	    rc != -EINVAL) {
 		/* The outcome is unknown: the write may have landed. */
-		rc = resolve_unknown_acquire(e, &rec,
-					     takeover ? expired_rvn : NULL,
-					     &now_row, &has);
+		rc = resolve_unknown_acquire(
+			e, &rec, takeover ? expired_rvn : NULL, &now_row, &has);
 		if (rc == -EEXIST) {
 			if (has && cur)
 				record_copy(cur, &now_row);

@@ -79,8 +79,8 @@ struct lock_holder {
 	int64_t pid;
 	int64_t uid;
 	int64_t gid;
-	int64_t pgid; /* <= 0: unknown (process gone) */
-	int64_t sid;  /* its session; <= 0: unknown */
+	int64_t pgid;	     /* <= 0: unknown (process gone) */
+	int64_t sid;	     /* its session; <= 0: unknown */
 	uint64_t pgid_start; /* start time of the group's leader (procgrp.h);
 			      * 0: unknown */
 	uint32_t mode;

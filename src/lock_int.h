@@ -38,13 +38,13 @@ struct lock {
 	bool release_wanted; /* holder gone: release soon */
 	bool cleanup_wanted; /* lost, row may still carry our RVN */
 	int cleanup_tries;
-	bool lost_notified;	 /* on_lost and the signal were sent */
-	bool dismissed;		 /* lost, and its holder has let go of it (the
-				  * holder unlinked it, or its process group is
-				  * gone): it may leave the list */
-	bool queued;		 /* a lease job of it is queued or running */
-	int job;		 /* that job (enum lease_action in lease.c) */
-	struct lock *job_next;	 /* the lease job queue */
+	bool lost_notified;    /* on_lost and the signal were sent */
+	bool dismissed;	       /* lost, and its holder has let go of it (the
+				* holder unlinked it, or its process group is
+				* gone): it may leave the list */
+	bool queued;	       /* a lease job of it is queued or running */
+	int job;	       /* that job (enum lease_action in lease.c) */
+	struct lock *job_next; /* the lease job queue */
 	/* Send time of the last confirmed write: the lock is trusted until
 	 * last_ok_mono_ms + safe_period_ms, by the clock, whatever any
 	 * thread is doing (lock_int_trusted_locked). */
@@ -78,21 +78,21 @@ struct lock_engine {
 	bool thread_running;
 	pthread_t *workers;
 	int n_workers;
-	pthread_cond_t work_cv;		 /* a job was queued; mu */
+	pthread_cond_t work_cv;		    /* a job was queued; mu */
 	struct lock *jobs_head, *jobs_tail; /* queued jobs; mu */
-	bool stopping;			 /* mu */
-	bool kicked;			 /* mu */
-	int64_t next_pgrp_check_mono_ms; /* mu */
-	int64_t next_slot_mono_us;	 /* renewal spacing (microseconds
-					  * of the monotonic clock); mu */
-	int64_t next_watch_mono_ms;	 /* earliest end of a safe period
-					  * (0: unknown); mu */
-	int64_t sched_wake_mono_ms;	 /* when the scheduler wakes; mu */
-	bool pgrp_watch;		 /* some lock waits on a process
-					  * group; mu */
-	int n_to_notify;		 /* lost, holder not told yet; mu,
-					  * read atomically as a hint */
-	uint64_t rng;			 /* mu */
+	bool stopping;			    /* mu */
+	bool kicked;			    /* mu */
+	int64_t next_pgrp_check_mono_ms;    /* mu */
+	int64_t next_slot_mono_us;	    /* renewal spacing (microseconds
+					     * of the monotonic clock); mu */
+	int64_t next_watch_mono_ms;	    /* earliest end of a safe period
+					     * (0: unknown); mu */
+	int64_t sched_wake_mono_ms;	    /* when the scheduler wakes; mu */
+	bool pgrp_watch;		    /* some lock waits on a process
+					     * group; mu */
+	int n_to_notify;		    /* lost, holder not told yet; mu,
+					     * read atomically as a hint */
+	uint64_t rng;			    /* mu */
 };
 
 /* lock.c helpers used by lease.c (called without mu held). */

@@ -45,7 +45,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Years 0000..9999 only. */
 		if (epoch < -62167219200LL || epoch > 253402300800LL)
 			abort();
-		if (epoch >= 0 && format_date(epoch, canon) == 0 &&
+		/* The round trip holds within 4-digit years: a leap second
+		 * (:60, read as the next second) of 9999-12-31T23:59 is the
+		 * first second of year 10000. */
+		if (epoch >= 0 && epoch < 253402300800LL &&
+		    format_date(epoch, canon) == 0 &&
 		    (srvclk_parse_date(canon, strlen(canon), &again) ||
 		     again != epoch))
 			abort();

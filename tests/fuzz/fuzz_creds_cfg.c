@@ -112,8 +112,12 @@ static void safe_path(const char *in, char *out, size_t len)
 static void set_var(size_t i, const char *value)
 {
 	size_t prefix = strlen(var_names[i]) + 1;
+	size_t room = sizeof(var_buf[i]) - prefix - 1, n = strlen(value);
 
-	snprintf(var_buf[i] + prefix, sizeof(var_buf[i]) - prefix, "%s", value);
+	if (n > room)
+		n = room;
+	memcpy(var_buf[i] + prefix, value, n);
+	var_buf[i][prefix + n] = '\0';
 }
 
 int __wrap_creds_process_run(const struct creds_ctx *ctx, const char *who,
@@ -222,7 +226,7 @@ static void check_profile(char *const l[N_LINES])
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_part parts[MAX_PARTS], cfg, empty = { "", 0 };
-	struct fake_answer answers[MAX_PARTS];
+	struct fake_answer answers[MAX_PARTS] = { { 0 } };
 	char *l[N_LINES] = { NULL }, path[700];
 	size_t np = fz_split(data, size, "\n--\n", parts, MAX_PARTS), i;
 

@@ -141,8 +141,6 @@ int main(int argc, char **argv)
 	char err[512], host[256] = "localhost", mnt[PATH_MAX];
 	char *owner = NULL, *fsname = NULL;
 	int ttl_on = 1, rc, exit_code = 1, unreleased;
-	/* TODO(opts): -o allow_plain_http, plain HTTP to non-loopback hosts */
-	const int allow_plain_http = 0;
 
 	/* Secrets in memory: no core dump, no ptrace or /proc/PID/mem by
 	 * other processes of our uid. Inherited by the daemonized child. */
@@ -193,7 +191,7 @@ int main(int argc, char **argv)
 	if (awscfg_resolve(o.profile, o.region, o.endpoint, &aws, err,
 			   sizeof(err)))
 		die("%s", err);
-	rc = awscfg_check_endpoint("DynamoDB", aws.endpoint, allow_plain_http,
+	rc = awscfg_check_endpoint("DynamoDB", aws.endpoint, o.allow_plain_http,
 				   err, sizeof(err));
 	if (rc < 0)
 		die("%s", err);
@@ -205,7 +203,7 @@ int main(int argc, char **argv)
 		.profile = aws.profile,
 		.region = aws.region,
 		.http = { .ca_file = o.ca_file,
-			  .allow_plain_http = allow_plain_http },
+			  .allow_plain_http = o.allow_plain_http },
 	};
 	creds = creds_chain_new(&cc);
 	if (!creds)
@@ -231,7 +229,7 @@ int main(int argc, char **argv)
 		.service = "dynamodb",
 		.creds = creds,
 		.http = { .ca_file = o.ca_file,
-			  .allow_plain_http = allow_plain_http },
+			  .allow_plain_http = o.allow_plain_http },
 		.metrics = &metrics,
 		.server_clock = sclk,
 		/* One HTTP exchange may not take a lock's whole safe period:

@@ -52,6 +52,7 @@ static const struct fuse_opt lockfs_opt_table[] = {
 	LOCKFS_OPT("--create-table", create_table),
 	LOCKFS_OPT("allow_break", allow_break),
 	LOCKFS_OPT("mountpoint_writable", mountpoint_writable),
+	LOCKFS_OPT("allow_plain_http", allow_plain_http),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -421,6 +422,8 @@ void opts_print_help(FILE *out, const char *prog)
 "     --create-table      the same\n"
 "  -o allow_break         root may remove any lock: other owners', and live\n"
 "                         holders' from any session\n"
+"  -o allow_plain_http    allow http:// to hosts other than loopback\n"
+"                         (answers can be forged, tokens go in clear)\n"
 "  -o mountpoint_writable do not make the mountpoint immutable (by default\n"
 "                         lockfs does chattr +i on it, so that nothing\n"
 "                         can be created there while lockfs is not\n"

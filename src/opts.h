@@ -41,6 +41,7 @@ struct lockfs_opts {
 	int create_table;
 	int allow_break;
 	int mountpoint_writable; /* do not make the mountpoint immutable */
+	int allow_plain_http;	 /* http:// to hosts other than loopback */
 	int show_help;
 	int show_version;
 	char *source;	  /* first of two non-option arguments */

@@ -19,45 +19,6 @@
 #define ECS_HOST      "http://169.254.170.2"
 #define ECS_MAX_TOKEN ((size_t)16 << 10)
 
-/* The host of an http(s) URL without brackets or port, into out. */
-static int url_host(const char *url, char *out, size_t outlen, int *https)
-{
-	const char *p, *end;
-	size_t n;
-
-	if (!strncasecmp(url, "https://", 8)) {
-		*https = 1;
-		p = url + 8;
-	} else if (!strncasecmp(url, "http://", 7)) {
-		*https = 0;
-		p = url + 7;
-	} else {
-		return -EINVAL;
-	}
-	end = p + strcspn(p, "/?#");
-	if (memchr(p, '@', (size_t)(end - p)))
-		return -EINVAL;
-	if (*p == '[') {
-		const char *rb = memchr(p, ']', (size_t)(end - p));
-
-		if (!rb)
-			return -EINVAL;
-		p++;
-		end = rb;
-	} else {
-		const char *colon = memchr(p, ':', (size_t)(end - p));
-
-		if (colon)
-			end = colon;
-	}
-	n = (size_t)(end - p);
-	if (!n || n >= outlen)
-		return -EINVAL;
-	memcpy(out, p, n);
-	out[n] = '\0';
-	return 0;
-}
-
 static int host_allowed(const char *host)
 {
 	unsigned char a6[16], want6[16];
@@ -176,7 +137,7 @@ static int ecs_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 				"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
 		strcpy(host, "169.254.170.2");
 	} else {
-		if (url_host(full, host, sizeof(host), &https) ||
+		if (http_url_host(full, host, sizeof(host), &https) ||
 		    (size_t)snprintf(url, sizeof(url), "%s", full) >=
 			    sizeof(url) ||
 		    !creds_header_safe(full) || strchr(full, ' '))

@@ -302,6 +302,15 @@ int creds_parse_time(const char *s, int64_t *real_ms)
 	return 0;
 }
 
+int creds_parse_expiration(const char *s, int64_t *real_ms)
+{
+	int rc = creds_parse_time(s, real_ms);
+
+	/* 0 means "never expires": an Expiration at or before the epoch
+	 * would make credentials that are never refreshed. */
+	return rc ? rc : *real_ms > 0 ? 0 : -EINVAL;
+}
+
 /* Overwrites every string of a parsed tree before it is freed. */
 static void json_wipe(cJSON *item)
 {
@@ -364,9 +373,10 @@ static int json_fields(const char *who, const char *source,
 	if (!exp && kind != CREDS_JSON_PROCESS)
 		return creds_fail(err, -EPROTO, 0, NULL,
 				  "%s: the answer lacks Expiration", who);
-	if (exp && creds_parse_time(exp, &expires_real_ms))
+	if (exp && creds_parse_expiration(exp, &expires_real_ms))
 		return creds_fail(err, -EPROTO, 0, NULL,
-				  "%s: Expiration is not an ISO 8601 time",
+				  "%s: Expiration is not an ISO 8601 time "
+				  "after 1970",
 				  who);
 	rc = creds_set(out, id, secret, token, expires_real_ms, source);
 	if (rc == -EINVAL)

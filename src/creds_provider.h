@@ -136,6 +136,9 @@ int creds_set(struct aws_creds *out, const char *access_key_id,
 /* Parses an ISO 8601 / RFC 3339 UTC time ("2026-11-22T10:00:00Z",
  * fractions, "+01:00" offsets) into epoch ms. 0 or -EINVAL. */
 int creds_parse_time(const char *s, int64_t *real_ms);
+/* creds_parse_time for a credential's Expiration: -EINVAL also for a time
+ * at or before the epoch (expires_real_ms 0 means "never expires"). */
+int creds_parse_expiration(const char *s, int64_t *real_ms);
 
 /* The JSON answers with credentials. */
 enum creds_json_kind {

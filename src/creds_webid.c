@@ -176,9 +176,10 @@ static int parse_success(const char *who, const struct http_response *resp,
 						      : "has a malformed",
 					names[i]);
 	}
-	if (!rc && creds_parse_time(v[3], &expires_real_ms))
+	if (!rc && creds_parse_expiration(v[3], &expires_real_ms))
 		rc = creds_fail(err, -EPROTO, resp->status, NULL,
-				"%s: STS Expiration is not an ISO 8601 time",
+				"%s: STS Expiration is not an ISO 8601 time "
+				"after 1970",
 				who);
 	if (!rc) {
 		rc = creds_set(out, v[0], v[1], v[2], expires_real_ms,

@@ -27,6 +27,9 @@ static void test_time(void)
 
 	CHECK_INT(creds_parse_time("1970-01-01T00:00:00Z", &ms), 0);
 	CHECK_INT(ms, 0);
+	/* An Expiration at the epoch would mean "never expires". */
+	CHECK_INT(creds_parse_expiration("1970-01-01T00:00:00Z", &ms), -EINVAL);
+	CHECK_INT(creds_parse_expiration("2026-11-22T10:00:00Z", &ms), 0);
 	CHECK_INT(creds_parse_time("2026-11-22T10:00:00Z", &ms), 0);
 	CHECK_INT(ms, tm_ms(2026, 11, 22, 10, 0, 0));
 	CHECK_INT(creds_parse_time("2026-11-22T10:00:00.123Z", &ms), 0);

@@ -33,14 +33,17 @@
 # Environment: LOCKFS_TORTURE_SECS (seconds of contention, default 60),
 # LOCKFS_TORTURE_ACQUIRES=N (run until N acquisitions instead, fault rounds
 # repeating, capped by LOCKFS_TORTURE_CAP seconds, default 14400),
+# LOCKFS_TORTURE_KEYS (how many keys the workers contend on, default 3),
 # LOCKFS_TORTURE_LONG_PCT (percent of holds that work 0.2-1.5 s instead of
 # 1-5 ms, default 10), LOCKFS_TORTURE_MIN (confirmed acquisitions each key
 # must reach, default 20), LOCKFS_TOOLS (where lockfs-torture-worker and
 # lockfs-torture-check are; default tests/tools next to lockfs-t).
 #
-# The long run (100,000 acquisitions, a few hours on a 2-core machine; the
-# per-file timeout of run.sh must be raised with it):
-#   LOCKFS_TORTURE_ACQUIRES=100000 LOCKFS_FS_TIMEOUT=15000 \
+# The long run (100,000 acquisitions on 6 keys, 24 workers still contending
+# 4 to a key; about 2 hours on a 2-core machine; the per-file timeout of
+# run.sh must be raised with it):
+#   LOCKFS_TORTURE_ACQUIRES=100000 LOCKFS_TORTURE_KEYS=6 \
+#   LOCKFS_FS_TIMEOUT=15000 \
 #   LOCKFS_KEEP=1 LOCKFS_TMP=/tmp/torture-long \
 #   LOCKFS_BIN=build/lockfs LOCKFS_T=build/tests/lib/lockfs-t \
 #   tests/fs/run.sh tests/fs/torture.t
@@ -66,7 +69,9 @@ CAP=${LOCKFS_TORTURE_CAP:-14400}
 LONG_PCT=${LOCKFS_TORTURE_LONG_PCT:-10}
 MIN_PER_KEY=${LOCKFS_TORTURE_MIN:-20}
 WORKERS=8
-KEYS=(k0 k1 k2)
+NKEYS=${LOCKFS_TORTURE_KEYS:-3}
+KEYS=()
+for ((i = 0; i < NKEYS; i++)); do KEYS+=("k$i"); done
 MOUNTS=(a b c)
 LEASE_S=3
 SHORT="lease=$LEASE_S,heartbeat=1,safe_period=2"

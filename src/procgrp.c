@@ -53,6 +53,18 @@ static bool replaced(int64_t pgid, uint64_t leader_start)
 	return leader_start && start && grp == pgid && start != leader_start;
 }
 
+/* Whether the recorded leader itself still leads group pgid: the only
+ * proof that the group is the one recorded. A group without its leader
+ * proves nothing: its number may have been reused by a group whose own
+ * leader has exited too. */
+static bool leader_leads(int64_t pgid, uint64_t leader_start)
+{
+	int64_t grp;
+	uint64_t start = procgrp_start_time(pgid, &grp);
+
+	return leader_start && start == leader_start && grp == pgid;
+}
+
 bool procgrp_alive(int64_t pgid, uint64_t leader_start)
 {
 	if (pgid <= 0)
@@ -66,5 +78,5 @@ bool procgrp_alive(int64_t pgid, uint64_t leader_start)
 
 bool procgrp_signallable(int64_t pgid, uint64_t leader_start)
 {
-	return pgid > 1 && procgrp_alive(pgid, leader_start);
+	return pgid > 1 && leader_leads(pgid, leader_start);
 }

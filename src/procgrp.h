@@ -2,9 +2,11 @@
  * assumed. A process group is known by its number, and numbers are reused:
  * a signal or a liveness check by number alone can reach an unrelated
  * group (or, for group 1, every process: kill(-1)). A holder's group is
- * recorded with its leader's start time (/proc/PID/stat), and a group is
- * taken for the holder's only while no other process leads a group of
- * that number.
+ * recorded with its leader's start time (/proc/PID/stat). A group is
+ * taken for alive while it has a process and no other process leads a
+ * group of that number; it is signalled only while its recorded leader
+ * still leads it. Numbers are those of lockfs's PID namespace (the pids
+ * FUSE reports), and /proc must be that namespace's.
  *
  * Threads: any (reads /proc, no state). */
 #ifndef LOCKFS_PROCGRP_H
@@ -23,8 +25,10 @@ uint64_t procgrp_start_time(int64_t pid, int64_t *pgid);
 bool procgrp_alive(int64_t pgid, uint64_t leader_start);
 
 /* Whether group pgid may be signalled as the holder's: a group number
- * above 1 that is alive and provably the same group (its leader, if it
- * still exists, started at leader_start). */
+ * above 1 whose leader is the process recorded (it is alive, started at
+ * leader_start and still leads group pgid). A group whose leader has
+ * exited or left it, or whose leader is unknown (leader_start 0), is not:
+ * its number may belong to an unrelated group by now. */
 bool procgrp_signallable(int64_t pgid, uint64_t leader_start);
 
 #endif

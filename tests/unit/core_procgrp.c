@@ -1,13 +1,67 @@
 /* core_procgrp: process groups proved by their leader's start time. Group
  * 1 is never signallable (kill(-1) would reach every process); a live
  * group is the holder's only while its leader is the one recorded (a
- * reused group number is not); a group whose processes are gone is dead. */
+ * reused group number is not); a group whose processes are gone is dead;
+ * a group whose leader has exited is alive (by its number) but never
+ * signallable, nor is a group whose leader is unknown. */
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "procgrp.h"
+
+/* A leader that forks a member of its group, then exits. */
+static void leaderless_group(void)
+{
+	int64_t grp = 0;
+	uint64_t start;
+	pid_t leader, member = 0;
+	int pfd[2], status, i;
+
+	/* The member is reparented to this process when the leader dies, so
+	 * that it is reaped here (not left a zombie in its group). */
+	CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	CHECK_INT(pipe(pfd), 0);
+	leader = fork();
+	if (leader == 0) {
+		pid_t m;
+
+		setpgid(0, 0);
+		m = fork();
+		if (m == 0) {
+			close(pfd[1]);
+			pause();
+			_exit(0);
+		}
+		if (write(pfd[1], &m, sizeof(m)) != (ssize_t)sizeof(m))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	setpgid(leader, leader);
+	close(pfd[1]);
+	CHECK_INT(read(pfd[0], &member, sizeof(member)), (int)sizeof(member));
+	close(pfd[0]);
+	start = procgrp_start_time(leader, &grp);
+	CHECK(start > 0);
+	CHECK_INT(grp, leader);
+	CHECK(procgrp_signallable(leader, start));
+	kill(leader, SIGKILL);
+	waitpid(leader, &status, 0);
+	/* The member lives on; its group keeps the leader's number. */
+	for (i = 0; i < 200 && getpgid(member) != leader; i++)
+		usleep(1000);
+	CHECK_INT(getpgid(member), leader);
+	CHECK(procgrp_alive(leader, start));
+	CHECK(!procgrp_signallable(leader, start));
+	kill(member, SIGKILL);
+	for (i = 0; i < 2000 && waitpid(member, &status, WNOHANG) != member;
+	     i++)
+		usleep(1000);
+	CHECK(!procgrp_alive(leader, start));
+}
 
 int main(void)
 {
@@ -44,11 +98,17 @@ int main(void)
 	 * holder's group. */
 	CHECK(!procgrp_alive(child, start + 1));
 	CHECK(!procgrp_signallable(child, start + 1));
-	/* Unknown leader start: alive by number. */
+	/* Unknown leader start: alive by number, never signalled. */
 	CHECK(procgrp_alive(child, 0));
+	CHECK(!procgrp_signallable(child, 0));
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
 	CHECK(!procgrp_alive(child, start));
 	CHECK(!procgrp_signallable(child, start));
+
+	/* A group whose leader has exited while a member lives (as a reused
+	 * number whose new leader exited would look): alive by its number,
+	 * not signallable. */
+	leaderless_group();
 	CHECK_DONE();
 }

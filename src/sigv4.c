@@ -32,10 +32,11 @@
 #define SIGV4_STACK_ITEMS 32
 /* Paths normalised in a stack copy up to this many bytes. */
 #define SIGV4_STACK_PATH 256
-/* Algorithm, date, scope and digest, each with its newline. */
+/* Algorithm, date and scope, each with its newline, then the digest's 64
+ * hex digits and the NUL text_hex writes after them. */
 #define SIGV4_STS_MAX                                                          \
 	(sizeof(SIGV4_ALGORITHM) + SIGV4_AMZ_DATE_LEN + 1 + SIGV4_SCOPE_MAX +  \
-	 64)
+	 64 + 1)
 /* 9999-12-31T23:59:59Z: the last second a 4-digit year can show. */
 #define SIGV4_MAX_REAL_S 253402300799LL
 

@@ -356,7 +356,10 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &req_size);
 	resp->sent = req_size > 0;
 	if (cc == CURLE_OK) {
-		rc = 0;
+		/* curl 7.88 reads a status line loosely ("HTTP/2 1100",
+		 * "HTTP/200 OK", a header block cut short): an answer has a
+		 * three-digit status or is a protocol error. */
+		rc = resp->status >= 100 && resp->status <= 999 ? 0 : -EPROTO;
 	} else if (c->overflow || cc == CURLE_FILESIZE_EXCEEDED) {
 		rc = -EMSGSIZE;
 	} else {

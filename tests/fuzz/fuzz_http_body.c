@@ -124,15 +124,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	http_response_init(&resp);
 	rc = http_perform(c, &req, &resp);
 	if (!rc) {
-		/* Known (reported with issue 13): an answer whose status
-		 * line curl reads loosely ("HTTP/200 OK", "HTTP/2 1 ..."), or
-		 * that is cut off inside its header block, is CURLE_OK with
-		 * a status of 0 or below 100 in libcurl 7.88, and
-		 * http_perform returns 0 with it (and whatever body
-		 * followed); awsreq then sees -EIO, not a retryable
-		 * transport error. Tolerated here until http.c refuses such
-		 * statuses; the cap holds either way. */
-		if (resp.status < 0 || resp.status > 999 || resp.body.len > cap)
+		/* An answer has a three-digit status (a status line curl
+		 * reads loosely, "HTTP/2 1100" or "HTTP/200 OK", or a header
+		 * block cut short, is -EPROTO) and fits the cap. */
+		if (resp.status < 100 || resp.status > 999 ||
+		    resp.body.len > cap)
 			abort();
 	} else if (!documented(rc) || resp.status) {
 		abort();

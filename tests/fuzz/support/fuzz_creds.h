@@ -15,23 +15,10 @@
 
 #include "creds_provider.h"
 
-/* Known, reported with issue 13 (creds.c, not ours to change): an answer
- * whose Expiration is at or before the epoch ("1970-01-01T00:00:00Z", or
- * earlier through an offset) is taken, and at exactly the epoch it reads
- * as "never expires" (expires_real_ms 0), so such credentials are never
- * refreshed. Tolerated here so that campaigns go on past it; set
- * FUZZ_STRICT_EXPIRY=1 to see it. */
-static inline int fz_expiry_ok(int64_t expires_real_ms)
-{
-	static int strict = -1;
-
-	if (strict < 0)
-		strict = getenv("FUZZ_STRICT_EXPIRY") != NULL;
-	return expires_real_ms > 0 || !strict;
-}
-
 /* Credentials a provider returned: non-empty printable ASCII without
- * spaces (they go into HTTP headers), a source, an expiry when asked. */
+ * spaces (they go into HTTP headers), a source, an expiry after the epoch
+ * when asked (an Expiration at or before 1970 is refused: expires_real_ms
+ * 0 would mean "never expires"). */
 static inline void fz_check_creds(const struct aws_creds *c, int expiring)
 {
 	const char *s[3] = { c->access_key_id, c->secret_access_key,
@@ -39,7 +26,7 @@ static inline void fz_check_creds(const struct aws_creds *c, int expiring)
 	int i;
 
 	if (!s[0] || !s[1] || !s[0][0] || !s[1][0] || !c->source ||
-	    (expiring && !fz_expiry_ok(c->expires_real_ms)))
+	    (expiring && c->expires_real_ms <= 0))
 		abort();
 	for (i = 0; i < 3; i++)
 		for (const char *p = s[i]; p && *p; p++)

@@ -239,7 +239,10 @@ static int try_take(struct flk *f, const char *key, const struct lock_holder *h,
 		if (rc)
 			return rc;
 	}
-	return lock_acquire_hold(f->eng, key, h, HOLD_FLOCK, out, NULL, NULL);
+	rc = lock_acquire_hold(f->eng, key, h, HOLD_FLOCK, out, NULL, NULL);
+	/* A directory of that name (made after this file was opened) holds
+	 * the name as a lock would, for as long as it exists. */
+	return rc == -EISDIR ? -EEXIST : rc;
 }
 
 /* mu held. True if the requesting open file acquired the key itself (with

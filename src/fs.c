@@ -202,6 +202,26 @@ static int dir_rel(struct fs *fs, uint64_t ino, char **rel)
 	return rc;
 }
 
+void fs_int_entry_changed(struct fs *fs, const char *rel, int subdirs)
+{
+	const char *slash = strrchr(rel, '/');
+	char *dir = slash ? strndup(rel, (size_t)(slash - rel)) : NULL;
+
+	if (slash && !dir)
+		return;
+	fs_dirstat_changed(fs->dirstat, dir ? dir : "", subdirs,
+			   clk_sys_real_ms());
+	free(dir);
+}
+
+void fs_on_released(void *arg, const char *key)
+{
+	struct fs *fs = arg;
+
+	if (!strncmp(key, fs->prefix, fs->prefix_len))
+		fs_int_entry_changed(fs, key + fs->prefix_len, 0);
+}
+
 char *fs_int_full_key(const struct fs *fs, const char *rel)
 {
 	size_t n = strlen(rel);
@@ -255,7 +275,9 @@ struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
 		[FSQ_OPENS] = cfg->max_opens_per_user,
 	} });
 	fs->wb = fs_wb_new(engine, FS_WB_INTERVAL_MS, FS_MAX_DATA);
-	if (!fs->quota || !fs->wb) {
+	fs->dirstat = fs_dirstat_new();
+	if (!fs->quota || !fs->wb || !fs->dirstat) {
+		fs_dirstat_free(fs->dirstat);
 		fs_quota_free(fs->quota);
 		fs_wb_free(fs->wb);
 		free(fs->prefix);
@@ -303,6 +325,7 @@ void fs_free(struct fs *fs)
 		return;
 	fs_wb_free(fs->wb);
 	fs_quota_free(fs->quota);
+	fs_dirstat_free(fs->dirstat);
 	while (fs->handles) {
 		struct fs_handle *h = fs->handles;
 
@@ -518,12 +541,13 @@ int fs_int_resolve(struct fs *fs, const char *rel, bool both,
 	return rc;
 }
 
-static void resolved_attr(const struct fs *fs, uint64_t ino,
+static void resolved_attr(const struct fs *fs, uint64_t ino, const char *rel,
 			  const struct resolved *r, struct fs_attr *a)
 {
-	if (r->kind == K_DIR)
+	if (r->kind == K_DIR) {
 		fs_int_dir_attr(fs, ino, r->implicit ? NULL : &r->dir, a);
-	else
+		fs_dirstat_apply(fs->dirstat, rel, a);
+	} else
 		fs_int_lock_attr(fs, ino, &r->rec, r->state, r->seen_real_ms,
 				 a);
 }
@@ -703,7 +727,7 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		pthread_mutex_lock(&fs->mu);
 		n = fs_int_get_node(fs, rel, r.kind == K_DIR, true);
 		if (n) {
-			resolved_attr(fs, n->ino, &r, &e->attr);
+			resolved_attr(fs, n->ino, rel, &r, &e->attr);
 			if (!n->is_dir)
 				e->attr.nlink = node_nlink(n);
 		}
@@ -766,6 +790,7 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 	*timeout_s = fs->cfg.attr_timeout_s;
 	if (ino == FS_ROOT_INO) {
 		fs_int_dir_attr(fs, ino, NULL, a);
+		fs_dirstat_apply(fs->dirstat, "", a);
 		return 0;
 	}
 	rc = node_info(fs, ino, &rel, &is_dir, &fixed);
@@ -784,7 +809,7 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 		if (r.kind == K_NONE || (r.kind == K_DIR) != is_dir)
 			rc = -ENOENT;
 		else
-			resolved_attr(fs, ino, &r, a);
+			resolved_attr(fs, ino, rel, &r, a);
 	}
 	if (!rc && !is_dir) {
 		struct fs_node *n;
@@ -963,11 +988,17 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 			if (rc)
 				goto out;
 		}
+	} else if (rc == -EISDIR) {
+		/* A directory of that name was made meanwhile (on another
+		 * mount): as for any existing directory. */
+		rc = (flags & O_EXCL) ? -EEXIST : -EISDIR;
+		goto out;
 	} else if (rc) {
 		rc = fs_int_user_err(rc, "acquire", full);
 		goto out;
 	} else {
 		lock_snapshot(fs->eng, lk, &cur, NULL);
+		fs_int_entry_changed(fs, rel, 0);
 	}
 	pthread_mutex_lock(&fs->mu);
 	n = fs_int_get_node(fs, rel, false, true);
@@ -1611,6 +1642,7 @@ out:
 		char *pk = fs_int_path_key(rel, false);
 		struct fs_node *n;
 
+		fs_int_entry_changed(fs, rel, 0);
 		pthread_mutex_lock(&fs->mu);
 		n = pk ? smap_get(&fs->by_path, pk) : NULL;
 		if (n && n->alias && !strcmp(n->alias, rel)) {
@@ -1682,6 +1714,8 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 			       lc->hold == HOLD_FD ? HOLD_UNLINK : lc->hold,
 			       &lk, NULL, NULL);
 	fs_quota_lock_end(fs->quota, (uint32_t)holder.uid, rc == 0);
+	if (rc == -EISDIR)
+		rc = -EEXIST; /* the new name is a directory */
 	if (rc) {
 		rc = fs_int_user_err(rc, "link", full);
 		goto out;
@@ -1725,6 +1759,7 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		goto out;
 	}
 	fs_int_fill_entry(fs, e, true);
+	fs_int_entry_changed(fs, rel, 0);
 out:
 	lock_unref(fs->eng, lk);
 	lock_unref(fs->eng, src);

@@ -89,6 +89,8 @@ int fs_start(struct fs *fs);
 void fs_stop(struct fs *fs);
 /* The engine's upcalls, to be wired into struct lock_callbacks. */
 void fs_on_lost(void *fs, struct lock *lk);
+/* Engine upcall: a lock was released automatically (its holder went). */
+void fs_on_released(void *fs, const char *key);
 
 /* fs_lookup for a caller: a lock its process group lost (and has not
  * unlinked) shows as a lost file to it alone. */

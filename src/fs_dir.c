@@ -14,6 +14,7 @@
 #include "fs_int.h"
 #include "log.h"
 #include "names.h"
+#include "observe.h"
 
 struct fs_dirent {
 	char *name;
@@ -129,6 +130,17 @@ int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 	return rc;
 }
 
+/* Writes d's marker. The name's lock item decides between them: a live
+ * lock there gives EEXIST; a lock this mount has seen lapse (no heartbeat
+ * for a lease) is taken over, as an acquire would take it. */
+static int put_dir_over_lapsed(struct fs *fs, const struct dir_record *d)
+{
+	char rvn[RECORD_RVN_MAX];
+	bool lapsed = observe_expired_rvn(fs->obs, d->key, rvn);
+
+	return fs->st->ops->put_dir(fs->st, d, lapsed ? rvn : NULL, 0);
+}
+
 int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	     const char *name, uint32_t mode, struct fs_entry *e)
 {
@@ -156,7 +168,7 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		d.uid = ctx->uid;
 		d.gid = ctx->gid;
 		d.created_real_ms = clk_sys_real_ms();
-		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, 0) : -ENOMEM;
+		rc = d.key ? put_dir_over_lapsed(fs, &d) : -ENOMEM;
 		rc = fs_int_user_err(rc, "mkdir", rel);
 		/* A lock released here by that name is a directory now. */
 		if (!rc)
@@ -166,10 +178,14 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 			fs_quota_give(fs->quota, ctx->uid, FSQ_DIRS);
 	}
 	if (!rc) {
+		fs_dirstat_made(fs->dirstat, rel, d.created_real_ms);
+		fs_int_entry_changed(fs, rel, 1);
 		pthread_mutex_lock(&fs->mu);
 		n = fs_int_get_node(fs, rel, true, true);
-		if (n)
+		if (n) {
 			fs_int_dir_attr(fs, n->ino, &d, &e->attr);
+			fs_dirstat_apply(fs->dirstat, rel, &e->attr);
+		}
 		pthread_mutex_unlock(&fs->mu);
 		rc = n ? 0 : -ENOMEM;
 		fs_int_fill_entry(fs, e, false);
@@ -230,6 +246,8 @@ int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		struct fs_node *n;
 
 		fs_quota_dir_removed(fs->quota, full);
+		fs_dirstat_removed(fs->dirstat, rel);
+		fs_int_entry_changed(fs, rel, -1);
 		pthread_mutex_lock(&fs->mu);
 		free(smap_del(&fs->implicit, full));
 		n = pk ? smap_get(&fs->by_path, pk) : NULL;
@@ -364,6 +382,22 @@ static int list_row(void *arg, const struct store_row *row)
 	return 0;
 }
 
+/* What the listing says of the directory's entries (fs_dirstat). */
+static void note_listing(struct fs *fs, const char *rel,
+			 const struct fs_dirlist *dl)
+{
+	uint64_t hash = 0;
+	int subdirs = 0;
+	size_t i;
+
+	for (i = 2; i < dl->n; i++) {
+		subdirs += dl->ents[i].is_dir;
+		hash += fs_dirstat_hash_name(dl->ents[i].name,
+					     dl->ents[i].is_dir);
+	}
+	fs_dirstat_listed(fs->dirstat, rel, subdirs, hash, clk_sys_real_ms());
+}
+
 int fs_opendir(struct fs *fs, uint64_t ino, uint64_t *dh)
 {
 	return fs_opendir_ctx(fs, NULL, ino, dh);
@@ -440,6 +474,7 @@ int fs_opendir_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		goto fail;
 	}
 	implicit_dir_prune(fs, under, listed);
+	note_listing(fs, rel, dl);
 done:
 	free(rel);
 	free(under);
@@ -481,6 +516,8 @@ int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
 		n = &fs->ctl_dir;
 	} else if (!names_join(dl->dir->rel, d->name, 0, &rel)) {
 		n = fs_int_get_node(fs, rel, d->is_dir, plus);
+		if (d->is_dir)
+			fs_dirstat_apply(fs->dirstat, rel, &e->attr);
 	}
 	if (n)
 		e->attr.ino = n->ino;
@@ -534,7 +571,8 @@ int fs_ensure_prefix_dirs(struct fs *fs)
 		if (fs->prefix[i] != '/' || fs->prefix[i - 1] == '/')
 			continue;
 		d.key = strndup(fs->prefix, i);
-		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, 0) : -ENOMEM;
+		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, NULL, 0)
+			   : -ENOMEM;
 		if (rc == -EEXIST)
 			rc = 0;
 		free(d.key);

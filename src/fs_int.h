@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "fs.h"
+#include "fs_dirstat.h"
 #include "fs_perm.h"
 #include "fs_quota.h"
 #include "fs_wb.h"
@@ -53,6 +54,7 @@ struct fs {
 	struct flk *flk;	/* set once before the mount */
 	struct fs_quota *quota; /* per-uid limits */
 	struct fs_wb *wb;	/* coalesced data writes */
+	struct fs_dirstat *dirstat; /* directories' nlink and times */
 	int64_t mount_real_ms;
 
 	pthread_mutex_t mu;
@@ -124,6 +126,9 @@ int fs_int_child_rel(struct fs *fs, uint64_t parent, const char *name,
 int fs_int_child_keys(struct fs *fs, uint64_t parent, const char *name,
 		      char **rel, char **full);
 bool fs_int_implicit_dir_known(struct fs *fs, const char *full);
+/* An entry rel was added or removed through this mount: its directory's
+ * times advance (subdirs: +1 a directory made, -1 one removed, else 0). */
+void fs_int_entry_changed(struct fs *fs, const char *rel, int subdirs);
 /* The uid and gid a row shows: the recorded id, unless it is nobody's
  * (65534, the kernel's overflow id) or out of range: then the mount
  * root's. */

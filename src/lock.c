@@ -391,6 +391,8 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 			return 0;
 		if (rc == -ECANCELED)
 			return -EEXIST; /* another owner's row */
+		if (rc == -EISDIR)
+			return rc; /* the name became a directory */
 		if (rc == -ENOMEM || rc == -EACCES || rc == -ENXIO ||
 		    rc == -EINVAL)
 			break;
@@ -523,11 +525,20 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 		rc = -EEXIST;
 		goto out;
 	}
+	if (rc == -EISDIR) {
+		/* The name is a directory: nothing to observe or wait for. */
+		metrics_inc(e->metrics, MC_CONFLICTS);
+		goto out;
+	}
 	if (rc && rc != -ENOMEM && rc != -EACCES && rc != -ENXIO &&
 	    rc != -EINVAL) {
 		/* The outcome is unknown: the write may have landed. */
 		rc = resolve_unknown_acquire(
 			e, &rec, takeover ? expired_rvn : NULL, &now_row, &has);
+		if (rc == -EISDIR) {
+			metrics_inc(e->metrics, MC_CONFLICTS);
+			goto out;
+		}
 		if (rc == -EEXIST) {
 			if (has && cur)
 				record_copy(cur, &now_row);

@@ -113,7 +113,9 @@ const struct lock_config *lock_engine_config(const struct lock_engine *e);
 /* Acquire key (one conditional PutItem): a new lock, or a takeover when our
  * observation judged the current row expired. 0 with a referenced *out;
  * -EEXIST when someone holds it (this mount included), with *cur and *has_cur
- * describing the row when known (may be NULL); other -errno on failure. */
+ * describing the row when known (may be NULL); -EISDIR when the name is a
+ * directory (DynamoDB decided: the marker is the same item); other -errno
+ * on failure. */
 int lock_acquire(struct lock_engine *e, const char *key,
 		 const struct lock_holder *h, struct lock **out,
 		 struct lock_record *cur, bool *has_cur);

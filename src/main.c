@@ -303,7 +303,7 @@ int main(int argc, char **argv)
 	fs = eng ? fs_new(&fc, eng, store, obs, &metrics) : NULL;
 	if (!fs)
 		die("out of memory");
-	struct lock_callbacks cb = { fs_on_lost, NULL, fs };
+	struct lock_callbacks cb = { fs_on_lost, fs_on_released, fs };
 	lock_engine_set_callbacks(eng, &cb);
 	rc = fs_ensure_prefix_dirs(fs);
 	if (rc)

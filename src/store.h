@@ -59,14 +59,17 @@ void store_lookup_init(struct store_lookup *l);
 void store_lookup_fini(struct store_lookup *l);
 
 struct store_ops {
-	/* The lock row of key (consistent read). -ENOENT when none. */
+	/* The lock row of key (consistent read). -ENOENT when none (the name
+	 * may be a directory). */
 	int (*get_lock)(struct store *s, const char *key,
 			int64_t deadline_mono_ms, struct lock_record *out);
 	/* The lock row and directory row of key, in one request. */
 	int (*lookup)(struct store *s, const char *key,
 		      int64_t deadline_mono_ms, struct store_lookup *out);
 	/* Writes the lock row rec. expect_rvn NULL: only if no lock row exists;
-	 * else: if none exists or its RVN is expect_rvn (takeover). */
+	 * else: if none exists or its RVN is expect_rvn (takeover). -EISDIR
+	 * when the name is a directory (nothing in *cur): a lock and a
+	 * directory of one name are one item, so this write decides. */
 	int (*put_lock)(struct store *s, const struct lock_record *rec,
 			const char *expect_rvn, int64_t deadline_mono_ms,
 			struct lock_record *cur, bool *has_cur);
@@ -75,7 +78,8 @@ struct store_ops {
 			  const char *expect_rvn, const struct lock_renewal *r,
 			  int64_t deadline_mono_ms, struct lock_record *cur,
 			  bool *has_cur);
-	/* Deletes the lock row if its RVN is expect_rvn. */
+	/* Deletes the lock row if its RVN is expect_rvn (expect_rvn NULL: any
+	 * lock row, never a directory marker). */
 	int (*delete_lock)(struct store *s, const char *key,
 			   const char *expect_rvn, int64_t deadline_mono_ms,
 			   struct lock_record *cur, bool *has_cur);
@@ -83,9 +87,11 @@ struct store_ops {
 	 * it survives deletes) and returns the new value. */
 	int (*next_fence)(struct store *s, const char *key,
 			  int64_t deadline_mono_ms, uint64_t *fence);
-	/* Creates a directory marker; -EEXIST if one exists. */
+	/* Creates a directory marker; -EEXIST if a marker or a lock of that
+	 * name exists, unless the lock carries expect_rvn (a lock seen
+	 * expired, taken over as an acquire would). */
 	int (*put_dir)(struct store *s, const struct dir_record *d,
-		       int64_t deadline_mono_ms);
+		       const char *expect_rvn, int64_t deadline_mono_ms);
 	/* Changes a directory marker's mode; -ENOENT if none. */
 	int (*set_dir_mode)(struct store *s, const char *key, uint32_t mode,
 			    int64_t deadline_mono_ms);

@@ -31,6 +31,20 @@
 #define A_DATA	  "lockfs_data"
 #define A_CREATED "lockfs_created"
 #define A_COUNTER "lockfs_counter"
+#define A_KIND	  "lockfs_kind"
+
+/* A directory marker lives in the lock item of its name (sort key "-"), so
+ * that one conditional write decides between a lock and a namespace of the
+ * same name: an acquire finds the marker, a mkdir finds the lock. It carries
+ * the attributes a python_dynamodb_lock client needs and looks to one like a
+ * lock held for DIR_LEASE seconds, which it never takes over. Markers
+ * written before this (sort key RECORD_SORT_DIR) are still read. */
+#define KIND_DIR	"dir"
+#define DIR_OWNER	"lockfs:namespace"
+#define DIR_LEASE	"1000000000"
+#define DIR_EXPIRY_S	253402300799LL /* 9999-12-31: never TTL'd */
+#define NOT_DIR		"attribute_not_exists(" A_KIND ")"
+#define IS_DIR		A_KIND " = :kind"
 
 struct store_ddb {
 	struct store base;
@@ -60,6 +74,16 @@ static struct ddb_item *key_item(const char *key, const char *sort)
 		k = NULL;
 	}
 	return k;
+}
+
+/* Whether a row read back is a directory marker (new or old form). */
+static bool is_dir_item(const struct ddb_item *it)
+{
+	const char *v;
+
+	if (!ddb_item_get_s(it, A_SORT, &v) && !strcmp(v, RECORD_SORT_DIR))
+		return true;
+	return !ddb_item_get_s(it, A_KIND, &v) && !strcmp(v, KIND_DIR);
 }
 
 /* ---- conversions ------------------------------------------------------- */
@@ -266,6 +290,8 @@ static int sd_get_lock(struct store *s, const char *key, int64_t deadline,
 		return -ENOMEM;
 	call_init(&call, deadline);
 	rc = ddb_get_item(sd->ddb, sd->table, k, true, &it, &call);
+	if (!rc && is_dir_item(it))
+		rc = -ENOENT; /* a namespace: there is no lock */
 	if (!rc)
 		rc = store_ddb_item_to_record(it, sd->default_lease_ms, out);
 	ddb_item_free(it);
@@ -300,14 +326,14 @@ static int sd_lookup(struct store *s, const char *key, int64_t deadline,
 
 		if (ddb_item_get_s(page.items[i], A_SORT, &sort))
 			continue;
-		if (!strcmp(sort, RECORD_SORT_LOCK)) {
+		if (is_dir_item(page.items[i])) {
+			out->has_dir = true;
+			rc = dir_of_item(page.items[i], &out->dir);
+		} else if (!strcmp(sort, RECORD_SORT_LOCK)) {
 			out->has_lock = true;
 			rc = store_ddb_item_to_record(page.items[i],
 						      sd->default_lease_ms,
 						      &out->lock);
-		} else if (!strcmp(sort, RECORD_SORT_DIR)) {
-			out->has_dir = true;
-			rc = dir_of_item(page.items[i], &out->dir);
 		}
 	}
 	ddb_page_fini(&page);
@@ -334,15 +360,17 @@ static int sd_put_lock(struct store *s, const struct lock_record *rec,
 			rc = -ENOMEM;
 			goto out;
 		}
-		cond.condition =
-			"attribute_not_exists(" A_KEY ") OR " A_RVN " = :rvn";
+		cond.condition = "attribute_not_exists(" A_KEY ") OR (" A_RVN
+				 " = :rvn AND " NOT_DIR ")";
 		cond.values = vals;
 	} else {
 		cond.condition = "attribute_not_exists(" A_KEY ")";
 	}
 	call_init(&call, deadline);
 	rc = ddb_put_item(sd->ddb, sd->table, item, &cond, &old, &call);
-	if (rc == -ECANCELED) {
+	if (rc == -ECANCELED && old && is_dir_item(old)) {
+		rc = -EISDIR; /* the name is a namespace */
+	} else if (rc == -ECANCELED) {
 		int frc = fill_cur(sd, old, cur, has_cur);
 
 		rc = frc ? frc : rc;
@@ -429,7 +457,7 @@ static int sd_delete_lock(struct store *s, const char *key,
 		cond.condition = A_RVN " = :rvn";
 		cond.values = vals;
 	} else if (!rc) {
-		cond.condition = "attribute_exists(" A_KEY ")";
+		cond.condition = "attribute_exists(" A_KEY ") AND " NOT_DIR;
 	}
 	if (!rc) {
 		call_init(&call, deadline);
@@ -476,16 +504,23 @@ static int sd_next_fence(struct store *s, const char *key, int64_t deadline,
 	return rc == -ENOENT ? -EPROTO : rc;
 }
 
-static int sd_put_dir(struct store *s, const struct dir_record *d,
-		      int64_t deadline)
+/* The marker of directory d, in the lock item of its name. */
+static int dir_item(const struct dir_record *d, struct ddb_item **out)
 {
-	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *it = key_item(d->key, RECORD_SORT_DIR);
-	struct ddb_expr cond = { .condition =
-					 "attribute_not_exists(" A_KEY ")" };
-	struct ddb_call call;
-	int rc = it ? 0 : -ENOMEM;
+	struct ddb_item *it = key_item(d->key, RECORD_SORT_LOCK);
+	char rvn[RECORD_RVN_MAX];
+	int rc = it ? text_uuid4(rvn) : -ENOMEM;
 
+	if (!rc)
+		rc = ddb_item_set_s(it, A_KIND, KIND_DIR);
+	if (!rc)
+		rc = ddb_item_set_s(it, A_OWNER, DIR_OWNER);
+	if (!rc)
+		rc = ddb_item_set_n_text(it, A_LEASE, DIR_LEASE);
+	if (!rc)
+		rc = ddb_item_set_s(it, A_RVN, rvn);
+	if (!rc)
+		rc = ddb_item_set_n(it, A_EXPIRY, DIR_EXPIRY_S);
 	if (!rc)
 		rc = ddb_item_set_n(it, A_MODE, d->mode);
 	if (!rc)
@@ -494,54 +529,119 @@ static int sd_put_dir(struct store *s, const struct dir_record *d,
 		rc = ddb_item_set_n(it, A_GID, d->gid);
 	if (!rc)
 		rc = ddb_item_set_n(it, A_CREATED, d->created_real_ms);
+	if (rc) {
+		ddb_item_free(it);
+		return rc;
+	}
+	*out = it;
+	return 0;
+}
+
+static int sd_put_dir(struct store *s, const struct dir_record *d,
+		      const char *expect_rvn, int64_t deadline)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *it = NULL, *vals = NULL;
+	struct ddb_expr cond = { .condition =
+					 "attribute_not_exists(" A_KEY ")" };
+	struct ddb_call call;
+	int rc = dir_item(d, &it);
+
+	if (!rc && expect_rvn) {
+		/* Over a lock seen expired, as a takeover (never a marker). */
+		vals = ddb_item_new();
+		if (!vals || ddb_item_set_s(vals, ":rvn", expect_rvn))
+			rc = -ENOMEM;
+		cond.condition = "attribute_not_exists(" A_KEY ") OR (" A_RVN
+				 " = :rvn AND " NOT_DIR ")";
+		cond.values = vals;
+	}
 	if (!rc) {
 		call_init(&call, deadline);
 		rc = ddb_put_item(sd->ddb, sd->table, it, &cond, NULL, &call);
 	}
+	ddb_item_free(vals);
 	ddb_item_free(it);
 	return rc == -ECANCELED ? -EEXIST : rc;
+}
+
+/* Runs op on the marker of key in its lock item, then, when there is none
+ * there, on a marker of the old form. */
+static int on_dir_marker(struct store_ddb *sd, const char *key,
+			 struct ddb_expr *expr, int64_t deadline,
+			 int (*op)(struct store_ddb *sd, struct ddb_item *k,
+				   struct ddb_expr *expr, int64_t deadline))
+{
+	const char *sorts[2] = { RECORD_SORT_LOCK, RECORD_SORT_DIR };
+	int i, rc = -ENOENT;
+
+	for (i = 0; i < 2 && rc == -ENOENT; i++) {
+		struct ddb_item *k = key_item(key, sorts[i]);
+
+		if (!k)
+			return -ENOMEM;
+		/* Both use :kind, as DynamoDB refuses unused values. */
+		expr->condition = i == 0 ? IS_DIR
+					 : "attribute_exists(" A_KEY
+					   ") AND NOT (" IS_DIR ")";
+		rc = op(sd, k, expr, deadline);
+		ddb_item_free(k);
+		if (rc == -ECANCELED)
+			rc = -ENOENT;
+	}
+	return rc;
+}
+
+static int update_marker(struct store_ddb *sd, struct ddb_item *k,
+			 struct ddb_expr *expr, int64_t deadline)
+{
+	struct ddb_call call;
+
+	call_init(&call, deadline);
+	return ddb_update_item(sd->ddb, sd->table, k, expr, DDB_RETURN_NONE,
+			       NULL, &call);
+}
+
+static int delete_marker(struct store_ddb *sd, struct ddb_item *k,
+			 struct ddb_expr *expr, int64_t deadline)
+{
+	struct ddb_call call;
+
+	call_init(&call, deadline);
+	return ddb_delete_item(sd->ddb, sd->table, k, expr, DDB_RETURN_NONE,
+			       NULL, &call);
 }
 
 static int sd_set_dir_mode(struct store *s, const char *key, uint32_t mode,
 			   int64_t deadline)
 {
-	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *k = key_item(key, RECORD_SORT_DIR);
 	struct ddb_item *vals = ddb_item_new();
-	struct ddb_expr expr = {
-		.update = "SET " A_MODE " = :m",
-		.condition = "attribute_exists(" A_KEY ")",
-	};
-	struct ddb_call call;
-	int rc = (k && vals) ? ddb_item_set_n(vals, ":m", mode & 07777)
-			     : -ENOMEM;
+	struct ddb_expr expr = { .update = "SET " A_MODE " = :m" };
+	int rc = -ENOMEM;
 
-	if (!rc) {
+	if (vals && !ddb_item_set_n(vals, ":m", mode & 07777) &&
+	    !ddb_item_set_s(vals, ":kind", KIND_DIR)) {
 		expr.values = vals;
-		call_init(&call, deadline);
-		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
-				     DDB_RETURN_NONE, NULL, &call);
+		rc = on_dir_marker(to_sd(s), key, &expr, deadline,
+				   update_marker);
 	}
 	ddb_item_free(vals);
-	ddb_item_free(k);
-	return rc == -ECANCELED ? -ENOENT : rc;
+	return rc;
 }
 
 static int sd_delete_dir(struct store *s, const char *key, int64_t deadline)
 {
-	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *k = key_item(key, RECORD_SORT_DIR);
-	struct ddb_expr cond = { .condition = "attribute_exists(" A_KEY ")" };
-	struct ddb_call call;
-	int rc;
+	struct ddb_item *vals = ddb_item_new();
+	struct ddb_expr expr = { 0 };
+	int rc = -ENOMEM;
 
-	if (!k)
-		return -ENOMEM;
-	call_init(&call, deadline);
-	rc = ddb_delete_item(sd->ddb, sd->table, k, &cond, DDB_RETURN_NONE,
-			     NULL, &call);
-	ddb_item_free(k);
-	return rc == -ECANCELED ? -ENOENT : rc;
+	if (vals && !ddb_item_set_s(vals, ":kind", KIND_DIR)) {
+		expr.values = vals;
+		rc = on_dir_marker(to_sd(s), key, &expr, deadline,
+				   delete_marker);
+	}
+	ddb_item_free(vals);
+	return rc;
 }
 
 static int sd_list(struct store *s, const char *prefix, int64_t deadline,
@@ -583,16 +683,16 @@ static int sd_list(struct store *s, const char *prefix, int64_t deadline,
 
 			if (ddb_item_get_s(page.items[i], A_SORT, &sort))
 				continue;
-			if (!strcmp(sort, RECORD_SORT_LOCK)) {
+			if (is_dir_item(page.items[i])) {
+				rc = dir_of_item(page.items[i], &dir);
+				row.kind = STORE_ROW_DIR;
+				row.dir = &dir;
+			} else if (!strcmp(sort, RECORD_SORT_LOCK)) {
 				rc = store_ddb_item_to_record(
 					page.items[i], sd->default_lease_ms,
 					&rec);
 				row.kind = STORE_ROW_LOCK;
 				row.lock = &rec;
-			} else if (!strcmp(sort, RECORD_SORT_DIR)) {
-				rc = dir_of_item(page.items[i], &dir);
-				row.kind = STORE_ROW_DIR;
-				row.dir = &dir;
 			} else {
 				continue;
 			}

@@ -149,6 +149,10 @@ static int mem_put_lock(struct store *s, const struct lock_record *rec,
 	rc = fault_enter(m, SMEM_PUT, 1, &land);
 	if (rc)
 		goto out;
+	if (find_row(m, rec->key, 1, NULL)) {
+		rc = -EISDIR; /* as store_ddb: one item per name */
+		goto out;
+	}
 	r = find_row(m, rec->key, 0, NULL);
 	if (r && (!expect_rvn || strcmp(r->lock.rvn, expect_rvn))) {
 		rc = fill_cur(r, cur, has_cur);
@@ -276,10 +280,10 @@ out:
 }
 
 static int mem_put_dir(struct store *s, const struct dir_record *d,
-		       int64_t deadline)
+		       const char *expect_rvn, int64_t deadline)
 {
 	struct store_mem *m = to_mem(s);
-	struct mem_row *nr;
+	struct mem_row *nr, *lk, **link;
 	int land, rc;
 
 	fault_delay(m);
@@ -287,9 +291,17 @@ static int mem_put_dir(struct store *s, const struct dir_record *d,
 	rc = fault_enter(m, SMEM_PUT_DIR, 1, &land);
 	if (rc)
 		goto out;
-	if (find_row(m, d->key, 1, NULL)) {
+	lk = find_row(m, d->key, 0, &link);
+	if (find_row(m, d->key, 1, NULL) ||
+	    (lk && (!expect_rvn || strcmp(lk->lock.rvn, expect_rvn)))) {
 		rc = -EEXIST;
 		goto out;
+	}
+	if (lk) {
+		/* A takeover of a lock seen expired: the name's item is a
+		 * directory marker now. */
+		*link = lk->next;
+		free_row(lk);
 	}
 	nr = calloc(1, sizeof(*nr));
 	rc = nr ? dir_record_copy(&nr->dir, d) : -ENOMEM;

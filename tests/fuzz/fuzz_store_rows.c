@@ -150,7 +150,7 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 	case 'm':
 		dir.key = strdup(key);
 		dir.mode = 0755;
-		rc = dir.key ? s->ops->put_dir(s, &dir, 0) : -ENOMEM;
+		rc = dir.key ? s->ops->put_dir(s, &dir, NULL, 0) : -ENOMEM;
 		break;
 	case 'M':
 		rc = s->ops->set_dir_mode(s, key, 0700, 0);

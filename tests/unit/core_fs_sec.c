@@ -107,7 +107,7 @@ static void put_dir_row(const char *key, int64_t uid, uint32_t mode)
 	d.gid = uid;
 	d.mode = mode;
 	d.created_real_ms = clk_sys_real_ms();
-	CHECK_INT(st->ops->put_dir(st, &d, 0), 0);
+	CHECK_INT(st->ops->put_dir(st, &d, NULL, 0), 0);
 	dir_record_fini(&d);
 }
 

@@ -103,14 +103,16 @@ static int f_fence(struct store *s, const char *key, int64_t d, uint64_t *out)
 							 out));
 }
 
-static int f_put_dir(struct store *s, const struct dir_record *dr, int64_t d)
+static int f_put_dir(struct store *s, const struct dir_record *dr,
+		     const char *expect_rvn, int64_t d)
 {
 	bool lose;
 	int rc = gate(s, SF_DIR, dr->key, true, &lose);
 
 	if (rc)
 		return rc;
-	return after(lose, SF(s)->inner->ops->put_dir(SF(s)->inner, dr, d));
+	return after(lose, SF(s)->inner->ops->put_dir(SF(s)->inner, dr,
+							      expect_rvn, d));
 }
 
 static int f_set_dir_mode(struct store *s, const char *key, uint32_t mode,

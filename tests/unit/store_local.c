@@ -1,0 +1,271 @@
+/* store_local: the DynamoDB store (store_ddb) against a real DynamoDB Local
+ * at LOCKFS_DDB_ENDPOINT (skipped, exit 77, when unset), for what only the
+ * real conditions can show: a directory marker and a lock of one name are
+ * one item, so the acquire's and the mkdir's conditional writes decide
+ * between them, one of each racing on many names from many threads; a lock
+ * seen expired is taken over by mkdir, a marker never by an acquire or a
+ * forced delete; markers of the old form (sort key lockfs:dir) are still
+ * read, changed and removed. The test's threads each make their own
+ * requests; the table is left behind (DynamoDB Local keeps it in memory). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "clk.h"
+#include "ddb.h"
+#include "record.h"
+#include "store_ddb.h"
+#include "text.h"
+
+#define RACE_NAMES 24
+
+static struct ddb *d;
+static struct store *st;
+static char table[64];
+
+static void lock_rec(struct lock_record *r, const char *key, const char *rvn)
+{
+	record_init(r);
+	CHECK_INT(record_set_str(&r->key, key), 0);
+	CHECK_INT(record_set_str(&r->owner, "host:test"), 0);
+	text_copy(r->rvn, sizeof(r->rvn), rvn);
+	r->lease_ms = 30000;
+	r->expiry_real_s = clk_sys_real_ms() / 1000 + 3600;
+}
+
+static void dir_rec(struct dir_record *dr, const char *key)
+{
+	dir_record_init(dr);
+	dr->key = strdup(key);
+	CHECK(dr->key);
+	dr->mode = 0750;
+	dr->uid = 1001;
+	dr->gid = 1002;
+	dr->created_real_ms = clk_sys_real_ms();
+}
+
+static void check_one_item_per_name(void)
+{
+	struct lock_record r, cur;
+	struct dir_record dr;
+	struct store_lookup sl;
+	bool has = false;
+
+	/* A namespace first: an acquire is refused, with nothing to
+	 * observe, and a second mkdir too. */
+	dir_rec(&dr, "ns");
+	CHECK_INT(st->ops->put_dir(st, &dr, NULL, 0), 0);
+	CHECK_INT(st->ops->put_dir(st, &dr, NULL, 0), -EEXIST);
+	lock_rec(&r, "ns", "rvn-1");
+	record_init(&cur);
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), -EISDIR);
+	CHECK(!has);
+	/* Nor by a takeover naming the marker's RVN, nor a forced delete. */
+	store_lookup_init(&sl);
+	CHECK_INT(st->ops->lookup(st, "ns", 0, &sl), 0);
+	CHECK(sl.has_dir && !sl.has_lock);
+	CHECK_INT(sl.dir.mode, 0750);
+	CHECK_INT(sl.dir.uid, 1001);
+	store_lookup_fini(&sl);
+	CHECK_INT(st->ops->get_lock(st, "ns", 0, &cur), -ENOENT);
+	CHECK_INT(st->ops->delete_lock(st, "ns", NULL, 0, NULL, NULL),
+		  -ECANCELED);
+	CHECK_INT(st->ops->set_dir_mode(st, "ns", 0700, 0), 0);
+	store_lookup_init(&sl);
+	CHECK_INT(st->ops->lookup(st, "ns", 0, &sl), 0);
+	CHECK(sl.has_dir);
+	CHECK_INT(sl.dir.mode, 0700);
+	store_lookup_fini(&sl);
+	CHECK_INT(st->ops->delete_dir(st, "ns", 0), 0);
+	CHECK_INT(st->ops->delete_dir(st, "ns", 0), -ENOENT);
+	CHECK_INT(st->ops->set_dir_mode(st, "ns", 0700, 0), -ENOENT);
+	/* Gone: the name can be a lock now, and then mkdir is refused and
+	 * rmdir finds no directory (the lock stays). */
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+	CHECK_INT(st->ops->put_dir(st, &dr, NULL, 0), -EEXIST);
+	CHECK_INT(st->ops->delete_dir(st, "ns", 0), -ENOENT);
+	CHECK_INT(st->ops->set_dir_mode(st, "ns", 0700, 0), -ENOENT);
+	CHECK_INT(st->ops->get_lock(st, "ns", 0, &cur), 0);
+	CHECK_STR(cur.rvn, "rvn-1");
+	/* A lock seen expired is taken over by mkdir with its RVN, not with
+	 * another. */
+	CHECK_INT(st->ops->put_dir(st, &dr, "rvn-other", 0), -EEXIST);
+	CHECK_INT(st->ops->put_dir(st, &dr, "rvn-1", 0), 0);
+	CHECK_INT(st->ops->get_lock(st, "ns", 0, &cur), -ENOENT);
+	CHECK_INT(st->ops->delete_dir(st, "ns", 0), 0);
+	record_fini(&cur);
+	record_fini(&r);
+	dir_record_fini(&dr);
+}
+
+/* A marker as the previous version wrote it: its own row. */
+static void check_old_markers(void)
+{
+	struct ddb_item *it = ddb_item_new();
+	struct ddb_call call = { 0 };
+	struct store_lookup sl;
+
+	CHECK(it);
+	CHECK_INT(ddb_item_set_s(it, "lock_key", "old"), 0);
+	CHECK_INT(ddb_item_set_s(it, "sort_key", RECORD_SORT_DIR), 0);
+	CHECK_INT(ddb_item_set_n(it, "lockfs_mode", 0755), 0);
+	CHECK_INT(ddb_put_item(d, table, it, NULL, NULL, &call), 0);
+	ddb_item_free(it);
+	store_lookup_init(&sl);
+	CHECK_INT(st->ops->lookup(st, "old", 0, &sl), 0);
+	CHECK(sl.has_dir && !sl.has_lock);
+	store_lookup_fini(&sl);
+	CHECK_INT(st->ops->set_dir_mode(st, "old", 0711, 0), 0);
+	store_lookup_init(&sl);
+	CHECK_INT(st->ops->lookup(st, "old", 0, &sl), 0);
+	CHECK_INT(sl.dir.mode, 0711);
+	store_lookup_fini(&sl);
+	CHECK_INT(st->ops->delete_dir(st, "old", 0), 0);
+	store_lookup_init(&sl);
+	CHECK_INT(st->ops->lookup(st, "old", 0, &sl), 0);
+	CHECK(!sl.has_dir && !sl.has_lock);
+	store_lookup_fini(&sl);
+}
+
+struct count {
+	int locks, dirs;
+};
+
+static int count_row(void *arg, const struct store_row *row)
+{
+	struct count *c = arg;
+
+	if (row->kind == STORE_ROW_DIR)
+		c->dirs++;
+	else
+		c->locks++;
+	return 0;
+}
+
+/* The race of the issue: mkdir on one mount and O_EXCL on another, at once
+ * on every name. Each side's result must match what is stored. */
+struct racer {
+	pthread_barrier_t *go;
+	bool dirs; /* this thread makes directories, else locks */
+	int won[RACE_NAMES];
+};
+
+static void *race_main(void *arg)
+{
+	struct racer *ra = arg;
+	int i;
+
+	for (i = 0; i < RACE_NAMES; i++) {
+		char key[32];
+		int rc;
+
+		snprintf(key, sizeof(key), "race/%d", i);
+		pthread_barrier_wait(ra->go);
+		if (ra->dirs) {
+			struct dir_record dr;
+
+			dir_rec(&dr, key);
+			rc = st->ops->put_dir(st, &dr, NULL, 0);
+			dir_record_fini(&dr);
+			CHECK(rc == 0 || rc == -EEXIST);
+		} else {
+			struct lock_record r, cur;
+			bool has = false;
+
+			lock_rec(&r, key, "rvn-race");
+			record_init(&cur);
+			rc = st->ops->put_lock(st, &r, NULL, 0, &cur, &has);
+			record_fini(&cur);
+			record_fini(&r);
+			CHECK(rc == 0 || rc == -EISDIR);
+		}
+		ra->won[i] = rc == 0;
+	}
+	return NULL;
+}
+
+static void check_race(void)
+{
+	pthread_barrier_t go;
+	struct racer a = { &go, true, { 0 } }, b = { &go, false, { 0 } };
+	pthread_t ta, tb;
+	struct count c = { 0, 0 };
+	int i, dirs = 0, locks = 0;
+
+	CHECK_INT(pthread_barrier_init(&go, NULL, 2), 0);
+	CHECK_INT(pthread_create(&ta, NULL, race_main, &a), 0);
+	CHECK_INT(pthread_create(&tb, NULL, race_main, &b), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	pthread_barrier_destroy(&go);
+	for (i = 0; i < RACE_NAMES; i++) {
+		struct store_lookup sl;
+		char key[32];
+
+		CHECK_INT(a.won[i] + b.won[i], 1);
+		snprintf(key, sizeof(key), "race/%d", i);
+		store_lookup_init(&sl);
+		CHECK_INT(st->ops->lookup(st, key, 0, &sl), 0);
+		CHECK_INT(sl.has_dir, a.won[i]);
+		CHECK_INT(sl.has_lock, b.won[i]);
+		store_lookup_fini(&sl);
+		dirs += a.won[i];
+		locks += b.won[i];
+	}
+	/* The listing agrees, and shows each name once. */
+	CHECK_INT(st->ops->list(st, "race/", 0, count_row, &c), 0);
+	CHECK_INT(c.dirs, dirs);
+	CHECK_INT(c.locks, locks);
+	printf("race: %d directories, %d locks of %d names\n", dirs, locks,
+	       RACE_NAMES);
+}
+
+int main(void)
+{
+	const char *endpoint = getenv("LOCKFS_DDB_ENDPOINT");
+	struct creds_config cc = { 0 };
+	struct creds_chain *chain;
+	struct awsreq *r;
+	char uuid[37], msg[256];
+
+	if (!endpoint || !endpoint[0]) {
+		printf("skip: LOCKFS_DDB_ENDPOINT is not set\n");
+		return 77;
+	}
+	CHECK_INT(http_global_init(), 0);
+	setenv("AWS_ACCESS_KEY_ID", "fake", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "fake", 1);
+	unsetenv("AWS_SESSION_TOKEN");
+	unsetenv("AWS_PROFILE");
+	chain = creds_chain_new(&cc);
+	CHECK(chain);
+	struct awsreq_config cfg = { .endpoint = endpoint,
+				     .region = "us-east-1",
+				     .service = "dynamodb",
+				     .creds = chain };
+	r = awsreq_new(&cfg);
+	CHECK(r);
+	d = ddb_new(r);
+	CHECK(d);
+	CHECK_INT(text_uuid4(uuid), 0);
+	snprintf(table, sizeof(table), "lockfs-store-test-%.8s", uuid);
+	CHECK_INT(store_ddb_create_table(d, table, clk_sys_mono_ms() + 30000,
+					 msg, sizeof(msg)),
+		  0);
+	st = store_ddb_new(d, table, 30000);
+	CHECK(st);
+
+	check_one_item_per_name();
+	check_old_markers();
+	check_race();
+
+	store_free(st);
+	ddb_free(d);
+	awsreq_free(r);
+	creds_chain_free(chain);
+	http_global_cleanup();
+	CHECK_DONE();
+}

@@ -20,7 +20,7 @@ if ! why=$("$PY" -c 'import boto3' 2>&1); then
 	skip_all "python3-boto3 is missing: $(tail -n 1 <<<"$why")"
 fi
 
-plan 49
+plan 56
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 export PYLOCK_TABLE=$TABLE LOCKFS_DDB_ENDPOINT=$ENDPOINT
@@ -131,6 +131,17 @@ is "$(field "$("$T" read "$M/team/nightly")" owner)" py-team "cat team/nightly s
 expect EEXIST open "$M/team/nightly" O_CREAT,O_EXCL,O_RDONLY 0644
 expect ENOTEMPTY rmdir "$M/team"
 py release team/nightly "$rvn" >/dev/null
+
+# ---- a lockfs directory, seen by python -----------------------------------------
+expect 0 mkdir "$M/space" 0755
+out=$(py acquire space --owner py-space)
+is "$?/$out" "3/ConditionalCheckFailed" "python acquire of a lockfs directory's name: ConditionalCheckFailed"
+show=$(py show space)
+is "$?" 0 "python parses the directory's marker (it is the lock item of the name)"
+is "$(sv owner_name)" lockfs:namespace "the marker's owner_name says what it is"
+is "$(sv lease_duration)" 1000000000.0 "its lease (10^9 s): a python client waiting for it gives up before taking it over"
+expect 0 rmdir "$M/space"
+is "$(py show space)" none "rmdir deletes the marker"
 
 mount_stop a
 mount_stop c

@@ -74,6 +74,13 @@ static int status_error(const struct http_response *resp, const char *token,
 		   resp->status, code ? ": " : "",
 		   code ? code->valuestring : "", msg ? ": " : "",
 		   msg ? msg->valuestring : "");
+	/* Escaping can join a withheld token together again ("a\xBAbc..."
+	 * is kept as "a\xbabc..."): what is kept is checked too. */
+	if (token[0] &&
+	    (strstr(err->message, token) || strstr(err->type, token)))
+		creds_fail(err, 0, resp->status, NULL,
+			   "ECS: the credentials endpoint answered HTTP %ld",
+			   resp->status);
 	cJSON_Delete(root);
 	return creds_status_errno(resp->status);
 }

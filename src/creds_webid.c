@@ -143,7 +143,10 @@ static int parse_error(const char *who, const struct http_response *resp,
 	creds_fail(err, 0, resp->status, code,
 		   "%s: STS AssumeRoleWithWebIdentity: %.64s%s%.150s", who,
 		   code ? code : "error", msg ? ": " : "", msg ? msg : "");
-	if (!code && !msg)
+	/* Escaping can join a withheld token together again ("a\xBAbc..."
+	 * is kept as "a\xbabc..."): what is kept is checked too. */
+	if ((!code && !msg) || strstr(err->message, token) ||
+	    strstr(err->type, token))
 		creds_fail(
 			err, 0, resp->status, NULL,
 			"%s: STS AssumeRoleWithWebIdentity answered HTTP %ld",

@@ -23,8 +23,9 @@
 #define LEASE_WORKERS	  32
 #define LEASE_WORKERS_MAX 256
 #define PLAN_BATCH	  256
-#define PLAN_SLOTS	  64 /* renewals queued in one pass at most */
-#define SLOT_WAKE_MS	  5  /* the scheduler's shortest sleep for slots */
+#define PLAN_SLOTS	  64   /* renewals queued in one pass at most */
+#define SLOT_WAKE_MS	  5    /* the scheduler's shortest sleep for slots */
+#define LEASE_SWEEP_MS	  1000 /* every lock noted again in the index */
 
 /* In order of precedence when several are due (lease_step runs one). */
 enum lease_action {
@@ -82,6 +83,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 			if (check_pgrps && !lock_int_pgrp_alive(&lk->holder)) {
 				lk->release_wanted = true;
 				lk->next_due_mono_ms = now;
+				lease_index_note_locked(e, lk);
 			}
 		} else if (lk->state == LOCK_LOST && !lk->dismissed) {
 			/* A lost lock stays visible to its holder's group
@@ -102,31 +104,105 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 	return wake;
 }
 
-/* mu held. Adds lk to hb[0..*n), the (at most max) most overdue renewals,
- * kept in order of due time. */
-static void keep_overdue(struct lock **hb, int *n, int max, struct lock *lk)
+/* mu held. Once a second, every lock is noted again in the index: a
+ * change that made one due earlier without telling the index costs it at
+ * most a second, never its renewal. */
+static void sweep_locked(struct lock_engine *e, int64_t now)
 {
-	int i = *n;
+	struct lock *lk;
 
-	if (i == max && hb[i - 1]->next_due_mono_ms <= lk->next_due_mono_ms)
+	if (now < e->next_sweep_mono_ms)
 		return;
-	if (i < max)
-		(*n)++;
-	else
-		i--;
-	while (i > 0 && hb[i - 1]->next_due_mono_ms > lk->next_due_mono_ms) {
-		hb[i] = hb[i - 1];
-		i--;
-	}
-	hb[i] = lk;
+	e->next_sweep_mono_ms = now + LEASE_SWEEP_MS;
+	for (lk = e->all; lk; lk = lk->next)
+		lease_index_note_locked(e, lk);
 }
 
-/* mu held. Collects up to max due jobs (each lock at most once, claimed by
- * its queued flag and a reference): every due release and cleanup, and the
- * most overdue renewals, one for each slot that has come (renewals are
- * spread evenly over the period, one slot of heartbeat / locks held each),
- * in one walk of the locks. With max 1, the single most urgent job.
- * Returns the number found; *wake is when the next one comes due. */
+/* mu held. Claims lk for job want (its queued flag and a reference). */
+static void claim(struct lock *lk, enum lease_action want, struct lock **out,
+		  int *n)
+{
+	lk->job = want;
+	lk->queued = true;
+	if (want == ACT_RELEASE)
+		lk->release_wanted = false;
+	lock_ref(lk);
+	out[(*n)++] = lk;
+}
+
+/* mu held. Claims the due jobs of kind act from the index's short list,
+ * up to *n == limit (then comes back at once for the rest). */
+static void take_urgent(struct lock_engine *e, enum lease_action act,
+			int64_t now, struct lock **out, int *n, int limit,
+			int64_t *wake)
+{
+	struct lock *lk, **pp = &e->urgent;
+
+	while ((lk = *pp)) {
+		enum lease_action want = wanted(lk);
+
+		if (want != ACT_RELEASE && want != ACT_CLEANUP && !lk->busy &&
+		    !lk->queued) {
+			/* Wants neither any more. */
+			lease_index_take_urgent_locked(e, pp);
+			continue;
+		}
+		if (want != act) {
+			pp = &lk->urgent_next;
+			continue;
+		}
+		if (lk->next_due_mono_ms > now) {
+			*wake = min64(*wake, lk->next_due_mono_ms);
+			pp = &lk->urgent_next;
+			continue;
+		}
+		if (*n >= limit) {
+			*wake = now;
+			return;
+		}
+		lease_index_take_urgent_locked(e, pp);
+		claim(lk, want, out, n);
+	}
+}
+
+/* mu held. Claims the most overdue renewals from the top of the index's
+ * heap, at most slots of them and *n == max in all. Returns how many. */
+static int take_renewals(struct lock_engine *e, int64_t now, struct lock **out,
+			 int *n, int max, int slots, int64_t *wake)
+{
+	struct lock *lk;
+	int taken = 0;
+
+	while ((lk = lease_index_top_locked(e))) {
+		if (wanted(lk) != ACT_HEARTBEAT) {
+			/* Busy, queued or no longer held: noted again when
+			 * that changes. */
+			lease_index_pop_locked(e);
+			continue;
+		}
+		if (lk->next_due_mono_ms > now) {
+			*wake = min64(*wake, lk->next_due_mono_ms);
+			break;
+		}
+		if (taken == slots || *n >= max) {
+			*wake = min64(*wake,
+				      (e->next_slot_mono_us + 999) / 1000);
+			break;
+		}
+		lease_index_pop_locked(e);
+		claim(lk, ACT_HEARTBEAT, out, n);
+		taken++;
+	}
+	return taken;
+}
+
+/* mu held. Collects up to max due jobs, each lock at most once: every due
+ * release and cleanup (from the index's short list), then the most overdue
+ * renewals (from the top of its heap), one for each slot that has come
+ * (renewals are spread evenly over the period, one slot of heartbeat /
+ * locks held each). A pass costs what is due, not what is held. With max
+ * 1, the single most urgent job. Returns the number found; *wake is when
+ * the next one comes due. */
 static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 		       int max, int64_t *wake)
 {
@@ -134,8 +210,6 @@ static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 	int64_t slot_us = e->cfg.heartbeat_ms * 1000 /
 			  (int64_t)(e->n_held ? e->n_held : 1);
 	int64_t now_us = now * 1000;
-	struct lock *lk, *hb[PLAN_SLOTS], *first = NULL;
-	enum lease_action first_act = ACT_NONE;
 	int n = 0, n_hb = 0, slots = 0;
 
 	if (slot_us <= 0)
@@ -148,42 +222,18 @@ static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 			slots = 1;
 	}
 	*wake = min64(*wake, watch_locked(e, now));
-	for (lk = e->all; lk; lk = lk->next) {
-		enum lease_action want = wanted(lk);
+	sweep_locked(e, now);
+	*wake = min64(*wake, e->next_sweep_mono_ms);
 
-		if (want == ACT_NONE)
-			continue;
-		if (lk->next_due_mono_ms > now) {
-			*wake = min64(*wake, lk->next_due_mono_ms);
-			continue;
-		}
-		if (want == ACT_HEARTBEAT) {
-			if (slots)
-				keep_overdue(hb, &n_hb, slots, lk);
-			else
-				*wake = min64(*wake, (e->next_slot_mono_us +
-						      999) / 1000);
-		} else if (max == 1) {
-			if (!first || want < first_act) {
-				first = lk;
-				first_act = want;
-			}
-		} else if (n < max - PLAN_SLOTS) {
-			lk->job = want;
-			out[n++] = lk;
-		} else {
-			*wake = now; /* more to do: come back at once */
-		}
-	}
-	if (first) {
-		first->job = first_act;
-		out[n++] = first;
-		n_hb = 0;
-	}
-	for (int i = 0; i < n_hb; i++) {
-		hb[i]->job = ACT_HEARTBEAT;
-		out[n++] = hb[i];
-	}
+	/* In the order lease_step promises: releases, renewals, cleanups;
+	 * urgent jobs leave room for the renewal slots. */
+	take_urgent(e, ACT_RELEASE, now, out, &n, max == 1 ? 1 : max - slots,
+		    wake);
+	if (max == 1 && n)
+		return n;
+	n_hb = take_renewals(e, now, out, &n, max, slots, wake);
+	if (!(max == 1 && n))
+		take_urgent(e, ACT_CLEANUP, now, out, &n, max, wake);
 	if (n_hb) {
 		int64_t next_ms;
 
@@ -198,12 +248,6 @@ static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 		*wake = min64(*wake, next_ms > now + SLOT_WAKE_MS
 					     ? next_ms
 					     : now + SLOT_WAKE_MS);
-	}
-	for (int i = 0; i < n; i++) {
-		out[i]->queued = true;
-		if (out[i]->job == ACT_RELEASE)
-			out[i]->release_wanted = false;
-		lock_ref(out[i]);
 	}
 	return n;
 }
@@ -225,6 +269,7 @@ static void run_job(struct lock_engine *e, struct lock *lk)
 	}
 	pthread_mutex_lock(&e->mu);
 	lk->queued = false;
+	lease_index_note_locked(e, lk);
 	/* The scheduler need not look again for a renewal that went well:
 	 * its next one is a period away. */
 	if (lk->state != LOCK_HELD || lk->release_wanted ||
@@ -311,11 +356,13 @@ static void *scheduler_main(void *arg)
 		e->kicked = false;
 		n = plan_locked(e, now, jobs, PLAN_BATCH, &wake);
 		enqueue_locked(e, jobs, n);
+		/* Set before mu is let go: a job that ends from now on and
+		 * comes due before wake kicks (run_job), never lost. */
+		e->sched_wake_mono_ms = wake;
 		pthread_mutex_unlock(&e->mu);
 		/* Holders hear of a loss the moment their trust ends. */
 		lock_int_notify_lost(e);
 		pthread_mutex_lock(&e->mu);
-		e->sched_wake_mono_ms = wake;
 		if (e->stopping || e->kicked || wake <= clk_mono_ms(e->clk))
 			continue;
 		clk_mono_timespec(wake, &ts);

@@ -145,6 +145,7 @@ void lock_engine_free(struct lock_engine *e)
 		next = lk->next;
 		free_lock(lk);
 	}
+	lease_index_free(e);
 	smap_each(&e->recent, free_recent, NULL);
 	smap_fini(&e->recent);
 	smap_fini(&e->by_key);
@@ -165,6 +166,8 @@ static void list_add(struct lock_engine *e, struct lock *lk)
 	if (e->all)
 		e->all->prev = lk;
 	e->all = lk;
+	e->n_listed++;
+	lease_index_note_locked(e, lk); /* its place was reserved */
 }
 
 static void list_del(struct lock_engine *e, struct lock *lk)
@@ -176,6 +179,8 @@ static void list_del(struct lock_engine *e, struct lock *lk)
 	if (lk->next)
 		lk->next->prev = lk->prev;
 	lk->prev = lk->next = NULL;
+	e->n_listed--;
+	lease_index_forget_locked(e, lk);
 }
 
 static void detach_key(struct lock_engine *e, struct lock *lk)
@@ -412,6 +417,11 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 	orphan->refs = 1;
 	orphan->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
 	pthread_mutex_lock(&e->mu);
+	if (lease_index_reserve_locked(e, e->n_listed + 1)) {
+		pthread_mutex_unlock(&e->mu);
+		free_lock(orphan);
+		return -EIO; /* left to lapse */
+	}
 	list_add(e, orphan);
 	pthread_mutex_unlock(&e->mu);
 	lease_kick(e);
@@ -459,6 +469,7 @@ void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold)
 	pthread_mutex_lock(&e->mu);
 	lk->hold = hold;
 	lk->release_wanted = false;
+	lease_index_note_locked(e, lk);
 	e->next_watch_mono_ms = 0;
 	pthread_mutex_unlock(&e->mu);
 }
@@ -576,7 +587,8 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	lk->refs = 2; /* the engine's and the caller's */
 
 	pthread_mutex_lock(&e->mu);
-	if (smap_put(&e->by_key, key, lk)) {
+	if (lease_index_reserve_locked(e, e->n_listed + 1) ||
+	    smap_put(&e->by_key, key, lk)) {
 		pthread_mutex_unlock(&e->mu);
 		e->store->ops->delete_lock(e->store, key, lk->rec.rvn,
 					   op_deadline(e), NULL, NULL);
@@ -680,6 +692,7 @@ static int begin_write(struct lock_engine *e, struct lock *lk)
 static void end_write(struct lock_engine *e, struct lock *lk)
 {
 	lk->busy = false;
+	lease_index_note_locked(e, lk);
 	pthread_cond_broadcast(&e->cv);
 }
 
@@ -692,6 +705,7 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 	lk->lost_reason = why;
 	lk->cleanup_wanted = why == LOST_SAFE_PERIOD || why == LOST_STOPPED;
 	lk->lost_notified = why == LOST_RELEASING;
+	lease_index_note_locked(e, lk);
 	e->next_watch_mono_ms = 0; /* the scheduler looks at every lock */
 	if (!lk->lost_notified)
 		__atomic_add_fetch(&e->n_to_notify, 1, __ATOMIC_SEQ_CST);
@@ -1102,6 +1116,7 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 		lk->cleanup_wanted = true;
 		lk->lost_notified = true; /* the holder is letting go */
 		lk->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+		lease_index_note_locked(e, lk);
 		lock_int_retire_locked(e, lk);
 		pthread_mutex_unlock(&e->mu);
 		log_warn(TAG,
@@ -1339,6 +1354,7 @@ static void stop_all_held(struct lock_engine *e)
 			continue;
 		lock_int_mark_lost_locked(e, lk, LOST_STOPPED);
 		lk->cleanup_wanted = true;
+		lease_index_note_locked(e, lk);
 	}
 	pthread_mutex_unlock(&e->mu);
 	lock_int_notify_lost(e);

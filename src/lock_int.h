@@ -53,6 +53,11 @@ struct lock {
 	 * held, an automatic release once its holder went away, a cleanup of
 	 * its row once lost. */
 	int64_t next_due_mono_ms;
+	/* lease_index: position + 1 in the renewal heap (0: not in it), and
+	 * the list of locks wanting a release or a cleanup. */
+	size_t hb_idx;
+	bool urgent;
+	struct lock *urgent_next;
 };
 
 struct lock_engine {
@@ -93,6 +98,12 @@ struct lock_engine {
 	int n_to_notify;		    /* lost, holder not told yet; mu,
 					     * read atomically as a hint */
 	uint64_t rng;			    /* mu */
+	/* lease_index (all mu): held locks by renewal time, and locks that
+	 * want a release or a cleanup; n_listed locks are on the list. */
+	struct lock **hb_heap;
+	size_t hb_n, hb_cap, n_listed;
+	struct lock *urgent;
+	int64_t next_sweep_mono_ms; /* the once-a-second check of them all */
 };
 
 /* lock.c helpers used by lease.c (called without mu held). */
@@ -111,6 +122,19 @@ bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
 void lock_int_retire_locked(struct lock_engine *e, struct lock *lk);
 /* Without mu: sends on_lost and the lost signal for locks not yet told. */
 void lock_int_notify_lost(struct lock_engine *e);
+/* lease_index.c (mu held). reserve: room for n locks, -ENOMEM; note: lk's
+ * state, wants or due time changed (call after any change that may make it
+ * due earlier); forget: lk leaves the engine's list. */
+int lease_index_reserve_locked(struct lock_engine *e, size_t n);
+void lease_index_note_locked(struct lock_engine *e, struct lock *lk);
+void lease_index_forget_locked(struct lock_engine *e, struct lock *lk);
+struct lock *lease_index_top_locked(struct lock_engine *e);
+void lease_index_pop_locked(struct lock_engine *e);
+/* Unlinks *pp (a place in the urgent list) and returns it. */
+struct lock *lease_index_take_urgent_locked(struct lock_engine *e,
+					    struct lock **pp);
+void lease_index_free(struct lock_engine *e);
+
 /* Whether the holder's process group lives and is still its (procgrp.h). */
 bool lock_int_pgrp_alive(const struct lock_holder *h);
 

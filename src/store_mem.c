@@ -1,7 +1,10 @@
-/* store_mem: lock and directory rows in a mutex-protected list, fence
- * counters beside them, and fault knobs. Any thread; one mutex (mu) guards
- * everything and is never held while sleeping for an injected delay. */
+/* store_mem: lock and directory rows in a mutex-protected list indexed by
+ * key, fence counters beside them, and fault knobs. Any thread; one mutex
+ * (mu) guards everything and is never held while sleeping for an injected
+ * delay. */
 #include "store_mem.h"
+
+#include <stdio.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -9,8 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "map.h"
+
 struct mem_row {
-	struct mem_row *next;
+	struct mem_row *prev, *next;
 	int is_dir;
 	struct lock_record lock;
 	struct dir_record dir;
@@ -26,6 +31,7 @@ struct store_mem {
 	struct store base;
 	pthread_mutex_t mu;
 	struct mem_row *rows;		/* protected by mu */
+	struct smap index;		/* mu: "l:"/"d:" + key -> row */
 	struct mem_fence *fences;	/* protected by mu */
 	struct store_mem_faults faults; /* protected by mu */
 	int counts[SMEM__COUNT];	/* protected by mu */
@@ -67,22 +73,57 @@ static void fault_delay(struct store_mem *m)
 		usleep((useconds_t)ms * 1000);
 }
 
-static struct mem_row *find_row(struct store_mem *m, const char *key,
-				int is_dir, struct mem_row ***link)
+/* The index key of a row: "l:" or "d:" and its key. NULL on ENOMEM. */
+static char *index_key(const char *key, int is_dir)
 {
-	struct mem_row **pp = &m->rows;
+	char *k;
 
-	for (; *pp; pp = &(*pp)->next) {
-		struct mem_row *r = *pp;
-		const char *k = r->is_dir ? r->dir.key : r->lock.key;
+	return asprintf(&k, "%c:%s", is_dir ? 'd' : 'l', key) < 0 ? NULL : k;
+}
 
-		if (r->is_dir == is_dir && !strcmp(k, key)) {
-			if (link)
-				*link = pp;
-			return r;
-		}
-	}
-	return NULL;
+/* mu held. */
+static struct mem_row *find_row(struct store_mem *m, const char *key,
+				int is_dir)
+{
+	char *k = index_key(key, is_dir);
+	struct mem_row *r = k ? smap_get(&m->index, k) : NULL;
+
+	free(k);
+	return r;
+}
+
+/* mu held. Puts r (its key set) on the list and in the index. */
+static int link_row(struct store_mem *m, struct mem_row *r)
+{
+	char *k = index_key(r->is_dir ? r->dir.key : r->lock.key, r->is_dir);
+	int rc = k ? smap_put(&m->index, k, r) : -ENOMEM;
+
+	free(k);
+	if (rc)
+		return rc;
+	r->prev = NULL;
+	r->next = m->rows;
+	if (m->rows)
+		m->rows->prev = r;
+	m->rows = r;
+	return 0;
+}
+
+/* mu held. Takes r off the list and out of the index. */
+static void unlink_row(struct store_mem *m, struct mem_row *r)
+{
+	char *k = index_key(r->is_dir ? r->dir.key : r->lock.key, r->is_dir);
+
+	if (k)
+		smap_del(&m->index, k);
+	free(k);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		m->rows = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->prev = r->next = NULL;
 }
 
 static int fill_cur(struct mem_row *r, struct lock_record *cur, bool *has_cur)
@@ -105,7 +146,7 @@ static int mem_get_lock(struct store *s, const char *key, int64_t deadline,
 	pthread_mutex_lock(&m->mu);
 	rc = fault_enter(m, SMEM_GET, 0, &land);
 	if (!rc) {
-		r = find_row(m, key, 0, NULL);
+		r = find_row(m, key, 0);
 		rc = r ? record_copy(out, &r->lock) : -ENOENT;
 	}
 	pthread_mutex_unlock(&m->mu);
@@ -123,11 +164,11 @@ static int mem_lookup(struct store *s, const char *key, int64_t deadline,
 	pthread_mutex_lock(&m->mu);
 	rc = fault_enter(m, SMEM_LOOKUP, 0, &land);
 	if (!rc) {
-		r = find_row(m, key, 0, NULL);
+		r = find_row(m, key, 0);
 		out->has_lock = r != NULL;
 		if (r)
 			rc = record_copy(&out->lock, &r->lock);
-		r = find_row(m, key, 1, NULL);
+		r = find_row(m, key, 1);
 		out->has_dir = r != NULL;
 		if (r && !rc)
 			rc = dir_record_copy(&out->dir, &r->dir);
@@ -149,11 +190,11 @@ static int mem_put_lock(struct store *s, const struct lock_record *rec,
 	rc = fault_enter(m, SMEM_PUT, 1, &land);
 	if (rc)
 		goto out;
-	if (find_row(m, rec->key, 1, NULL)) {
+	if (find_row(m, rec->key, 1)) {
 		rc = -EISDIR; /* as store_ddb: one item per name */
 		goto out;
 	}
-	r = find_row(m, rec->key, 0, NULL);
+	r = find_row(m, rec->key, 0);
 	if (r && (!expect_rvn || strcmp(r->lock.rvn, expect_rvn))) {
 		rc = fill_cur(r, cur, has_cur);
 		rc = rc ? rc : -ECANCELED;
@@ -164,10 +205,10 @@ static int mem_put_lock(struct store *s, const struct lock_record *rec,
 	} else {
 		nr = calloc(1, sizeof(*nr));
 		rc = nr ? record_copy(&nr->lock, rec) : -ENOMEM;
-		if (!rc) {
-			nr->next = m->rows;
-			m->rows = nr;
-		} else {
+		if (!rc)
+			rc = link_row(m, nr);
+		if (rc && nr) {
+			record_fini(&nr->lock);
 			free(nr);
 		}
 	}
@@ -192,7 +233,7 @@ static int mem_renew_lock(struct store *s, const char *key,
 	rc = fault_enter(m, SMEM_RENEW, 1, &land);
 	if (rc)
 		goto out;
-	r = find_row(m, key, 0, NULL);
+	r = find_row(m, key, 0);
 	if (!r || strcmp(r->lock.rvn, expect_rvn)) {
 		rc = fill_cur(r, cur, has_cur);
 		rc = rc ? rc : -ECANCELED;
@@ -224,7 +265,7 @@ static int mem_delete_lock(struct store *s, const char *key,
 			   struct lock_record *cur, bool *has_cur)
 {
 	struct store_mem *m = to_mem(s);
-	struct mem_row *r, **link;
+	struct mem_row *r;
 	int land, rc;
 
 	fault_delay(m);
@@ -232,13 +273,13 @@ static int mem_delete_lock(struct store *s, const char *key,
 	rc = fault_enter(m, SMEM_DELETE, 1, &land);
 	if (rc)
 		goto out;
-	r = find_row(m, key, 0, &link);
+	r = find_row(m, key, 0);
 	if (!r || (expect_rvn && strcmp(r->lock.rvn, expect_rvn))) {
 		rc = fill_cur(r, cur, has_cur);
 		rc = rc ? rc : -ECANCELED;
 		goto out;
 	}
-	*link = r->next;
+	unlink_row(m, r);
 	free_row(r);
 	if (land)
 		rc = -ETIMEDOUT;
@@ -283,7 +324,7 @@ static int mem_put_dir(struct store *s, const struct dir_record *d,
 		       const char *expect_rvn, int64_t deadline)
 {
 	struct store_mem *m = to_mem(s);
-	struct mem_row *nr, *lk, **link;
+	struct mem_row *nr, *lk;
 	int land, rc;
 
 	fault_delay(m);
@@ -291,8 +332,8 @@ static int mem_put_dir(struct store *s, const struct dir_record *d,
 	rc = fault_enter(m, SMEM_PUT_DIR, 1, &land);
 	if (rc)
 		goto out;
-	lk = find_row(m, d->key, 0, &link);
-	if (find_row(m, d->key, 1, NULL) ||
+	lk = find_row(m, d->key, 0);
+	if (find_row(m, d->key, 1) ||
 	    (lk && (!expect_rvn || strcmp(lk->lock.rvn, expect_rvn)))) {
 		rc = -EEXIST;
 		goto out;
@@ -300,7 +341,7 @@ static int mem_put_dir(struct store *s, const struct dir_record *d,
 	if (lk) {
 		/* A takeover of a lock seen expired: the name's item is a
 		 * directory marker now. */
-		*link = lk->next;
+		unlink_row(m, lk);
 		free_row(lk);
 	}
 	nr = calloc(1, sizeof(*nr));
@@ -310,8 +351,11 @@ static int mem_put_dir(struct store *s, const struct dir_record *d,
 		goto out;
 	}
 	nr->is_dir = 1;
-	nr->next = m->rows;
-	m->rows = nr;
+	rc = link_row(m, nr);
+	if (rc) {
+		free_row(nr);
+		goto out;
+	}
 	if (land)
 		rc = -ETIMEDOUT;
 out:
@@ -330,7 +374,7 @@ static int mem_set_dir_mode(struct store *s, const char *key, uint32_t mode,
 	pthread_mutex_lock(&m->mu);
 	rc = fault_enter(m, SMEM_PUT_DIR, 1, &land);
 	if (!rc) {
-		r = find_row(m, key, 1, NULL);
+		r = find_row(m, key, 1);
 		if (r)
 			r->dir.mode = mode & 07777;
 		rc = !r ? -ENOENT : land ? -ETIMEDOUT : 0;
@@ -342,16 +386,16 @@ static int mem_set_dir_mode(struct store *s, const char *key, uint32_t mode,
 static int mem_delete_dir(struct store *s, const char *key, int64_t deadline)
 {
 	struct store_mem *m = to_mem(s);
-	struct mem_row *r, **link;
+	struct mem_row *r;
 	int land, rc;
 
 	fault_delay(m);
 	pthread_mutex_lock(&m->mu);
 	rc = fault_enter(m, SMEM_DELETE_DIR, 1, &land);
 	if (!rc) {
-		r = find_row(m, key, 1, &link);
+		r = find_row(m, key, 1);
 		if (r) {
-			*link = r->next;
+			unlink_row(m, r);
 			free_row(r);
 			rc = land ? -ETIMEDOUT : 0;
 		} else {
@@ -423,6 +467,7 @@ static void mem_destroy(struct store *s)
 		m->rows = r->next;
 		free_row(r);
 	}
+	smap_fini(&m->index);
 	while ((f = m->fences)) {
 		m->fences = f->next;
 		free(f->key);
@@ -453,6 +498,7 @@ struct store *store_mem_new(void)
 	if (!m)
 		return NULL;
 	m->base.ops = &mem_ops;
+	smap_init(&m->index);
 	pthread_mutex_init(&m->mu, NULL);
 	return &m->base;
 }
@@ -493,17 +539,17 @@ int store_mem_put_raw(struct store *s, const struct lock_record *rec)
 	int rc;
 
 	pthread_mutex_lock(&m->mu);
-	r = find_row(m, rec->key, 0, NULL);
-	if (!r) {
+	r = find_row(m, rec->key, 0);
+	if (r) {
+		rc = record_copy(&r->lock, rec);
+	} else {
 		r = calloc(1, sizeof(*r));
-		if (!r) {
-			pthread_mutex_unlock(&m->mu);
-			return -ENOMEM;
-		}
-		r->next = m->rows;
-		m->rows = r;
+		rc = r ? record_copy(&r->lock, rec) : -ENOMEM;
+		if (!rc)
+			rc = link_row(m, r);
+		if (rc && r)
+			free_row(r);
 	}
-	rc = record_copy(&r->lock, rec);
 	pthread_mutex_unlock(&m->mu);
 	return rc;
 }
@@ -511,12 +557,12 @@ int store_mem_put_raw(struct store *s, const struct lock_record *rec)
 int store_mem_delete_raw(struct store *s, const char *key)
 {
 	struct store_mem *m = to_mem(s);
-	struct mem_row *r, **link;
+	struct mem_row *r;
 
 	pthread_mutex_lock(&m->mu);
-	r = find_row(m, key, 0, &link);
+	r = find_row(m, key, 0);
 	if (r) {
-		*link = r->next;
+		unlink_row(m, r);
 		free_row(r);
 	}
 	pthread_mutex_unlock(&m->mu);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "ddb_local_env.h"
 #include "ddb.h"
 #include "text.h"
 
@@ -438,34 +439,13 @@ static void check_transactions(void)
 
 int main(void)
 {
-	const char *endpoint = getenv("LOCKFS_DDB_ENDPOINT");
-	struct creds_config cc = { 0 };
-	struct creds_chain *chain;
-	struct awsreq *r;
+	struct ddb_local_env env;
 	char uuid[37];
+	int rc = ddb_local_open(&env);
 
-	if (!endpoint || !endpoint[0]) {
-		printf("skip: LOCKFS_DDB_ENDPOINT is not set (start DynamoDB "
-		       "Local with contrib/dynamodb-local and set it to "
-		       "http://127.0.0.1:PORT)\n");
-		return 77;
-	}
-	CHECK_INT(http_global_init(), 0);
-	setenv("AWS_ACCESS_KEY_ID", "fake", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "fake", 1);
-	unsetenv("AWS_SESSION_TOKEN");
-	unsetenv("AWS_PROFILE");
-	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-	chain = creds_chain_new(&cc);
-	CHECK(chain);
-	struct awsreq_config cfg = { .endpoint = endpoint,
-				     .region = "us-east-1",
-				     .service = "dynamodb",
-				     .creds = chain };
-	r = awsreq_new(&cfg);
-	CHECK(r);
-	d = ddb_new(r);
-	CHECK(d);
+	if (rc)
+		return rc;
+	d = env.ddb;
 	CHECK_INT(text_uuid4(uuid), 0);
 	expiry_s = clk_sys_real_ms() / 1000 + 3600;
 	snprintf(table, sizeof(table), "lockfs-ddb-test-%.8s", uuid);
@@ -477,9 +457,6 @@ int main(void)
 	check_scan();
 	check_transactions();
 
-	ddb_free(d);
-	awsreq_free(r);
-	creds_chain_free(chain);
-	http_global_cleanup();
+	ddb_local_close(&env);
 	CHECK_DONE();
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "ddb_local_env.h"
 #include "clk.h"
 #include "ddb.h"
 #include "record.h"
@@ -225,31 +226,13 @@ static void check_race(void)
 
 int main(void)
 {
-	const char *endpoint = getenv("LOCKFS_DDB_ENDPOINT");
-	struct creds_config cc = { 0 };
-	struct creds_chain *chain;
-	struct awsreq *r;
+	struct ddb_local_env env;
 	char uuid[37], msg[256];
+	int rc = ddb_local_open(&env);
 
-	if (!endpoint || !endpoint[0]) {
-		printf("skip: LOCKFS_DDB_ENDPOINT is not set\n");
-		return 77;
-	}
-	CHECK_INT(http_global_init(), 0);
-	setenv("AWS_ACCESS_KEY_ID", "fake", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "fake", 1);
-	unsetenv("AWS_SESSION_TOKEN");
-	unsetenv("AWS_PROFILE");
-	chain = creds_chain_new(&cc);
-	CHECK(chain);
-	struct awsreq_config cfg = { .endpoint = endpoint,
-				     .region = "us-east-1",
-				     .service = "dynamodb",
-				     .creds = chain };
-	r = awsreq_new(&cfg);
-	CHECK(r);
-	d = ddb_new(r);
-	CHECK(d);
+	if (rc)
+		return rc;
+	d = env.ddb;
 	CHECK_INT(text_uuid4(uuid), 0);
 	snprintf(table, sizeof(table), "lockfs-store-test-%.8s", uuid);
 	CHECK_INT(store_ddb_create_table(d, table, clk_sys_mono_ms() + 30000,
@@ -263,9 +246,6 @@ int main(void)
 	check_race();
 
 	store_free(st);
-	ddb_free(d);
-	awsreq_free(r);
-	creds_chain_free(chain);
-	http_global_cleanup();
+	ddb_local_close(&env);
 	CHECK_DONE();
 }

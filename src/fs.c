@@ -625,7 +625,9 @@ static struct lock *lost_of_caller(struct fs *fs, const struct fs_ctx *ctx,
 	if (!pgid)
 		return NULL;
 	full = fs_int_full_key(fs, rel);
-	lk = full ? lock_find_lost(fs->eng, full, pgid) : NULL;
+	lk = full ? lock_find_lost(fs->eng, full, pgid,
+				   procgrp_start_time(pgid, NULL))
+		  : NULL;
 	free(full);
 	return lk;
 }

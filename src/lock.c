@@ -429,7 +429,7 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 }
 
 static struct lock *find_lost_locked(struct lock_engine *e, const char *key,
-				     int64_t pgid);
+				     int64_t pgid, uint64_t pgid_start);
 
 int lock_acquire(struct lock_engine *e, const char *key,
 		 const struct lock_holder *h, struct lock **out,
@@ -497,7 +497,7 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 		metrics_inc(e->metrics, MC_CONFLICTS);
 		return -EEXIST;
 	}
-	if (find_lost_locked(e, key, h->pgid)) {
+	if (find_lost_locked(e, key, h->pgid, h->pgid_start)) {
 		/* This group lost key and has not let go of it yet. */
 		pthread_mutex_unlock(&e->mu);
 		log_info(TAG,
@@ -630,8 +630,12 @@ struct lock *lock_find(struct lock_engine *e, const char *key)
 }
 
 /* mu held. */
+/* The lost lock of key that group pgid (led by a process that started at
+ * pgid_start; 0: unknown) has not let go of. A group number is reused: a
+ * newcomer group of the same number, whose leader started at another time,
+ * is not that holder. */
 static struct lock *find_lost_locked(struct lock_engine *e, const char *key,
-				     int64_t pgid)
+				     int64_t pgid, uint64_t pgid_start)
 {
 	struct lock *lk;
 
@@ -641,18 +645,20 @@ static struct lock *find_lost_locked(struct lock_engine *e, const char *key,
 		if (lk->state == LOCK_LOST && !lk->dismissed &&
 		    lk->lost_reason != LOST_RELEASING &&
 		    lk->hold == HOLD_PGRP && lk->holder.pgid == pgid &&
+		    (!pgid_start || !lk->holder.pgid_start ||
+		     lk->holder.pgid_start == pgid_start) &&
 		    !strcmp(lk->key, key))
 			return lk;
 	return NULL;
 }
 
 struct lock *lock_find_lost(struct lock_engine *e, const char *key,
-			    int64_t pgid)
+			    int64_t pgid, uint64_t pgid_start)
 {
 	struct lock *lk;
 
 	pthread_mutex_lock(&e->mu);
-	lk = find_lost_locked(e, key, pgid);
+	lk = find_lost_locked(e, key, pgid, pgid_start);
 	if (lk)
 		lock_ref(lk);
 	pthread_mutex_unlock(&e->mu);

@@ -142,9 +142,11 @@ struct lock *lock_find_any(struct lock_engine *e, const char *key);
 /* The lock of key this mount lost while process group pgid held it, as
  * long as that group lives and has not unlinked it (referenced), or NULL.
  * Such a lock is shown to that group, and a new acquire of key by it fails
- * with -EIO: a lost lock is never silently replaced under its holder. */
+ * with -EIO: a lost lock is never silently replaced under its holder.
+ * pgid_start is the start time of the group's leader (procgrp; 0 unknown):
+ * a newcomer group that reused the number is not that holder. */
 struct lock *lock_find_lost(struct lock_engine *e, const char *key,
-			    int64_t pgid);
+			    int64_t pgid, uint64_t pgid_start);
 /* True if this mount released key less than recent_release_ms ago and has
  * not acquired it since. */
 bool lock_recently_released(struct lock_engine *e, const char *key);

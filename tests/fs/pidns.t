@@ -28,7 +28,7 @@
 #       warning in the log; when it dies the lock lapses.
 #
 # Needs unshare and nsenter (util-linux) and root (ns_last_pid). With
-# LOCKFS_PIDNS_KNOWN_BUGS=1 it also runs two checks that fail today (see the
+# LOCKFS_PIDNS_KNOWN_BUGS=1 it also runs the check of a known bug (see the
 # end of this file).
 . "$(dirname "$0")/lib.sh"
 
@@ -42,7 +42,7 @@ timeout 10 unshare --pid --fork --kill-child=KILL --mount-proc true 2>/dev/null 
 # nsenter -m starts in the namespace's root directory: absolute programs.
 L=$(realpath "$L") T=$(realpath "$T")
 KNOWN_BUGS=${LOCKFS_PIDNS_KNOWN_BUGS:-0}
-if [ "$KNOWN_BUGS" = 1 ]; then plan 65; else plan 62; fi
+if [ "$KNOWN_BUGS" = 1 ]; then plan 65; else plan 63; fi
 
 start_ddb_private || { echo "Bail out! cannot start a private DynamoDB Local"; exit 1; }
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
@@ -455,9 +455,6 @@ ok $? "t1 is free once DynamoDB is back (d removed its stale row)"
 # (a) A leaderless newcomer group keeps a lock alive: procgrp_alive can only
 #     compare the leader's start time, and a group whose leader exited
 #     proves nothing either way; lock.c asks it while the group lives.
-# (b) A newcomer group with the lost holder's number is taken for that
-#     holder: lock_find_lost/find_lost_locked match the number only, so its
-#     acquire of the key is refused with EIO (and it sees the lost lock).
 if [ "$KNOWN_BUGS" = 1 ]; then
 	out=$(at_pid 800 setsid bash "$HAND" "$D/r3")
 	k4=$(kv "$out" keeper)
@@ -471,14 +468,16 @@ if [ "$KNOWN_BUGS" = 1 ]; then
 	d_kill "$k4"
 	wait_for 5 b_takes r3
 	ok $? "known bug (a): r3 is released though a leaderless newcomer group 800 lives"
-	# s1 is lost, its fd still open (keeper k2), its row removed since
-	# DynamoDB is back; nc2 leads group 600 and tries to acquire s1.
-	echo "try $D/s1" >"$WORK/c-nc2/fifo"
-	wait_for 10 test -s "$WORK/c-nc2/out"
-	is "$(cat "$WORK/c-nc2/out" 2>/dev/null)" "try=0" "known bug (b): the newcomer group 600 acquires s1 (not taken for its lost holder)"
-	diag "$(cat "$WORK/c-nc2/err" 2>/dev/null)"
 	d_kill "$k4"
 fi
+# (b), fixed: s1 is lost, its fd still open (keeper k2), its row removed
+# since DynamoDB is back; nc2 leads group 600 (the lost holder's number)
+# and acquires s1: a lost lock is matched to its group by the leader's
+# start time too.
+echo "try $D/s1" >"$WORK/c-nc2/fifo"
+wait_for 10 test -s "$WORK/c-nc2/out"
+is "$(cat "$WORK/c-nc2/out" 2>/dev/null)" "try=0" "the newcomer group 600 acquires s1 (not taken for the group of that number that lost it)"
+diag "$(cat "$WORK/c-nc2/err" 2>/dev/null)"
 
 # ---- the end ---------------------------------------------------------------
 d_kill "$k2"

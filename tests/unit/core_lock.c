@@ -15,6 +15,7 @@
 #include "lease.h"
 #include "lock.h"
 #include "log.h"
+#include "procgrp.h"
 #include "store_fault.h"
 #include "store_mem.h"
 
@@ -708,7 +709,9 @@ static void test_lost_not_replaced(void)
 	struct lock_holder h = holder(getpgrp());
 	struct store_mem_faults down = { .down = 1 }, up = { 0 };
 	struct lock *lk, *again, *lost;
+	uint64_t start = procgrp_start_time(getpgrp(), NULL);
 
+	h.pgid_start = start;
 	setup(HOLD_PGRP);
 	CHECK_INT(lock_acquire(eng, "j", &h, &lk, NULL, NULL), 0);
 	lock_holder_closed(eng, lk); /* no fd: held by the group */
@@ -718,10 +721,14 @@ static void test_lost_not_replaced(void)
 	store_mem_set_faults(st, &up);
 	advance(600); /* its stale row is cleaned up */
 	CHECK_INT(store_mem_lock_count(st), 0);
-	lost = lock_find_lost(eng, "j", getpgrp());
+	lost = lock_find_lost(eng, "j", getpgrp(), start);
 	CHECK(lost != NULL);
-	CHECK(lock_find_lost(eng, "j", getpgrp() + 100000) == NULL);
+	CHECK(lock_find_lost(eng, "j", getpgrp() + 100000, 0) == NULL);
 	CHECK_INT(lock_acquire(eng, "j", &h, &again, NULL, NULL), -EIO);
+	/* A newcomer group that reused the number (its leader started at
+	 * another time) is not the holder that lost it. */
+	CHECK(start > 0);
+	CHECK(lock_find_lost(eng, "j", getpgrp(), start + 1) == NULL);
 	/* Another group may take it. */
 	{
 		struct lock_holder other = holder(getpgrp() + 100000);
@@ -733,7 +740,7 @@ static void test_lost_not_replaced(void)
 	}
 	CHECK_INT(lock_release(eng, lost), 0); /* the holder's rm */
 	lock_unref(eng, lost);
-	CHECK(lock_find_lost(eng, "j", getpgrp()) == NULL);
+	CHECK(lock_find_lost(eng, "j", getpgrp(), start) == NULL);
 	CHECK_INT(lock_acquire(eng, "j", &h, &again, NULL, NULL), 0);
 	CHECK_INT(lock_release(eng, again), 0);
 	lock_unref(eng, again);

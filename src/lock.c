@@ -167,6 +167,7 @@ static void list_add(struct lock_engine *e, struct lock *lk)
 		e->all->prev = lk;
 	e->all = lk;
 	e->n_listed++;
+	e->n_lost_listed += lk->state == LOCK_LOST;
 	lease_index_note_locked(e, lk); /* its place was reserved */
 }
 
@@ -180,6 +181,7 @@ static void list_del(struct lock_engine *e, struct lock *lk)
 		lk->next->prev = lk->prev;
 	lk->prev = lk->next = NULL;
 	e->n_listed--;
+	e->n_lost_listed -= lk->state == LOCK_LOST;
 	lease_index_forget_locked(e, lk);
 }
 
@@ -303,7 +305,8 @@ static void pending_add(struct lock *lk, const char *rvn, int64_t sent)
 			sizeof(lk->pending[0]) * (LOCK_PENDING_MAX - 1));
 		lk->n_pending--;
 	}
-	text_copy(lk->pending[lk->n_pending].rvn, RECORD_RVN_MAX, rvn);
+	text_copy(lk->pending[lk->n_pending].rvn,
+		  sizeof(lk->pending[lk->n_pending].rvn), rvn);
 	lk->pending[lk->n_pending++].sent_mono_ms = sent;
 }
 
@@ -639,8 +642,8 @@ static struct lock *find_lost_locked(struct lock_engine *e, const char *key,
 {
 	struct lock *lk;
 
-	if (pgid <= 0)
-		return NULL;
+	if (pgid <= 0 || !e->n_lost_listed)
+		return NULL; /* the common case: no walk of every lock */
 	for (lk = e->all; lk; lk = lk->next)
 		if (lk->state == LOCK_LOST && !lk->dismissed &&
 		    lk->lost_reason != LOST_RELEASING &&
@@ -671,7 +674,7 @@ struct lock *lock_find_any(struct lock_engine *e, const char *key)
 
 	pthread_mutex_lock(&e->mu);
 	lk = smap_get(&e->by_key, key);
-	if (!lk)
+	if (!lk && e->n_lost_listed)
 		for (lk = e->all; lk; lk = lk->next)
 			if (lk->state == LOCK_LOST && !strcmp(lk->key, key))
 				break;
@@ -708,6 +711,8 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 	if (lk->state == LOCK_LOST || lk->state == LOCK_RELEASED)
 		return;
 	lk->state = LOCK_LOST;
+	if (lk->prev || e->all == lk)
+		e->n_lost_listed++; /* (a lost lock stays lost) */
 	lk->lost_reason = why;
 	lk->cleanup_wanted = why == LOST_SAFE_PERIOD || why == LOST_STOPPED;
 	lk->lost_notified = why == LOST_RELEASING;

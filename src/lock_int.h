@@ -10,6 +10,7 @@
 #include "map.h"
 
 #define LOCK_PENDING_MAX 8
+#define LOCK_OUR_RVN_MAX 37 /* the RVNs we write: UUIDs, NUL included */
 
 struct lock {
 	struct lock *prev, *next; /* engine->all, protected by mu */
@@ -28,7 +29,7 @@ struct lock {
 	/* RVNs we tried to write whose outcome is unknown (timeouts): if a
 	 * later condition fails on one of them, that write landed. */
 	struct {
-		char rvn[RECORD_RVN_MAX];
+		char rvn[LOCK_OUR_RVN_MAX]; /* ours: a UUID (text_uuid4) */
 		int64_t sent_mono_ms;
 	} pending[LOCK_PENDING_MAX];
 	int n_pending;
@@ -102,6 +103,7 @@ struct lock_engine {
 	 * want a release or a cleanup; n_listed locks are on the list. */
 	struct lock **hb_heap;
 	size_t hb_n, hb_cap, n_listed;
+	size_t n_lost_listed; /* lost locks on the list: none, no search */
 	struct lock *urgent;
 	int64_t next_sweep_mono_ms; /* the once-a-second check of them all */
 };

@@ -20,7 +20,7 @@
 
 #define TAG		  "lease"
 #define LEASE_IDLE_MS	  1000
-#define LEASE_WORKERS	  32
+#define LEASE_WORKERS	  64
 #define LEASE_WORKERS_MAX 256
 #define PLAN_BATCH	  256
 #define PLAN_SLOTS	  64   /* renewals queued in one pass at most */

@@ -12,7 +12,7 @@
 
 struct lock_engine;
 
-/* Starts the scheduler and cfg.lease_workers workers (default 32). */
+/* Starts the scheduler and cfg.lease_workers workers (default 64). */
 int lease_start(struct lock_engine *e);
 /* Stops and joins the threads (idempotent). */
 void lease_stop(struct lock_engine *e);

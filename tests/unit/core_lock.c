@@ -620,7 +620,7 @@ static void test_lease_path_parallel(void)
 	}
 	for (i = 0; i < 200 && getpgid(child) != child; i++)
 		usleep(1000);
-	/* Started first: starting 33 threads can take longer than the safe
+	/* Started first: starting 65 threads can take longer than the safe
 	 * period under ThreadSanitizer on a loaded machine. */
 	CHECK_INT(lease_start(e), 0);
 	h = holder(child);

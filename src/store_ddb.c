@@ -39,12 +39,12 @@
  * the attributes a python_dynamodb_lock client needs and looks to one like a
  * lock held for DIR_LEASE seconds, which it never takes over. Markers
  * written before this (sort key RECORD_SORT_DIR) are still read. */
-#define KIND_DIR	"dir"
-#define DIR_OWNER	"lockfs:namespace"
-#define DIR_LEASE	"1000000000"
-#define DIR_EXPIRY_S	253402300799LL /* 9999-12-31: never TTL'd */
-#define NOT_DIR		"attribute_not_exists(" A_KIND ")"
-#define IS_DIR		A_KIND " = :kind"
+#define KIND_DIR     "dir"
+#define DIR_OWNER    "lockfs:namespace"
+#define DIR_LEASE    "1000000000"
+#define DIR_EXPIRY_S 253402300799LL /* 9999-12-31: never TTL'd */
+#define NOT_DIR	     "attribute_not_exists(" A_KIND ")"
+#define IS_DIR	     A_KIND " = :kind"
 
 struct store_ddb {
 	struct store base;
@@ -565,18 +565,17 @@ static int sd_put_dir(struct store *s, const struct dir_record *d,
 	return rc == -ECANCELED ? -EEXIST : rc;
 }
 
-/* Runs op on the marker of key in its lock item, then, when there is none
- * there, on a marker of the old form. */
+/* Updates (expr->update set) or deletes the marker of key in its lock item,
+ * then, when there is none there, a marker of the old form. */
 static int on_dir_marker(struct store_ddb *sd, const char *key,
-			 struct ddb_expr *expr, int64_t deadline,
-			 int (*op)(struct store_ddb *sd, struct ddb_item *k,
-				   struct ddb_expr *expr, int64_t deadline))
+			 struct ddb_expr *expr, int64_t deadline)
 {
 	const char *sorts[2] = { RECORD_SORT_LOCK, RECORD_SORT_DIR };
 	int i, rc = -ENOENT;
 
 	for (i = 0; i < 2 && rc == -ENOENT; i++) {
 		struct ddb_item *k = key_item(key, sorts[i]);
+		struct ddb_call call;
 
 		if (!k)
 			return -ENOMEM;
@@ -584,32 +583,17 @@ static int on_dir_marker(struct store_ddb *sd, const char *key,
 		expr->condition = i == 0 ? IS_DIR
 					 : "attribute_exists(" A_KEY
 					   ") AND NOT (" IS_DIR ")";
-		rc = op(sd, k, expr, deadline);
+		call_init(&call, deadline);
+		rc = expr->update
+			     ? ddb_update_item(sd->ddb, sd->table, k, expr,
+					       DDB_RETURN_NONE, NULL, &call)
+			     : ddb_delete_item(sd->ddb, sd->table, k, expr,
+					       DDB_RETURN_NONE, NULL, &call);
 		ddb_item_free(k);
 		if (rc == -ECANCELED)
 			rc = -ENOENT;
 	}
 	return rc;
-}
-
-static int update_marker(struct store_ddb *sd, struct ddb_item *k,
-			 struct ddb_expr *expr, int64_t deadline)
-{
-	struct ddb_call call;
-
-	call_init(&call, deadline);
-	return ddb_update_item(sd->ddb, sd->table, k, expr, DDB_RETURN_NONE,
-			       NULL, &call);
-}
-
-static int delete_marker(struct store_ddb *sd, struct ddb_item *k,
-			 struct ddb_expr *expr, int64_t deadline)
-{
-	struct ddb_call call;
-
-	call_init(&call, deadline);
-	return ddb_delete_item(sd->ddb, sd->table, k, expr, DDB_RETURN_NONE,
-			       NULL, &call);
 }
 
 static int sd_set_dir_mode(struct store *s, const char *key, uint32_t mode,
@@ -622,8 +606,7 @@ static int sd_set_dir_mode(struct store *s, const char *key, uint32_t mode,
 	if (vals && !ddb_item_set_n(vals, ":m", mode & 07777) &&
 	    !ddb_item_set_s(vals, ":kind", KIND_DIR)) {
 		expr.values = vals;
-		rc = on_dir_marker(to_sd(s), key, &expr, deadline,
-				   update_marker);
+		rc = on_dir_marker(to_sd(s), key, &expr, deadline);
 	}
 	ddb_item_free(vals);
 	return rc;
@@ -637,8 +620,7 @@ static int sd_delete_dir(struct store *s, const char *key, int64_t deadline)
 
 	if (vals && !ddb_item_set_s(vals, ":kind", KIND_DIR)) {
 		expr.values = vals;
-		rc = on_dir_marker(to_sd(s), key, &expr, deadline,
-				   delete_marker);
+		rc = on_dir_marker(to_sd(s), key, &expr, deadline);
 	}
 	ddb_item_free(vals);
 	return rc;

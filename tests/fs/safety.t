@@ -164,6 +164,8 @@ like "$s2" 'rm=0' "its 'rm job' acknowledges the loss"
 like "$s2" 'again=0' "after that it may acquire job anew"
 _reap "$jobpid" 10
 is "$(cat "$WORK/sig" 2>/dev/null)" USR1 "the script got lost_signal once"
+# Its group is gone: the daemon notices within pgrp_poll and releases.
+wait_for 10 sh -c '! test -e "$1"' _ "$A/job"
 expect ENOENT stat "$A/job"
 
 # ---- 4. rm of a live holder's lock from another session ----------------------

@@ -1,9 +1,11 @@
-/* log: level-checked logging with a subsystem tag; stderr in the foreground,
- * syslog when daemonized. Thread-safe (one write per message). */
+/* log: level-checked logging with a subsystem tag, to one sink: stderr (with
+ * sd-daemon "<N>" priority prefixes when stderr is the journal), syslog, or
+ * a log file. Thread-safe (one write per message). */
 #ifndef LOCKFS_LOG_H
 #define LOCKFS_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum log_level {
 	LOGL_ERR = 0,
@@ -12,11 +14,49 @@ enum log_level {
 	LOGL_DEBUG = 3,
 };
 
-/* Set once at start-up, before threads exist. */
+/* Where a daemon's lines may go; main passes LOG_PLACES_DEFAULT, tests
+ * their own paths. */
+struct log_places {
+	const char *file;	   /* -o log_file, or NULL */
+	const char *syslog_socket; /* "/dev/log" */
+	const char *fallback_file; /* used when there is no syslog socket */
+};
+
+#define LOG_SYSLOG_SOCKET "/dev/log"
+#define LOG_FALLBACK_FILE "/var/log/lockfs.log"
+
+/* Set once at start-up, before threads exist: stderr (use_syslog false;
+ * "<N>" prefixes when stderr is the journal) or syslog. */
 void log_setup(enum log_level level, bool use_syslog, const char *ident);
+
+/* Picks the sink of the mount, before it goes to the background: the log
+ * file when one is named (in the foreground too); else in the foreground
+ * stderr; in the background stderr when it is the journal, syslog when
+ * places->syslog_socket is a socket, else places->fallback_file. Opens the
+ * file now (so that a bad path fails at mount time) and keeps it, or a copy
+ * of stderr, open for log_start. where gets a phrase for the operator
+ * ("syslog (/dev/log)", "/var/log/lockfs.log (no syslog socket at
+ * /dev/log)"). 0, or -errno with where saying why (the named file cannot
+ * be opened). */
+int log_choose(const struct log_places *places, bool foreground, char *where,
+	       size_t wherelen);
+/* Whether the chosen sink is not the stderr the user is looking at (so
+ * that main says where the lines go). */
+bool log_chosen_elsewhere(void);
+/* Switches to the chosen sink, in the process that stays (after the fork
+ * of going to the background): a file or the journal becomes fd 2, so
+ * that whatever else writes to stderr (credential helpers) lands there
+ * too. Before threads exist. */
+void log_start(enum log_level level, const char *ident);
+
 bool log_enabled(enum log_level level);
 void log_msg(enum log_level level, const char *tag, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* "Connection timed out (ETIMEDOUT)" for -ETIMEDOUT or ETIMEDOUT, into
+ * buf; returns buf. */
+#define LOG_ERRNO_MAX 96
+const char *log_errno(int err, char *buf, size_t len);
 
 #define log_at(lvl, tag, ...)                                                  \
 	do {                                                                   \

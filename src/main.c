@@ -323,6 +323,15 @@ int main(int argc, char **argv)
 	fctx.fs = fs;
 	fctx.flk = flk;
 
+	/* Where the log goes; a log_file that cannot be opened fails here,
+	 * before the mount. */
+	struct log_places lp = { o.log_file, LOG_SYSLOG_SOCKET,
+				 LOG_FALLBACK_FILE };
+	char logwhere[384];
+
+	if (log_choose(&lp, o.foreground, logwhere, sizeof(logwhere)))
+		die("%s", logwhere);
+
 	/* The mount. */
 	if (fuse_set_signal_handlers(se))
 		die("cannot install signal handlers");
@@ -340,12 +349,14 @@ int main(int argc, char **argv)
 	if (fuse_session_mount(se, mnt))
 		die("cannot mount on %s%s%s", mnt,
 		    fuse_last_error[0] ? ": " : "", fuse_last_error);
+	if (log_chosen_elsewhere())
+		fprintf(stderr, "lockfs: mounted %s; logs go to %s\n", mnt,
+			logwhere);
 	if (fuse_daemonize(o.foreground))
 		die("cannot go to the background");
-	if (!o.foreground)
-		log_setup(LOGL_INFO, true, "lockfs");
-	log_info("main", "mounted %s: table=%s endpoint=%s owner=%s", mnt,
-		 o.table, aws.endpoint, owner);
+	log_start(o.debug ? LOGL_DEBUG : LOGL_INFO, "lockfs");
+	log_info("main", "mounted %s: table=%s endpoint=%s owner=%s log=%s",
+		 mnt, o.table, aws.endpoint, owner, logwhere);
 
 	/* Threads start only now, after the fork of fuse_daemonize. */
 	if (creds_chain_start(creds) || lease_start(eng) || flk_start(flk) ||

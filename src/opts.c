@@ -48,6 +48,7 @@ static const struct fuse_opt lockfs_opt_table[] = {
 	LOCKFS_OPT("max_dirs_per_user=%s", max_dirs_s),
 	LOCKFS_OPT("max_opens_per_user=%s", max_opens_s),
 	LOCKFS_OPT("ca_file=%s", ca_file),
+	LOCKFS_OPT("log_file=%s", log_file),
 	LOCKFS_OPT("create_table", create_table),
 	LOCKFS_OPT("--create-table", create_table),
 	LOCKFS_OPT("allow_break", allow_break),
@@ -161,19 +162,26 @@ static int user_limit(const char *name, const char *s, uint32_t dflt,
 	return 0;
 }
 
-static int seconds(const char *name, const char *s, int64_t dflt, int64_t *out,
-		   char *err, size_t errlen)
+#define OPTS_SECONDS_MAX_MS   (7LL * 24 * 3600 * 1000)
+#define OPTS_HEARTBEAT_MIN_MS 10
+
+/* A duration option: min_ms to 7 days, at most 3 decimals. */
+static int seconds(const char *name, const char *s, int64_t min_ms,
+		   int64_t dflt, int64_t *out, char *err, size_t errlen)
 {
+	char lo[32];
+
 	if (!s) {
 		*out = dflt;
 		return 0;
 	}
-	if (text_parse_seconds_ms(s, out) || *out <= 0 ||
-	    *out > 7LL * 24 * 3600 * 1000) {
+	if (text_parse_seconds_ms(s, out) || *out < min_ms ||
+	    *out > OPTS_SECONDS_MAX_MS) {
+		text_format_seconds(min_ms, lo, sizeof(lo));
 		snprintf(err, errlen,
-			 "%s=%s: want seconds, e.g. %s=30 or %s=0.5 (at most 3 "
-			 "decimals, more than 0)",
-			 name, s, name, name);
+			 "%s=%s: want seconds from %s to 604800 (7 days), at "
+			 "most 3 decimals, e.g. %s=30 or %s=0.5",
+			 name, s, lo, name, name);
 		return -1;
 	}
 	return 0;
@@ -215,6 +223,60 @@ static bool table_name_ok(const char *t)
 	return true;
 }
 
+/* Makes the prefix a directory path ("team-a" -> "team-a/") and checks
+ * it by the rules of names. 0, or -1 with the reason in err. */
+static int check_prefix(struct lockfs_opts *o, char *err, size_t errlen)
+{
+	char shown[128], *p;
+	const char *why;
+	int rc;
+
+	if (names_normalize_prefix(o->prefix, &p))
+		return -1;
+	rc = names_check_prefix(p);
+	if (!rc) {
+		free(o->prefix);
+		o->prefix = p;
+		return 0;
+	}
+	free(p);
+	if (rc == -EPERM)
+		why = "names starting with .lockfs are reserved";
+	else if (rc == -ENAMETOOLONG)
+		why = "at most 512 bytes, each name at most 255";
+	else
+		why = "want names separated by /, none empty, \".\" or "
+		      "\"..\", in UTF-8";
+	text_escape_to(shown, sizeof(shown), o->prefix, strlen(o->prefix));
+	snprintf(err, errlen,
+		 "prefix=%s: %s (a directory path, e.g. prefix=team-a/ or "
+		 "prefix=a/b)",
+		 shown, why);
+	return -1;
+}
+
+/* owner_name is shown by every client of the table, in status files and
+ * logs: printable UTF-8 only (no byte below 0x20, no DEL, no C1 control). */
+static bool owner_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (!n || n > 256 || !text_utf8_valid(s, n))
+		return false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f)
+			return false;
+		/* U+0080..U+009F: 0xC2 0x80..0x9F in UTF-8 */
+		if (c == 0xc2 && i + 1 < n &&
+		    (unsigned char)s[i + 1] >= 0x80 &&
+		    (unsigned char)s[i + 1] <= 0x9f)
+			return false;
+	}
+	return true;
+}
+
 static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 {
 	int64_t n;
@@ -239,11 +301,12 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 			 "too many arguments: want [SOURCE] MOUNTPOINT");
 		return -1;
 	}
-	if (seconds("lease", o->lease_s, 30000, &o->lease_ms, err, errlen) ||
-	    seconds("heartbeat", o->heartbeat_s, 5000, &o->heartbeat_ms, err,
+	if (seconds("lease", o->lease_s, 1, 30000, &o->lease_ms, err,
 		    errlen) ||
-	    seconds("safe_period", o->safe_period_s, 20000, &o->safe_period_ms,
-		    err, errlen))
+	    seconds("heartbeat", o->heartbeat_s, OPTS_HEARTBEAT_MIN_MS, 5000,
+		    &o->heartbeat_ms, err, errlen) ||
+	    seconds("safe_period", o->safe_period_s, 1, 20000,
+		    &o->safe_period_ms, err, errlen))
 		return -1;
 	if (!o->safe_period_s && o->lease_s && o->safe_period_ms >= o->lease_ms)
 		o->safe_period_ms = o->lease_ms * 2 / 3;
@@ -262,7 +325,7 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 			 "every lock is lost between heartbeats)");
 		return -1;
 	}
-	if (o->heartbeat_ms < 10) {
+	if (o->heartbeat_ms < OPTS_HEARTBEAT_MIN_MS) {
 		snprintf(err, errlen, "heartbeat must be at least 0.010 s");
 		return -1;
 	}
@@ -281,19 +344,16 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 	    parse_signal(o->lost_signal_s, &o->lost_signal)) {
 		snprintf(err, errlen,
 			 "lost_signal=%s: want a signal name (TERM, USR1, ...) "
-			 "or number",
-			 o->lost_signal_s);
+			 "or a number from 1 to %d",
+			 o->lost_signal_s, NSIG - 1);
 		return -1;
 	}
-	if (o->prefix && names_check_prefix(o->prefix)) {
-		snprintf(err, errlen,
-			 "prefix: want valid UTF-8 of at most 512 bytes");
+	if (o->prefix && check_prefix(o, err, errlen))
 		return -1;
-	}
-	if (o->owner && (!*o->owner || strlen(o->owner) > 256 ||
-			 !text_utf8_valid(o->owner, strlen(o->owner)))) {
+	if (o->owner && !owner_ok(o->owner)) {
 		snprintf(err, errlen,
-			 "owner: want 1 to 256 bytes of valid UTF-8");
+			 "owner: want 1 to 256 bytes of UTF-8 without control "
+			 "characters");
 		return -1;
 	}
 	if (timeout_opt("attr_timeout", o->attr_timeout_s, 1.0,
@@ -364,6 +424,7 @@ void opts_free(struct lockfs_opts *o)
 		&o->entry_timeout_s, &o->max_threads_s, &o->ca_file,
 		&o->max_locks_s,     &o->max_waiters_s, &o->max_dirs_s,
 		&o->max_opens_s,     &o->source,	&o->mountpoint,
+		&o->log_file,
 	};
 	size_t i;
 
@@ -400,15 +461,17 @@ void opts_print_help(FILE *out, const char *prog)
 "Distributed locks in a DynamoDB table, as files. open(O_CREAT|O_EXCL)\n"
 "acquires, unlink releases, cat shows owner, version, fence and expiry.\n"
 "\n"
-"  -f                     stay in the foreground, log to stderr\n"
+"  -f                     stay in the foreground, log to stderr (or log_file)\n"
 "  -d, -o debug           debug logging (implies -f)\n"
 "  -o table=NAME          DynamoDB table (default lockfs)\n"
 "  -o region=REGION       default: AWS_REGION, AWS_DEFAULT_REGION, the profile\n"
 "  -o endpoint=URL        default: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,\n"
 "                         then https://dynamodb.REGION.amazonaws.com\n"
 "  -o profile=NAME        default: AWS_PROFILE, then \"default\"\n"
-"  -o prefix=P            key prefix of the mount root (e.g. team-a/)\n"
-"  -o lease=S             lease of our locks in seconds (default 30)\n"
+"  -o prefix=DIR          the mount shows directory DIR of the table\n"
+"                         (e.g. team-a or a/b: keys team-a/NAME)\n"
+"  -o lease=S             lease of our locks in seconds (default 30;\n"
+"                         0.001 to 604800, as every S below unless said)\n"
 "  -o heartbeat=S         renewal period (default 5; spread over many locks)\n"
 "  -o safe_period=S       a holder without a renewal this long gives up\n"
 "                         its lock (default 20; must be < lease)\n"
@@ -430,10 +493,10 @@ void opts_print_help(FILE *out, const char *prog)
 "                         mounted)\n"
 "  -o lost_signal=SIG     signal the holder's process group when a lock\n"
 "                         is lost (e.g. TERM)\n"
-"  -o attr_timeout=S      kernel attribute cache (default 1)\n"
-"  -o entry_timeout=S     kernel name cache (default 1); locks of this\n"
-"                         mount are never cached\n"
-"  -o max_threads=N       request threads (default 16)\n"
+"  -o attr_timeout=S      kernel attribute cache (default 1; 0 to 3600)\n"
+"  -o entry_timeout=S     kernel name cache (default 1; 0 to 3600); locks\n"
+"                         of this mount are never cached\n"
+"  -o max_threads=N       request threads (default 16; 1 to 1024)\n"
 "  -o max_locks_per_user=N    locks one uid may hold on this mount\n"
 "                         (default 1024; 0: no limit; root: none)\n"
 "  -o max_waiters_per_user=N  blocking flock/fcntl waits of one uid\n"
@@ -441,8 +504,12 @@ void opts_print_help(FILE *out, const char *prog)
 "  -o max_dirs_per_user=N     directories one uid may make through this\n"
 "                         mount and not remove (default 1024)\n"
 "  -o max_opens_per_user=N    open lock files and listings of one uid\n"
-"                         (default 4096); over any: EDQUOT\n"
+"                         (default 4096); each limit 0 to 1000000; over\n"
+"                         any: EDQUOT\n"
 "  -o ca_file=PATH        CA bundle for TLS (default: the system's)\n"
+"  -o log_file=PATH       append the log to PATH (default: stderr with -f,\n"
+"                         else syslog, or /var/log/lockfs.log when there\n"
+"                         is no /dev/log; lockfs says which when mounted)\n"
 "  plus FUSE mount options: allow_other, ... (default_permissions is\n"
 "  always on); fstab words auto, noauto, user, _netdev, nofail, defaults\n"
 "  and x-* are accepted and ignored.\n"

@@ -38,6 +38,7 @@ struct lockfs_opts {
 	char *max_dirs_s;
 	char *max_opens_s;
 	char *ca_file;
+	char *log_file; /* append log lines here (else see log_choose) */
 	int create_table;
 	int allow_break;
 	int mountpoint_writable; /* do not make the mountpoint immutable */

@@ -3,7 +3,8 @@
  * Checked against the rules of SEMANTICS.md written out here: a name is
  * 1..255 bytes of valid UTF-8 without '/', not "." or "..", reserved when
  * it starts with ".lockfs"; a key (prefix + dir + '/' + name) is at most
- * 1024 bytes; a prefix is valid UTF-8 of at most 512 bytes. A joined key
+ * 1024 bytes; a prefix is "" or at most 512 bytes of names each followed
+ * by '/', and normalizing adds the one missing trailing '/'. A joined key
  * is exactly dir/name. */
 #include <errno.h>
 #include <stdint.h>
@@ -28,6 +29,48 @@ static int expected_check(const char *name)
 	if (!strncmp(name, ".lockfs", 7))
 		return -EPERM;
 	return 0;
+}
+
+/* The first failing component of a prefix, as the rules say. */
+static int expected_prefix(const char *p)
+{
+	size_t n = strlen(p), len;
+	char comp[256];
+	const char *slash;
+	int rc;
+
+	if (n > 512)
+		return -ENAMETOOLONG;
+	if (n && p[n - 1] != '/')
+		return -EINVAL;
+	for (; *p; p = slash + 1) {
+		slash = strchr(p, '/');
+		len = (size_t)(slash - p);
+		if (len > 255)
+			return -ENAMETOOLONG;
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		rc = expected_check(comp);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void check_normalize(const char *p)
+{
+	size_t n = strlen(p);
+	char *out = NULL;
+
+	if (names_normalize_prefix(p, &out))
+		return; /* ENOMEM */
+	if (n && p[n - 1] != '/') {
+		if (strlen(out) != n + 1 || memcmp(out, p, n) || out[n] != '/')
+			abort();
+	} else if (strcmp(out, p)) {
+		abort();
+	}
+	free(out);
 }
 
 static void check_join(const char *dir, const char *name, size_t prefix_len)
@@ -63,8 +106,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	pl = strlen(prefix);
 	rc = names_check_prefix(prefix);
-	if (rc != ((pl > 512 || !text_utf8_valid(prefix, pl)) ? -EINVAL : 0))
+	if (rc != expected_prefix(prefix))
 		abort();
+	check_normalize(prefix);
 	if (names_check(name) != expected_check(name))
 		abort();
 	if (names_check(dir) != expected_check(dir))

@@ -6,14 +6,16 @@
  * --version) leaves only values the daemon can use: a table name of 3..255
  * of [A-Za-z0-9_.-], lease > safe_period > heartbeat >= 10 ms with the
  * lease at most 7 days, a known hold mode, a signal in 1..NSIG-1 or none,
- * 1..1024 threads, caches of 0..3600 s, a valid prefix and owner, an
- * http(s) endpoint, a mountpoint unless only creating the table; a parse
- * that fails says why.
+ * 1..1024 threads, caches of 0..3600 s, a valid prefix (a directory
+ * path ending in '/'), an owner of printable UTF-8 (no control character),
+ * an http(s) endpoint, a mountpoint unless only creating the table; a
+ * parse that fails says why.
  * fuzz-src: src/opts.c
  * fuzz-link: lockfs_core lockfs_http PkgConfig::FUSE3 */
 #define FUSE_USE_VERSION 314
 #include <fuse_opt.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,17 @@ static void check_table(const char *t)
 		abort();
 }
 
+static bool owner_has_control(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++)
+		if (*p < 0x20 || *p == 0x7f ||
+		    (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			return true;
+	return false;
+}
+
 static void check_opts(const struct lockfs_opts *o)
 {
 	if (!o->table)
@@ -58,8 +71,13 @@ static void check_opts(const struct lockfs_opts *o)
 		abort();
 	if (o->prefix && names_check_prefix(o->prefix))
 		abort();
+	if (o->prefix && o->prefix[0] &&
+	    o->prefix[strlen(o->prefix) - 1] != '/')
+		abort();
 	if (o->owner && (!o->owner[0] || strlen(o->owner) > 256 ||
 			 !text_utf8_valid(o->owner, strlen(o->owner))))
+		abort();
+	if (o->owner && owner_has_control(o->owner))
 		abort();
 	if (o->endpoint && strncmp(o->endpoint, "http://", 7) &&
 	    strncmp(o->endpoint, "https://", 8))

@@ -589,9 +589,12 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	} else {
 		int64_t lo, hi;
 
-		if (rc != -EBUSY && rc != -EEXIST)
-			log_debug(TAG, "waiting key=%s: %d (still waiting)",
-				  key, rc);
+		if (rc != -EBUSY && rc != -EEXIST && log_enabled(LOGL_DEBUG)) {
+			char why[LOG_ERRNO_MAX];
+
+			log_debug(TAG, "waiting key=%s: %s (still waiting)",
+				  key, log_errno(rc, why, sizeof(why)));
+		}
 		w->state = W_PARKED;
 		if (rc == -EBUSY) {
 			w->next_poll_mono_ms = now_mono() + f->cfg.poll_min_ms;

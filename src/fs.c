@@ -48,6 +48,8 @@ void fs_int_resolved_fini(struct resolved *r)
  * the filesystem's own (EPERM, ENOENT, ENOTEMPTY...) pass through. */
 int fs_int_user_err(int rc, const char *what, const char *key)
 {
+	char why[LOG_ERRNO_MAX];
+
 	switch (rc) {
 	case -ETIMEDOUT:
 	case -ECONNREFUSED:
@@ -62,8 +64,8 @@ int fs_int_user_err(int rc, const char *what, const char *key)
 	case -ECANCELED:
 	case -ENOSPC:
 	case -EIO:
-		log_warn(TAG, "%s key=%s: DynamoDB request failed (%s)", what,
-			 key, strerror(-rc));
+		log_warn(TAG, "%s key=%s: DynamoDB request failed: %s", what,
+			 key, log_errno(rc, why, sizeof(why)));
 		return -EIO;
 	default:
 		return rc;

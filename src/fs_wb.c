@@ -374,14 +374,17 @@ static void *flusher_main(void *arg)
 		if (d.first && d.first_due <= now) {
 			rc = entry_write(wb, d.first);
 			if (rc && !d.first->err) {
+				char why[LOG_ERRNO_MAX];
+
 				d.first->err = rc;
 				d.first->err_mono_ms = clk_sys_mono_ms();
 				log_info(TAG,
 					 "key=%s: data written in the "
-					 "background failed (%s); the "
+					 "background failed: %s; the "
 					 "holder's next write, fsync or close "
 					 "is told",
-					 lock_key(d.first->lk), strerror(-rc));
+					 lock_key(d.first->lk),
+					 log_errno(rc, why, sizeof(why)));
 			}
 			continue;
 		}

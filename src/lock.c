@@ -563,10 +563,10 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 		}
 	}
 	if (rc) {
-		char msg[64];
+		char msg[LOG_ERRNO_MAX];
 
 		log_warn(TAG, "acquire key=%s failed: %s", key,
-			 strerror_r(-rc, msg, sizeof(msg)));
+			 log_errno(rc, msg, sizeof(msg)));
 		goto out;
 	}
 
@@ -840,6 +840,7 @@ static void after_renewal(struct lock_engine *e, struct lock *lk, int rc)
 int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 {
 	struct lock_renewal rn;
+	char why[LOG_ERRNO_MAX];
 	int64_t deadline, now;
 	int rc;
 
@@ -872,9 +873,9 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 		lk->next_due_mono_ms = now_mono(e) + retry;
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
 		log_warn(TAG,
-			 "heartbeat key=%s failed (%d); lock safe for %lld ms "
+			 "heartbeat key=%s failed: %s; lock safe for %lld ms "
 			 "more",
-			 lk->key, rc,
+			 lk->key, log_errno(rc, why, sizeof(why)),
 			 (long long)(lk->last_ok_mono_ms +
 				     e->cfg.safe_period_ms - now_mono(e)));
 	} else {
@@ -1120,6 +1121,8 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 	pthread_mutex_lock(&e->mu);
 	end_write(e, lk);
 	if (rc) {
+		char why[LOG_ERRNO_MAX];
+
 		/* The delete may have landed: never believe in the lock again.
 		 * Its row, if still ours, goes when DynamoDB answers again. */
 		lk->state = LOCK_HELD;
@@ -1131,9 +1134,9 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 		lock_int_retire_locked(e, lk);
 		pthread_mutex_unlock(&e->mu);
 		log_warn(TAG,
-			 "release key=%s not confirmed (%s); it will be "
+			 "release key=%s not confirmed: %s; it will be "
 			 "removed in the background or lapse",
-			 lk->key, strerror(-rc));
+			 lk->key, log_errno(rc, why, sizeof(why)));
 		return rc;
 	}
 	if (stolen) {

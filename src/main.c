@@ -306,11 +306,14 @@ int main(int argc, char **argv)
 	struct lock_callbacks cb = { fs_on_lost, fs_on_released, fs };
 	lock_engine_set_callbacks(eng, &cb);
 	rc = fs_ensure_prefix_dirs(fs);
-	if (rc)
+	if (rc) {
+		char why[LOG_ERRNO_MAX];
+
 		log_warn("main",
-			 "cannot record the directories of prefix %s (%s); "
+			 "cannot record the directories of prefix %s: %s; "
 			 "other mounts see them once listed",
-			 o.prefix, strerror(-rc));
+			 o.prefix, log_errno(rc, why, sizeof(why)));
+	}
 	struct flk_config flc = {
 		.reply = fsops_reply_lock,
 		.on_granted = fs_on_granted,
@@ -374,7 +377,8 @@ int main(int argc, char **argv)
 	 * both are a clean stop. Only a negative value is a failure. */
 	exit_code = rc < 0 ? 1 : 0;
 	if (rc > 0)
-		log_info("main", "stopping on signal %d", rc);
+		log_info("main", "stopping on signal %d (SIG%s)", rc,
+			 sigabbrev_np(rc) ? sigabbrev_np(rc) : "?");
 
 out_unmount:
 	/* Unmounted, signalled, or the threads did not start: give every

@@ -14,9 +14,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lock_int.h"
 #include "log.h"
+#include "procwatch.h"
 
 #define TAG		  "lease"
 #define LEASE_IDLE_MS	  1000
@@ -50,6 +52,26 @@ static enum lease_action wanted(const struct lock *lk)
 	if (lk->state == LOCK_LOST && lk->cleanup_wanted)
 		return ACT_CLEANUP;
 	return ACT_NONE;
+}
+
+/* mu held. When the process groups are next looked at: every
+ * pgrp_poll_ms, and after a holder's exit quickly a few times (1, 4, 16
+ * and 64 ms), since the group counts as alive until the exited process
+ * is reaped by its parent. */
+static int64_t group_check_delay(struct lock_engine *e)
+{
+	static const int64_t burst_ms[] = { 1, 4, 16, 64 };
+	int n = (int)(sizeof(burst_ms) / sizeof(burst_ms[0]));
+	int64_t d = e->cfg.pgrp_poll_ms;
+
+	if (e->pgrp_burst > 0) {
+		if (e->pgrp_burst > n)
+			e->pgrp_burst = n;
+		if (burst_ms[n - e->pgrp_burst] < d)
+			d = burst_ms[n - e->pgrp_burst];
+		e->pgrp_burst--;
+	}
+	return d;
 }
 
 /* mu held. Ends the trust of locks past their safe period and notices
@@ -98,7 +120,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 	e->next_watch_mono_ms = wake;
 	e->pgrp_watch = pgrp_watch;
 	if (check_pgrps)
-		e->next_pgrp_check_mono_ms = now + cfg->pgrp_poll_ms;
+		e->next_pgrp_check_mono_ms = now + group_check_delay(e);
 	if (pgrp_watch)
 		wake = min64(wake, e->next_pgrp_check_mono_ms);
 	return wake;
@@ -392,6 +414,7 @@ static void stop_threads(struct lock_engine *e, bool scheduler)
 int lease_start(struct lock_engine *e)
 {
 	int n = e->cfg.lease_workers > 0 ? e->cfg.lease_workers : LEASE_WORKERS;
+	struct procwatch *pw;
 	int rc;
 
 	if (e->thread_running)
@@ -415,16 +438,31 @@ int lease_start(struct lock_engine *e)
 		stop_threads(e, false);
 		return -rc;
 	}
+	/* Without it (no pidfds: kernels before 5.3) groups are polled. */
+	pw = procwatch_new(lease_groups_changed, e, 0);
+	if (!pw)
+		log_warn(TAG, "no exit notifications (%s): process groups "
+			      "are polled every %lld ms", strerror(errno),
+			 (long long)e->cfg.pgrp_poll_ms);
+	pthread_mutex_lock(&e->mu);
+	e->procwatch = pw;
+	pthread_mutex_unlock(&e->mu);
 	e->thread_running = true;
 	return 0;
 }
 
 void lease_stop(struct lock_engine *e)
 {
+	struct procwatch *pw;
 	struct lock *lk;
 
 	if (!e->thread_running)
 		return;
+	pthread_mutex_lock(&e->mu);
+	pw = e->procwatch;
+	e->procwatch = NULL;
+	pthread_mutex_unlock(&e->mu);
+	procwatch_free(pw); /* its thread may be in lease_groups_changed */
 	stop_threads(e, true);
 	/* Jobs never started give their locks back. */
 	pthread_mutex_lock(&e->mu);
@@ -442,6 +480,32 @@ void lease_stop(struct lock_engine *e)
 		lk = next;
 	}
 	e->thread_running = false;
+}
+
+void lease_groups_changed(void *engine)
+{
+	struct lock_engine *e = engine;
+
+	pthread_mutex_lock(&e->mu);
+	e->next_pgrp_check_mono_ms = 0;
+	e->next_watch_mono_ms = 0;
+	e->pgrp_burst = 4;
+	e->kicked = true;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+}
+
+void lease_watch_holder_locked(struct lock_engine *e,
+			       const struct lock_holder *h)
+{
+	if (!e->procwatch)
+		return;
+	/* Either may be gone already or not be a process of its own (a
+	 * thread's id): then the poll still notices the group's end. */
+	if (h->pid > 1)
+		procwatch_add(e->procwatch, h->pid);
+	if (h->pgid > 1 && h->pgid != h->pid)
+		procwatch_add(e->procwatch, h->pgid);
 }
 
 void lease_kick(struct lock_engine *e)

@@ -1180,6 +1180,8 @@ void lock_holder_closed(struct lock_engine *e, struct lock *lk)
 	pthread_mutex_lock(&e->mu);
 	lk->holder_open = false;
 	e->next_watch_mono_ms = 0; /* its group is watched from now on */
+	if (lk->hold == HOLD_PGRP)
+		lease_watch_holder_locked(e, &lk->holder);
 	if (lk->state == LOCK_HELD) {
 		if (lk->hold == HOLD_FD)
 			now = true;

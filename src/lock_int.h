@@ -9,6 +9,8 @@
 #include "lock.h"
 #include "map.h"
 
+struct procwatch;
+
 #define LOCK_PENDING_MAX 8
 #define LOCK_OUR_RVN_MAX 37 /* the RVNs we write: UUIDs, NUL included */
 
@@ -96,6 +98,12 @@ struct lock_engine {
 	int64_t sched_wake_mono_ms;	    /* when the scheduler wakes; mu */
 	bool pgrp_watch;		    /* some lock waits on a process
 					     * group; mu */
+	int pgrp_burst;			    /* quick group checks still owed
+					     * after an exit; mu */
+	struct procwatch *procwatch;	    /* exit notifications of holders
+					     * (NULL without the lease
+					     * threads); set before they
+					     * start */
 	int n_to_notify;		    /* lost, holder not told yet; mu,
 					     * read atomically as a hint */
 	uint64_t rng;			    /* mu */
@@ -107,6 +115,14 @@ struct lock_engine {
 	struct lock *urgent;
 	int64_t next_sweep_mono_ms; /* the once-a-second check of them all */
 };
+
+/* lease.c: a watched holder process exited; its group is checked now
+ * and a few times in the next 100 ms (its parent reaps it soon after). */
+void lease_groups_changed(void *engine);
+/* With mu held: watches the holder's process and group leader for their
+ * exit (pgrp mode). */
+void lease_watch_holder_locked(struct lock_engine *e,
+			       const struct lock_holder *h);
 
 /* lock.c helpers used by lease.c (called without mu held). */
 int lock_int_heartbeat(struct lock_engine *e, struct lock *lk);

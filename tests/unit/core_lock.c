@@ -647,6 +647,66 @@ static void test_lease_path_parallel(void)
 	store_free(mem);
 }
 
+/* hold=pgrp: the holder group's end is learnt from the exit itself, not
+ * from the poll: with the poll a minute apart, the lock is released
+ * within a fraction of a second of the holder's death. */
+static void test_exit_notification(void)
+{
+	struct lock_config cfg = {
+		.owner = "me",
+		.host = "testhost",
+		.lease_ms = 30000,
+		.heartbeat_ms = 5000,
+		.safe_period_ms = 20000,
+		.hold = HOLD_PGRP,
+		.pgrp_poll_ms = 60000,
+	};
+	struct store *mem = store_mem_new();
+	struct observe *o = observe_new(&clk_system, 0);
+	struct lock_engine *e;
+	struct lock *lk;
+	struct lock_holder h;
+	int64_t t0, took;
+	int status, i;
+	pid_t child;
+
+	CHECK(mem && o);
+	e = lock_engine_new(&cfg, mem, o, &clk_system, NULL, NULL);
+	CHECK(e);
+	child = fork();
+	if (child == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	for (i = 0; i < 200 && getpgid(child) != child; i++)
+		usleep(1000);
+	CHECK_INT(lease_start(e), 0);
+	usleep(50 * 1000); /* the first group check is behind us */
+	h = holder(child);
+	h.pid = child;
+	CHECK_INT(lock_acquire(e, "ex", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(e, lk); /* held by its group from now on */
+	usleep(20 * 1000);
+	CHECK_INT(lock_get_state(e, lk), LOCK_HELD);
+	t0 = clk_mono_ms(&clk_system);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	for (i = 0; i < 2000 && lock_get_state(e, lk) != LOCK_RELEASED; i++)
+		usleep(1000);
+	took = clk_mono_ms(&clk_system) - t0;
+	CHECK_INT(lock_get_state(e, lk), LOCK_RELEASED);
+	CHECK(took < 1000);
+	printf("released %lld ms after its holder group died (poll: 60 s)\n",
+	       (long long)took);
+	lease_stop(e);
+	lock_unref(e, lk);
+	CHECK_INT(lock_release_all(e), 0);
+	lock_engine_free(e);
+	observe_free(o);
+	store_free(mem);
+}
+
 /* Stopping tells every holder (on_lost, lost_signal) before any of its
  * rows is deleted. */
 static int told_before_delete, deleted_untold;
@@ -849,6 +909,7 @@ int main(void)
 	test_release_all();
 	test_trust_ends_by_clock();
 	test_lease_path_parallel();
+	test_exit_notification();
 	test_stop_tells_holders_first();
 	test_lost_not_replaced();
 	test_many_locks();

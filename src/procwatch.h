@@ -1,0 +1,32 @@
+/* procwatch: learns that a process exited when it exits, from its pidfd (a
+ * notification from the kernel, not a poll), so that a lock held by a
+ * process group is let go of as soon as the group is gone.
+ *
+ * Each pid is watched once, from procwatch_add until it exits; then its
+ * entry goes and on_exit is called. A pidfd names one process, so a reused
+ * pid is never mistaken for the one watched.
+ *
+ * Threads: any thread calls procwatch_add; the watch thread (one, owned
+ * here) calls on_exit, with no lock of procwatch held. */
+#ifndef LOCKFS_PROCWATCH_H
+#define LOCKFS_PROCWATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct procwatch;
+
+/* Starts the watch thread. At most max pids are watched at once (0: a
+ * default of 65536); past that, procwatch_add says -ENOSPC and the caller
+ * relies on its poll. NULL on failure (errno set). */
+struct procwatch *procwatch_new(void (*on_exit)(void *arg), void *arg,
+				size_t max);
+/* Watches pid until it exits. 0 when watched (or already watched);
+ * -ESRCH when it is gone already; -ENOSPC when full; other -errno. */
+int procwatch_add(struct procwatch *pw, int64_t pid);
+/* How many pids are watched now. */
+size_t procwatch_count(struct procwatch *pw);
+/* Stops the thread and closes every pidfd. */
+void procwatch_free(struct procwatch *pw);
+
+#endif

@@ -1,0 +1,113 @@
+/* core_procwatch: exit notifications by pidfd. A watched child's exit is
+ * told once, within a bound, whether or not it has been reaped; a pid is
+ * watched once however often it is added; a process already reaped, pid 1
+ * and pids <= 0 are refused; the table is bounded. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "procwatch.h"
+
+static atomic_int exits;
+
+static void on_exit_cb(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&exits, 1);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static pid_t sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	return pid;
+}
+
+/* Waits (at most 2 s) for the exit count to reach n; the time it took. */
+static int64_t wait_exits(int n)
+{
+	int64_t start = now_ms();
+
+	while (atomic_load(&exits) < n && now_ms() - start < 2000)
+		usleep(200);
+	return now_ms() - start;
+}
+
+int main(void)
+{
+	struct procwatch *pw = procwatch_new(on_exit_cb, NULL, 2);
+	pid_t a, b, c, gone;
+	int status;
+	int64_t took;
+
+	CHECK(pw != NULL);
+	CHECK_INT(procwatch_add(pw, 1), -EINVAL);
+	CHECK_INT(procwatch_add(pw, 0), -EINVAL);
+	CHECK_INT(procwatch_add(pw, -5), -EINVAL);
+
+	/* A reaped process cannot be watched. */
+	gone = fork();
+	if (gone == 0)
+		_exit(0);
+	CHECK_INT(waitpid(gone, &status, 0), gone);
+	CHECK_INT(procwatch_add(pw, gone), -ESRCH);
+
+	/* Added twice, watched once; the table holds two. */
+	a = sleeper();
+	b = sleeper();
+	c = sleeper();
+	CHECK_INT(procwatch_add(pw, a), 0);
+	CHECK_INT(procwatch_add(pw, a), 0);
+	CHECK_INT((int)procwatch_count(pw), 1);
+	CHECK_INT(procwatch_add(pw, b), 0);
+	CHECK_INT(procwatch_add(pw, c), -ENOSPC);
+
+	/* An exit is told while the process is still a zombie. */
+	kill(a, SIGKILL);
+	took = wait_exits(1);
+	CHECK_INT(atomic_load(&exits), 1);
+	CHECK(took < 1000);
+	printf("exit of an unreaped child told after %lld ms\n",
+	       (long long)took);
+	CHECK_INT((int)procwatch_count(pw), 1);
+	CHECK_INT(waitpid(a, &status, 0), a);
+
+	/* Room again: c is watched; exits at the same moment may share one
+	 * call. */
+	CHECK_INT(procwatch_add(pw, c), 0);
+	kill(b, SIGKILL);
+	kill(c, SIGKILL);
+	waitpid(b, &status, 0);
+	waitpid(c, &status, 0);
+	wait_exits(3);
+	usleep(20 * 1000);
+	CHECK_INT(atomic_load(&exits) >= 2, 1); /* two exits, maybe one wake */
+	CHECK_INT((int)procwatch_count(pw), 0);
+
+	/* Freed with a watch outstanding: no callback after it returns. */
+	a = sleeper();
+	CHECK_INT(procwatch_add(pw, a), 0);
+	procwatch_free(pw);
+	kill(a, SIGKILL);
+	waitpid(a, &status, 0);
+	CHECK_DONE();
+}

@@ -44,9 +44,16 @@ void awserr_set(struct aws_error *e, long http_status, const char *type,
 
 void awserr_set_transport(struct aws_error *e, int neg_errno)
 {
+	awserr_set_transport_why(e, neg_errno, NULL);
+}
+
+void awserr_set_transport_why(struct aws_error *e, int neg_errno,
+			      const char *why)
+{
 	awserr_clear(e);
 	e->transport = neg_errno;
-	copy_bounded(e->message, sizeof(e->message), strerror(-neg_errno));
+	copy_bounded(e->message, sizeof(e->message),
+		     why && *why ? why : strerror(-neg_errno));
 }
 
 void awserr_from_json(struct aws_error *e, long http_status, const char *body,

@@ -37,6 +37,10 @@ void awserr_from_json(struct aws_error *e, long http_status, const char *body,
 void awserr_set(struct aws_error *e, long http_status, const char *type,
 		const char *message);
 void awserr_set_transport(struct aws_error *e, int neg_errno);
+/* The same with the words of the failure (http_error_text) as the message
+ * instead of strerror; why NULL or "": strerror. */
+void awserr_set_transport_why(struct aws_error *e, int neg_errno,
+			      const char *why);
 bool awserr_is_throttle(const struct aws_error *e);
 bool awserr_is_retryable(const struct aws_error *e);
 bool awserr_is_condition_failed(const struct aws_error *e);

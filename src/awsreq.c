@@ -290,6 +290,7 @@ static int attempt(struct awsreq *r, struct awsreq_thread *t, enum ddb_op op,
 
 	/* The caller's buffer receives the answer directly. */
 	hr.status = 0;
+	hr.error[0] = '\0';
 	hr.body = *resp;
 	start_us = clk_sys_mono_us();
 	xt->sent_mono_ms = clk_mono_ms(sclk);
@@ -305,7 +306,7 @@ static int attempt(struct awsreq *r, struct awsreq_thread *t, enum ddb_op op,
 				       xt->recv_mono_ms);
 	}
 	if (rc) {
-		awserr_set_transport(err, rc);
+		awserr_set_transport_why(err, rc, hr.error);
 	} else if (hr.status >= 200 && hr.status < 300) {
 		awserr_clear(err);
 		err->http_status = hr.status;

@@ -183,7 +183,7 @@ static int ecs_fetch(const struct creds_ctx *ctx, struct aws_creds *out,
 	if (rc) {
 		rc = creds_fail_transport(
 			err, rc, "ECS: credentials endpoint on %.100s: %s",
-			host, strerror(-rc));
+			host, http_error_text(&resp, rc));
 		goto out;
 	}
 	if (resp.status != 200) {

@@ -254,7 +254,7 @@ int creds_webid_assume(const struct creds_ctx *ctx, const char *who,
 	rc = http_perform(http, &req, &resp);
 	if (rc) {
 		rc = creds_fail_transport(err, rc, "%s: STS %.100s: %s", who,
-					  url, strerror(-rc));
+					  url, http_error_text(&resp, rc));
 		goto out;
 	}
 	if (resp.status != 200)

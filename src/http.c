@@ -3,7 +3,9 @@
  * refuses plain HTTP to hosts that are not loopback unless allowed; opens
  * its sockets close-on-exec; caps the response size; wipes the header lines
  * it builds and (through curl's allocation callbacks, set once before any
- * thread) every block curl frees; maps curl failures to -errno. */
+ * thread) every block curl frees; maps curl failures to -errno and says in
+ * words which TLS failure it was (from curl's error buffer and the
+ * certificate verification result, per request). */
 #include "http.h"
 
 #include <arpa/inet.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define HTTP_DEFAULT_CONNECT_MS 2000L
 #define HTTP_DEFAULT_TIMEOUT_MS 10000L
@@ -28,6 +31,7 @@ struct http_client {
 	int overflow; /* set by the write callback when the cap is hit */
 	struct buf *sink;
 	char *date; /* the current response's date[], during a request */
+	char errbuf[CURL_ERROR_SIZE]; /* curl's words for the last failure */
 };
 
 /* curl's allocations: as libc's, but a block is wiped before it is freed
@@ -127,6 +131,7 @@ static void set_fixed_options(struct http_client *c)
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
 	curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
 	curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, c);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
 	/* curl's own trace would print the Authorization header: debugging
 	 * builds only, never from an option. */
 	curl_easy_setopt(h, CURLOPT_VERBOSE, c->opts.verbose ? 1L : 0L);
@@ -176,6 +181,7 @@ void http_response_init(struct http_response *resp)
 	resp->status = 0;
 	resp->date[0] = '\0';
 	resp->sent = 0;
+	resp->error[0] = '\0';
 	buf_init(&resp->body, 0);
 }
 
@@ -265,6 +271,155 @@ static int map_curl_error(CURLcode cc, long os_errno)
 	}
 }
 
+/* OpenSSL's certificate verification results (X509_V_ERR_*), which curl's
+ * OpenSSL backend reports as CURLINFO_SSL_VERIFYRESULT. */
+enum {
+	X509_ISSUER_UNKNOWN = 2,
+	X509_NOT_YET_VALID = 9,
+	X509_EXPIRED = 10,
+	X509_SELF_SIGNED = 18,
+	X509_SELF_SIGNED_IN_CHAIN = 19,
+	X509_ISSUER_UNKNOWN_LOCALLY = 20,
+	X509_LEAF_UNVERIFIABLE = 21,
+};
+
+/* "host" or "host:port" of url, for messages. */
+static void url_authority(const char *url, char *out, size_t len)
+{
+	const char *p = strstr(url, "://");
+	size_t n;
+
+	p = p ? p + 3 : url;
+	n = strcspn(p, "/?#");
+	snprintf(out, len, "%.*s", (int)(n < 200 ? n : 200), p);
+}
+
+/* The server's certificate was refused: which check failed. */
+static void say_cert_refused(struct http_client *c, const char *url,
+			     char *out, size_t len)
+{
+	char host[256] = "";
+	long vr = 0;
+	int https;
+
+	curl_easy_getinfo(c->curl, CURLINFO_SSL_VERIFYRESULT, &vr);
+	if (strstr(c->errbuf, "subject name") ||
+	    strstr(c->errbuf, "does not match")) {
+		http_url_host(url, host, sizeof(host), &https);
+		snprintf(out, len,
+			 "TLS: the server's certificate is not for host %s "
+			 "(check the endpoint's host name)",
+			 host);
+		return;
+	}
+	switch (vr) {
+	case X509_EXPIRED:
+		snprintf(out, len,
+			 "TLS: the server's certificate has expired (or this "
+			 "host's clock is wrong)");
+		return;
+	case X509_NOT_YET_VALID:
+		snprintf(out, len,
+			 "TLS: the server's certificate is not valid yet (or "
+			 "this host's clock is wrong)");
+		return;
+	case X509_SELF_SIGNED:
+	case X509_SELF_SIGNED_IN_CHAIN:
+		snprintf(out, len,
+			 "TLS: the server's certificate is self-signed, not "
+			 "issued by a trusted CA (give the CA that signed it "
+			 "with -o ca_file=PATH)");
+		return;
+	case X509_ISSUER_UNKNOWN:
+	case X509_ISSUER_UNKNOWN_LOCALLY:
+	case X509_LEAF_UNVERIFIABLE:
+		snprintf(out, len,
+			 "TLS: the server's certificate is issued by an "
+			 "unknown CA (give that CA with -o ca_file=PATH)");
+		return;
+	}
+	snprintf(out, len, "TLS: the server's certificate was refused: %s",
+		 c->errbuf[0] ? c->errbuf : "no reason given");
+}
+
+/* The CA bundle could not be used: the file, or what is in it. */
+static void say_ca_file(struct http_client *c, char *out, size_t len)
+{
+	const char *path = c->opts.ca_file;
+
+	if (!path) {
+		snprintf(out, len, "TLS: cannot use the system's CA store: %s",
+			 c->errbuf[0] ? c->errbuf : "no reason given");
+		return;
+	}
+	if (access(path, R_OK)) {
+		snprintf(out, len, "TLS: cannot read ca_file %.150s: %s", path,
+			 strerror(errno));
+		return;
+	}
+	snprintf(out, len,
+		 "TLS: ca_file %.150s holds no usable CA certificate (want "
+		 "PEM)",
+		 path);
+}
+
+/* The handshake failed: a server that answered in plain HTTP, or else. */
+static void say_handshake(struct http_client *c, const char *url, char *out,
+			  size_t len)
+{
+	static const char *const not_tls[] = { "wrong version number",
+					       "packet length too long",
+					       "unknown protocol",
+					       "http request", NULL };
+	char where[208];
+	size_t i;
+
+	url_authority(url, where, sizeof(where));
+	for (i = 0; not_tls[i]; i++) {
+		if (strcasestr(c->errbuf, not_tls[i])) {
+			snprintf(out, len,
+				 "TLS handshake failed: %s does not speak TLS "
+				 "(an http:// endpoint?)",
+				 where);
+			return;
+		}
+	}
+	snprintf(out, len, "TLS handshake with %s failed: %s", where,
+		 c->errbuf[0] ? c->errbuf : "no reason given");
+}
+
+/* Fills out (the response's error) for a failure mapped to -EPROTO: the
+ * TLS ones in words, nothing for the others (a malformed answer). */
+static void describe_tls_failure(struct http_client *c, CURLcode cc,
+				 const char *url, char *out, size_t len)
+{
+	switch (cc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+		say_cert_refused(c, url, out, len);
+		break;
+	case CURLE_SSL_CACERT_BADFILE:
+		say_ca_file(c, out, len);
+		break;
+	case CURLE_SSL_CONNECT_ERROR:
+		say_handshake(c, url, out, len);
+		break;
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+		snprintf(out, len, "TLS: %s",
+			 c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
+		break;
+	default:
+		out[0] = '\0';
+	}
+}
+
+const char *http_error_text(const struct http_response *resp, int rc)
+{
+	if (resp && resp->error[0])
+		return resp->error;
+	return strerror(rc < 0 ? -rc : rc);
+}
+
 /* Overwrites the header lines (they hold the session token and the
  * signature) and frees them. */
 static void free_headers(struct curl_slist *hdrs)
@@ -292,6 +447,7 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	resp->status = 0;
 	resp->date[0] = '\0';
 	resp->sent = 0;
+	resp->error[0] = '\0';
 
 	rc = http_url_plain_remote(req->url);
 	if (rc < 0)
@@ -348,6 +504,7 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	c->overflow = 0;
 	c->sink = &resp->body;
 	c->date = resp->date;
+	c->errbuf[0] = '\0';
 
 	cc = curl_easy_perform(h);
 	c->sink = NULL;
@@ -365,6 +522,9 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	} else {
 		curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
 		rc = map_curl_error(cc, os_errno);
+		if (rc == -EPROTO)
+			describe_tls_failure(c, cc, req->url, resp->error,
+					     sizeof(resp->error));
 	}
 	if (rc)
 		resp->status = 0;

@@ -48,6 +48,9 @@ struct http_response {
 	int sent;	 /* the request went out on a connection (so a
 			  * timeout means the peer did not answer, not that
 			  * it could not be reached) */
+	char error[256]; /* why a TLS failure (-EPROTO) failed, in words:
+			  * "TLS: the server's certificate has expired";
+			  * "" otherwise */
 };
 
 /* curl_global_init, once per process, before threads, with allocation
@@ -62,12 +65,18 @@ void http_client_free(struct http_client *c);
 /* Performs the request. Returns 0 when an HTTP answer arrived (any status;
  * see resp->status), else -errno: -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH
  * (name or route), -ECONNRESET (connection dropped mid-exchange), -EPROTO (TLS
- * or protocol), -EMSGSIZE (answer over the cap), -ENOMEM, -EINVAL (bad URL),
- * -EPERM (plain HTTP to a host that is not loopback, not allowed: nothing
- * was sent), -EIO (anything else). resp->body is reset first; call
- * http_response_fini. */
+ * or protocol; for TLS, resp->error says which failure: a certificate that
+ * is self-signed, of an unknown CA, expired or not yet valid, or for
+ * another host; a ca_file that cannot be read or holds no certificate; a
+ * server that does not speak TLS), -EMSGSIZE (answer over the cap),
+ * -ENOMEM, -EINVAL (bad URL), -EPERM (plain HTTP to a host that is not
+ * loopback, not allowed: nothing was sent), -EIO (anything else).
+ * resp->body is reset first; call http_response_fini. */
 int http_perform(struct http_client *c, const struct http_request *req,
 		 struct http_response *resp);
+/* The words for a failure rc of http_perform: resp->error when set, else
+ * strerror. */
+const char *http_error_text(const struct http_response *resp, int rc);
 void http_response_init(struct http_response *resp);
 void http_response_fini(struct http_response *resp);
 

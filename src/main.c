@@ -318,6 +318,8 @@ int main(int argc, char **argv)
 		.reply = fsops_reply_lock,
 		.on_granted = fs_on_granted,
 		.arg = fs,
+		.poll_min_ms = o.wait_poll_ms < 50 ? o.wait_poll_ms : 50,
+		.poll_max_ms = o.wait_poll_ms,
 	};
 	flk = flk_new(&flc, eng, store, obs, &metrics);
 	if (!flk)

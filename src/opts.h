@@ -17,6 +17,11 @@
 #define OPTS_MAX_DIRS_PER_USER	  1024
 #define OPTS_MAX_OPENS_PER_USER	  4096
 
+/* How often a file-lock waiter reads a key held elsewhere, at most
+ * apart (jittered in [half, whole]), by default and at least. */
+#define OPTS_WAIT_POLL_MS     250
+#define OPTS_WAIT_POLL_MIN_MS 25
+
 struct lockfs_opts {
 	/* as given (malloc'd by fuse_opt) */
 	char *table;
@@ -29,6 +34,7 @@ struct lockfs_opts {
 	char *lease_s;
 	char *heartbeat_s;
 	char *safe_period_s;
+	char *wait_poll_s;
 	char *lost_signal_s;
 	char *attr_timeout_s;
 	char *entry_timeout_s;
@@ -53,6 +59,7 @@ struct lockfs_opts {
 	int64_t lease_ms;
 	int64_t heartbeat_ms;
 	int64_t safe_period_ms;
+	int64_t wait_poll_ms; /* a file-lock waiter's longest read interval */
 	enum hold_mode hold;
 	int lost_signal;
 	double attr_timeout;

@@ -2,12 +2,13 @@
 # wait.t: how flock waiters are served. On one mount, waiters are granted
 # in the order they started waiting (FIFO), each as soon as the one before
 # it lets go; across mounts, a waiter sees the holder's release within one
-# poll interval (jittered backoff capped at 1 s here): the latency is
-# measured and printed. Waiting never occupies a request thread: with
+# poll interval (jittered backoff capped at wait_poll, 0.25 s by default):
+# the latency is measured and printed, and the reads a waiter makes stay
+# within what wait_poll allows (at most 2 per wait_poll). Waiting never occupies a request thread: with
 # max_threads=2 and more waiters than threads, the mount still answers.
 . "$(dirname "$0")/lib.sh"
 
-plan 13
+plan 18
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -60,6 +61,39 @@ diag "release seen across mounts after: ${lat[*]} ms"
 for l in "${lat[@]}"; do
 	ok $((!(l < 1500))) "a waiter on another mount sees the release within one poll interval ($l ms)"
 done
+
+# ---- wait_poll: handoff latency against reads ---------------------------------------
+mount_start c "owner=wait-c,$OPT,wait_poll=0.1" &&
+	mount_start d "owner=wait-d,$OPT,wait_poll=1" ||
+	{ echo "Bail out! cannot mount c and d"; exit 1; }
+C=$(mnt c) D=$(mnt d)
+gets() { "$T" read "$1/.lockfs/metrics" | sed -n 's/^lockfs_dynamodb_requests_total{operation="GetItem"} //p'; }
+# Reads a waiter on mount $1 makes while A holds key $2 for 3 s, then
+# the time from A's release to the waiter's grant.
+waited() {
+	local m=$1 k=$2 h w before after released got
+	flock "$A/$k" sleep 3 &
+	h=$!
+	wait_for 5 test -e "$m/$k"
+	before=$(gets "$m")
+	flock "$m/$k" sh -c "date +%s%3N > '$WORK/got-$k'" &
+	w=$!
+	wait "$h"
+	released=$(now_ms)
+	wait "$w"
+	after=$(gets "$m")
+	got=$(cat "$WORK/got-$k")
+	echo "$((after - before)) $((got - released))"
+}
+read -r reads_c lat_c < <(waited "$C" wp1)
+read -r reads_d lat_d < <(waited "$D" wp2)
+diag "waiting 3 s: wait_poll=0.1 made $reads_c reads, release seen after $lat_c ms; wait_poll=1: $reads_d reads, $lat_d ms"
+ok $((!(reads_c >= 10 && reads_c <= 66))) "wait_poll=0.1: 10 to 66 reads in 3 s of waiting ($reads_c)"
+ok $((!(reads_d >= 2 && reads_d <= 14))) "wait_poll=1: 2 to 14 reads in 3 s ($reads_d: the backoff from 50 ms, then at most 2 a second)"
+ok $((!(reads_c > 2 * reads_d))) "the shorter wait_poll reads more often"
+ok $((!(lat_c < 700))) "wait_poll=0.1: the release is seen within 0.7 s ($lat_c ms)"
+out=$(timeout 10 "$LOCKFS_BIN" -f -o wait_poll=0.001 "$WORK/nowhere" 2>&1 </dev/null)
+like "$out" 'wait_poll=0.001: want seconds from 0.025' "wait_poll below 25 ms is refused with its range"
 
 # ---- F_GETLK reports the holder ---------------------------------------------------
 hold_start g1 "$A/g" O_RDWR,O_CREAT 0644

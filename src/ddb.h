@@ -47,6 +47,16 @@ int ddb_item_set_b(struct ddb_item *it, const char *name, const void *data,
 		   size_t len);
 int ddb_item_set_bool(struct ddb_item *it, const char *name, bool value);
 void ddb_item_remove(struct ddb_item *it, const char *name);
+/* Maps (M) are kept as DDB_T_OTHER; these turn one into an item of its own
+ * and back. set_m stores a copy of map (its attributes in name order);
+ * get_m gives a new item (the caller's): -ENOENT absent, -EINVAL not a map
+ * or not a well-formed one. */
+int ddb_item_set_m(struct ddb_item *it, const char *name,
+		   const struct ddb_item *map);
+int ddb_item_get_m(const struct ddb_item *it, const char *name,
+		   struct ddb_item **out);
+/* The name of the i-th attribute in name order, or NULL past the end. */
+const char *ddb_item_name_at(const struct ddb_item *it, size_t i);
 
 /* Getters: 0, -ENOENT (absent) or -EINVAL (another type, or for get_n a
  * value that is not an integer in int64 range; "10.0" and "1E3" are

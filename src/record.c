@@ -10,6 +10,21 @@ void record_init(struct lock_record *r)
 	memset(r, 0, sizeof(*r));
 }
 
+void record_reader_fini(struct record_reader *rd)
+{
+	free(rd->id);
+	free(rd->host);
+	free(rd->cmd);
+	memset(rd, 0, sizeof(*rd));
+}
+
+static void readers_free(struct record_reader *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		record_reader_fini(&v[i]);
+	free(v);
+}
+
 void record_fini(struct lock_record *r)
 {
 	free(r->key);
@@ -17,7 +32,91 @@ void record_fini(struct lock_record *r)
 	free(r->host);
 	free(r->cmd);
 	free(r->data);
+	readers_free(r->readers, r->n_readers);
+	free(r->writer_id);
 	record_init(r);
+}
+
+static int reader_copy(struct record_reader *dst,
+		       const struct record_reader *src)
+{
+	*dst = *src;
+	dst->id = dst->host = dst->cmd = NULL;
+	if (record_set_str(&dst->id, src->id) ||
+	    record_set_str(&dst->host, src->host) ||
+	    record_set_str(&dst->cmd, src->cmd)) {
+		record_reader_fini(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct record_reader *record_reader_find(const struct lock_record *r,
+					       const char *id)
+{
+	for (size_t i = 0; id && i < r->n_readers; i++)
+		if (r->readers[i].id && !strcmp(r->readers[i].id, id))
+			return &r->readers[i];
+	return NULL;
+}
+
+int record_reader_add(struct lock_record *r, const struct record_reader *rd)
+{
+	struct record_reader copy, *p;
+	size_t i;
+
+	if (!rd->id)
+		return -EINVAL;
+	if (reader_copy(&copy, rd))
+		return -ENOMEM;
+	for (i = 0; i < r->n_readers; i++) {
+		if (!strcmp(r->readers[i].id, rd->id)) {
+			record_reader_fini(&r->readers[i]);
+			r->readers[i] = copy;
+			return 0;
+		}
+	}
+	if (r->n_readers >= RECORD_READERS_MAX) {
+		record_reader_fini(&copy);
+		return -E2BIG;
+	}
+	p = realloc(r->readers, (r->n_readers + 1) * sizeof(*p));
+	if (!p) {
+		record_reader_fini(&copy);
+		return -ENOMEM;
+	}
+	r->readers = p;
+	r->readers[r->n_readers++] = copy;
+	return 0;
+}
+
+const char *record_holder_version(const struct lock_record *r,
+				  const char *reader_id)
+{
+	const struct record_reader *rd;
+
+	if (!reader_id)
+		return r->rvn;
+	rd = r->shared ? record_reader_find(r, reader_id) : NULL;
+	return rd ? rd->v : "";
+}
+
+int record_set_writer(struct lock_record *r, const char *id, const char *v)
+{
+	int rc = record_set_str(&r->writer_id, id);
+
+	if (rc)
+		return rc;
+	r->writer_v[0] = '\0';
+	if (id && v) {
+		size_t n = strlen(v);
+
+		if (n >= sizeof(r->writer_v))
+			n = sizeof(r->writer_v) - 1;
+		memcpy(r->writer_v, v, n);
+		r->writer_v[n] = '\0';
+	}
+	return 0;
 }
 
 int record_set_str(char **field, const char *value)
@@ -58,6 +157,9 @@ int record_copy(struct lock_record *dst, const struct lock_record *src)
 	tmp.key = tmp.owner = tmp.host = tmp.cmd = tmp.data = NULL;
 	tmp.has_data = false;
 	tmp.data_len = 0;
+	tmp.readers = NULL;
+	tmp.n_readers = 0;
+	tmp.writer_id = NULL;
 	rc = record_set_str(&tmp.key, src->key);
 	if (!rc)
 		rc = record_set_str(&tmp.owner, src->owner);
@@ -67,6 +169,18 @@ int record_copy(struct lock_record *dst, const struct lock_record *src)
 		rc = record_set_str(&tmp.cmd, src->cmd);
 	if (!rc && src->has_data)
 		rc = record_set_data(&tmp, src->data, src->data_len);
+	if (!rc)
+		rc = record_set_str(&tmp.writer_id, src->writer_id);
+	if (!rc && src->n_readers) {
+		tmp.readers = calloc(src->n_readers, sizeof(*tmp.readers));
+		if (!tmp.readers)
+			rc = -ENOMEM;
+		for (size_t i = 0; !rc && i < src->n_readers; i++) {
+			rc = reader_copy(&tmp.readers[i], &src->readers[i]);
+			if (!rc)
+				tmp.n_readers++;
+		}
+	}
 	if (rc) {
 		record_fini(&tmp);
 		return rc;

@@ -18,6 +18,27 @@
 
 #define RECORD_RVN_MAX 128
 
+/* A shared lock row holds one entry per reading mount; more than this many
+ * are read as a row that cannot be joined (see record_reader_add). */
+#define RECORD_READERS_MAX 1024
+
+/* The value of lockfs_share on a row held shared. */
+#define RECORD_SHARED "shared"
+
+/* One reading mount's entry in a shared lock row (lockfs_readers.<id>). */
+struct record_reader {
+	char *id;		/* the mount's owner id: the map's key */
+	char v[RECORD_RVN_MAX]; /* its version: a fresh UUID on each of its
+				 * writes (the reader's "RVN") */
+	char *host; /* the first local holder: host, pid, uid, cmd */
+	int64_t pid;
+	int64_t uid;
+	char *cmd;
+	int64_t acquired_real_ms;
+	int64_t heartbeat_real_ms;
+	uint64_t fence; /* the fence it was handed; 0: none yet */
+};
+
 struct lock_record {
 	char *key;		  /* lock_key: the full key, prefix included */
 	char *owner;		  /* owner_name */
@@ -41,6 +62,15 @@ struct lock_record {
 	bool has_data;
 	char *data; /* data_len bytes, NUL after them */
 	size_t data_len;
+
+	/* Held shared (lockfs_share): one entry per reading mount, and the
+	 * mark of a writer waiting on another mount (lockfs_writer), which
+	 * new readers respect. A shared row with no reader is free. */
+	bool shared;
+	struct record_reader *readers;
+	size_t n_readers;
+	char *writer_id; /* NULL: no mark */
+	char writer_v[RECORD_RVN_MAX];
 };
 
 struct dir_record {
@@ -57,6 +87,19 @@ void record_fini(struct lock_record *r);
 int record_copy(struct lock_record *dst, const struct lock_record *src);
 int record_set_str(char **field, const char *value);
 int record_set_data(struct lock_record *r, const void *data, size_t len);
+/* Appends a deep copy of rd (replacing an entry of the same id). -E2BIG
+ * past RECORD_READERS_MAX. */
+int record_reader_add(struct lock_record *r, const struct record_reader *rd);
+/* The entry of id, or NULL. */
+const struct record_reader *record_reader_find(const struct lock_record *r,
+					       const char *id);
+void record_reader_fini(struct record_reader *rd);
+/* The version a holder compares: the row's RVN for an exclusive holder
+ * (reader_id NULL), its own entry's v for a reader ("" when it has none). */
+const char *record_holder_version(const struct lock_record *r,
+				  const char *reader_id);
+/* Sets the writer mark (id NULL: none). */
+int record_set_writer(struct lock_record *r, const char *id, const char *v);
 
 void dir_record_init(struct dir_record *d);
 void dir_record_fini(struct dir_record *d);

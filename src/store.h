@@ -30,6 +30,13 @@ struct lock_renewal {
 	size_t data_len;
 	bool set_fence;
 	uint64_t fence;
+	/* A reader's renewal of a shared row: expect_rvn and new_rvn are the
+	 * versions of its entry (reader), the row's RVN becomes row_rvn (so
+	 * that every other client sees the row renewed), set_fence records
+	 * the fence in its entry, and set_data is refused (-EINVAL). On
+	 * success *cur is the row as it now is, every reader included. */
+	const char *reader;
+	const char *row_rvn;
 };
 
 /* One row of a listing. */
@@ -69,7 +76,9 @@ struct store_ops {
 	/* Writes the lock row rec. expect_rvn NULL: only if no lock row exists;
 	 * else: if none exists or its RVN is expect_rvn (takeover). -EISDIR
 	 * when the name is a directory (nothing in *cur): a lock and a
-	 * directory of one name are one item, so this write decides. */
+	 * directory of one name are one item, so this write decides. A
+	 * shared rec (rec->shared, its readers) takes over no row that a
+	 * writer has marked. */
 	int (*put_lock)(struct store *s, const struct lock_record *rec,
 			const char *expect_rvn, int64_t deadline_mono_ms,
 			struct lock_record *cur, bool *has_cur);
@@ -87,6 +96,51 @@ struct store_ops {
 	 * it survives deletes) and returns the new value. */
 	int (*next_fence)(struct store *s, const char *key,
 			  int64_t deadline_mono_ms, uint64_t *fence);
+	/* The key's fence counter as it is, unchanged (0 when none was ever
+	 * allocated): the fence readers are handed. */
+	int (*read_fence)(struct store *s, const char *key,
+			  int64_t deadline_mono_ms, uint64_t *fence);
+
+	/* Shared rows (record.h). A reader is a mount, known by its owner
+	 * id; its version is its entry's v, a fresh UUID on each of its
+	 * writes. */
+
+	/* Adds rec's one reader entry (rec->readers[0]) to the row of
+	 * rec->key and sets the row's RVN to rec->rvn and its expiry_time,
+	 * if the row is held shared, has no writer mark and a lease of at
+	 * least rec->lease_ms (raise_lease: of less, which then becomes
+	 * rec->lease_ms). An entry of the same id is replaced. -ECANCELED
+	 * with *cur otherwise (*has_cur false: no row). */
+	int (*join_shared)(struct store *s, const struct lock_record *rec,
+			   bool raise_lease, int64_t deadline_mono_ms,
+			   struct lock_record *cur, bool *has_cur);
+	/* Removes reader_id's entry if its v is expect_v, and sets the row's
+	 * RVN to new_rvn; if that left no entry and no writer mark, deletes
+	 * the row (a second request, conditioned on new_rvn, no entry and no
+	 * mark: a join or a mark in between keeps it). -ECANCELED with *cur
+	 * when the entry is not expect_v's. */
+	int (*leave_shared)(struct store *s, const char *key,
+			    const char *reader_id, const char *expect_v,
+			    const char *new_rvn, int64_t deadline_mono_ms,
+			    struct lock_record *cur, bool *has_cur);
+	/* Removes reader_id's entry if its v is still expect_v (a reader
+	 * seen unchanged for a lease); the row's RVN is left as it is.
+	 * -ECANCELED when not. */
+	int (*evict_reader)(struct store *s, const char *key,
+			    const char *reader_id, const char *expect_v,
+			    int64_t deadline_mono_ms);
+	/* Marks the shared row of key for the waiting writer id, with
+	 * version v, if the row is held shared and has no mark, or a mark
+	 * of id, or one whose version is replace_v (a stale mark; may be
+	 * NULL). The RVN is left as it is. -ECANCELED with *cur when not. */
+	int (*mark_writer)(struct store *s, const char *key, const char *id,
+			   const char *v, const char *replace_v,
+			   int64_t deadline_mono_ms, struct lock_record *cur,
+			   bool *has_cur);
+	/* Removes the writer mark of key if its version is v. -ECANCELED
+	 * when not. */
+	int (*clear_writer)(struct store *s, const char *key, const char *v,
+			    int64_t deadline_mono_ms);
 	/* Creates a directory marker; -EEXIST if a marker or a lock of that
 	 * name exists, unless the lock carries expect_rvn (a lock seen
 	 * expired, taken over as an acquire would). */

@@ -32,6 +32,23 @@
 #define A_CREATED "lockfs_created"
 #define A_COUNTER "lockfs_counter"
 #define A_KIND	  "lockfs_kind"
+#define A_SHARE	  "lockfs_share"
+#define A_READERS "lockfs_readers"
+#define A_WRITER  "lockfs_writer"
+
+/* The fields of a reader's entry and of a writer's mark (nested maps). In
+ * expressions they are always named through placeholders (#v, #hb, ...),
+ * as any of them could one day be a reserved word. */
+#define R_V	"v"
+#define R_HOST	"host"
+#define R_PID	"pid"
+#define R_UID	"uid"
+#define R_CMD	"cmd"
+#define R_ACQ	"acquired"
+#define R_HB	"heartbeat"
+#define R_FENCE "fence"
+#define W_ID	"id"
+#define W_V	"v"
 
 /* A directory marker lives in the lock item of its name (sort key "-"), so
  * that one conditional write decides between a lock and a namespace of the
@@ -133,6 +150,84 @@ static int64_t lease_ms_of(const struct ddb_item *it, int64_t fallback)
 	return (int64_t)llround(v * 1000.0);
 }
 
+/* One reader's entry from its map; -ENOENT when it has no version (not
+ * an entry lockfs wrote: left out). */
+static int reader_of_map(const struct ddb_item *m, const char *id,
+			 struct record_reader *rd)
+{
+	const char *s;
+	int64_t v;
+	int rc;
+
+	memset(rd, 0, sizeof(*rd));
+	if (ddb_item_get_s(m, R_V, &s) || !s[0])
+		return -ENOENT;
+	text_copy(rd->v, sizeof(rd->v), s);
+	rc = record_set_str(&rd->id, id);
+	if (!rc && !ddb_item_get_s(m, R_HOST, &s))
+		rc = record_set_str(&rd->host, s);
+	if (!rc && !ddb_item_get_s(m, R_CMD, &s))
+		rc = record_set_str(&rd->cmd, s);
+	if (!get_ranged(m, R_PID, 0, PID_MAX, &v))
+		rd->pid = v;
+	if (!get_ranged(m, R_UID, 0, ID_MAX, &v))
+		rd->uid = v;
+	if (!get_ranged(m, R_ACQ, 0, REAL_MS_MAX, &v))
+		rd->acquired_real_ms = v;
+	if (!get_ranged(m, R_HB, 0, REAL_MS_MAX, &v))
+		rd->heartbeat_real_ms = v;
+	if (!get_i64(m, R_FENCE, &v) && v > 0)
+		rd->fence = (uint64_t)v;
+	if (rc)
+		record_reader_fini(rd);
+	return rc;
+}
+
+/* lockfs_share, lockfs_readers and lockfs_writer: a row held shared.
+ * Anything malformed is left out (never a guess): an entry without a
+ * version, a mark without an id. */
+static int shared_of_item(const struct ddb_item *it, struct lock_record *r)
+{
+	struct ddb_item *map = NULL, *m = NULL;
+	const char *s, *name;
+	int rc = 0;
+
+	if (ddb_item_get_s(it, A_SHARE, &s) || strcmp(s, RECORD_SHARED))
+		return 0;
+	r->shared = true;
+	if (!ddb_item_get_m(it, A_READERS, &map)) {
+		for (size_t i = 0; !rc && (name = ddb_item_name_at(map, i));
+		     i++) {
+			struct record_reader rd;
+
+			if (ddb_item_get_m(map, name, &m))
+				continue;
+			rc = reader_of_map(m, name, &rd);
+			ddb_item_free(m);
+			m = NULL;
+			if (rc == -ENOENT) {
+				rc = 0;
+				continue;
+			}
+			if (!rc)
+				rc = record_reader_add(r, &rd);
+			record_reader_fini(&rd);
+			if (rc == -E2BIG)
+				rc = 0; /* shown in part */
+		}
+		ddb_item_free(map);
+	}
+	if (!rc && !ddb_item_get_m(it, A_WRITER, &m)) {
+		const char *id, *v;
+
+		if (!ddb_item_get_s(m, W_ID, &id) &&
+		    !ddb_item_get_s(m, W_V, &v))
+			rc = record_set_writer(r, id, v);
+		ddb_item_free(m);
+	}
+	return rc;
+}
+
 int store_ddb_item_to_record(const struct ddb_item *it,
 			     int64_t default_lease_ms, struct lock_record *r)
 {
@@ -171,6 +266,8 @@ int store_ddb_item_to_record(const struct ddb_item *it,
 	}
 	if (!rc && !get_i64(it, A_FENCE, &v) && v > 0)
 		r->fence = (uint64_t)v;
+	if (!rc)
+		rc = shared_of_item(it, r);
 	if (!rc) {
 		enum ddb_type t = ddb_item_type(it, A_DATA);
 
@@ -195,6 +292,73 @@ static int set_data(struct ddb_item *it, const char *name, const void *data,
 	if (text_utf8_valid(data, len))
 		return ddb_item_set_s_len(it, name, data, len);
 	return ddb_item_set_b(it, name, data, len);
+}
+
+/* One reader's entry as a map. */
+static int reader_map(const struct record_reader *rd, struct ddb_item **out)
+{
+	struct ddb_item *m = ddb_item_new();
+	int rc = m ? ddb_item_set_s(m, R_V, rd->v) : -ENOMEM;
+
+	if (!rc)
+		rc = ddb_item_set_s(m, R_HOST, rd->host ? rd->host : "");
+	if (!rc)
+		rc = ddb_item_set_n(m, R_PID, rd->pid);
+	if (!rc)
+		rc = ddb_item_set_n(m, R_UID, rd->uid);
+	if (!rc)
+		rc = ddb_item_set_s(m, R_CMD, rd->cmd ? rd->cmd : "");
+	if (!rc)
+		rc = ddb_item_set_n(m, R_ACQ, rd->acquired_real_ms);
+	if (!rc)
+		rc = ddb_item_set_n(m, R_HB, rd->heartbeat_real_ms);
+	if (!rc && rd->fence)
+		rc = ddb_item_set_n(m, R_FENCE, (int64_t)rd->fence);
+	if (rc) {
+		ddb_item_free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+static int writer_map(const char *id, const char *v, struct ddb_item **out)
+{
+	struct ddb_item *m = ddb_item_new();
+	int rc = m ? ddb_item_set_s(m, W_ID, id) : -ENOMEM;
+
+	if (!rc)
+		rc = ddb_item_set_s(m, W_V, v);
+	if (rc) {
+		ddb_item_free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+static int shared_to_item(const struct lock_record *r, struct ddb_item *it)
+{
+	struct ddb_item *map = ddb_item_new(), *m = NULL;
+	int rc = map ? ddb_item_set_s(it, A_SHARE, RECORD_SHARED) : -ENOMEM;
+
+	for (size_t i = 0; !rc && i < r->n_readers; i++) {
+		rc = reader_map(&r->readers[i], &m);
+		if (!rc)
+			rc = ddb_item_set_m(map, r->readers[i].id, m);
+		ddb_item_free(m);
+		m = NULL;
+	}
+	if (!rc)
+		rc = ddb_item_set_m(it, A_READERS, map);
+	if (!rc && r->writer_id) {
+		rc = writer_map(r->writer_id, r->writer_v, &m);
+		if (!rc)
+			rc = ddb_item_set_m(it, A_WRITER, m);
+		ddb_item_free(m);
+	}
+	ddb_item_free(map);
+	return rc;
 }
 
 int store_ddb_record_to_item(const struct lock_record *r, struct ddb_item **out)
@@ -234,6 +398,8 @@ int store_ddb_record_to_item(const struct lock_record *r, struct ddb_item **out)
 		rc = ddb_item_set_n(it, A_FENCE, (int64_t)r->fence);
 	if (!rc && r->has_data && r->data_len)
 		rc = set_data(it, A_DATA, r->data, r->data_len);
+	if (!rc && r->shared)
+		rc = shared_to_item(r, it);
 	if (rc) {
 		ddb_item_free(it);
 		return rc;
@@ -360,8 +526,12 @@ static int sd_put_lock(struct store *s, const struct lock_record *rec,
 			rc = -ENOMEM;
 			goto out;
 		}
-		cond.condition = "attribute_not_exists(" A_KEY ") OR (" A_RVN
-				 " = :rvn AND " NOT_DIR ")";
+		cond.condition =
+			rec->shared ? "attribute_not_exists(" A_KEY
+				      ") OR (" A_RVN " = :rvn AND " NOT_DIR
+				      " AND attribute_not_exists(" A_WRITER "))"
+				    : "attribute_not_exists(" A_KEY
+				      ") OR (" A_RVN " = :rvn AND " NOT_DIR ")";
 		cond.values = vals;
 	} else {
 		cond.condition = "attribute_not_exists(" A_KEY ")";
@@ -382,6 +552,11 @@ out:
 	return rc;
 }
 
+static int sd_renew_shared(struct store_ddb *sd, const char *key,
+			   const char *expect_v, const struct lock_renewal *rn,
+			   int64_t deadline, struct lock_record *cur,
+			   bool *has_cur);
+
 static int sd_renew_lock(struct store *s, const char *key,
 			 const char *expect_rvn, const struct lock_renewal *rn,
 			 int64_t deadline, struct lock_record *cur,
@@ -395,6 +570,13 @@ static int sd_renew_lock(struct store *s, const char *key,
 	struct ddb_call call;
 	int rc = (k && vals) ? 0 : -ENOMEM;
 
+	if (rn->reader) {
+		ddb_item_free(vals);
+		ddb_item_free(k);
+		return rn->set_data ? -EINVAL
+				    : sd_renew_shared(sd, key, expect_rvn, rn,
+						      deadline, cur, has_cur);
+	}
 	if (!rc)
 		rc = buf_puts(&update, "SET " A_RVN " = :new, " A_EXPIRY
 				       " = :exp, " A_HB " = :hb");
@@ -471,6 +653,349 @@ static int sd_delete_lock(struct store *s, const char *key,
 	}
 	ddb_item_free(old);
 	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc;
+}
+
+/* ---- shared rows -------------------------------------------------------- */
+
+/* The placeholders of the shared expressions: #me is the reader (or the
+ * writer's id is a value), the fields always through names. */
+#define ME_V  A_READERS ".#me.#v"
+#define IS_SH A_SHARE " = :sh"
+
+static const char *const *share_names(const char **names, const char *me)
+{
+	size_t n = 0;
+
+	if (me) {
+		names[n++] = "#me";
+		names[n++] = me;
+	}
+	names[n++] = "#v";
+	names[n++] = R_V;
+	names[n] = NULL;
+	return names;
+}
+
+/* The answer of a conditional shared write: -ECANCELED fills *cur. */
+static int share_result(struct store_ddb *sd, int rc, struct ddb_item *old,
+			struct lock_record *cur, bool *has_cur)
+{
+	if (has_cur)
+		*has_cur = false;
+	if (rc == -ECANCELED) {
+		int frc = fill_cur(sd, old, cur, has_cur);
+
+		rc = frc ? frc : rc;
+	}
+	return rc;
+}
+
+static int sd_renew_shared(struct store_ddb *sd, const char *key,
+			   const char *expect_v, const struct lock_renewal *rn,
+			   int64_t deadline, struct lock_record *cur,
+			   bool *has_cur)
+{
+	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
+	struct ddb_item *vals = ddb_item_new(), *out = NULL;
+	const char *names[10];
+	struct ddb_expr expr = {
+		.condition = ME_V " = :old",
+		.names = names,
+	};
+	struct ddb_call call;
+	int rc = (k && vals && rn->row_rvn) ? 0 : -ENOMEM;
+
+	if (!rc) {
+		share_names(names, rn->reader);
+		names[4] = "#hb";
+		names[5] = R_HB;
+		names[6] = "#fe";
+		names[7] = R_FENCE;
+		names[8] = NULL;
+		expr.update =
+			rn->set_fence
+				? "SET " A_READERS ".#me.#v = :new, " A_READERS
+				  ".#me.#hb = :hb, " A_READERS
+				  ".#me.#fe = :f, " A_RVN " = :rvn, " A_EXPIRY
+				  " = :exp, " A_HB " = :hb"
+				: "SET " A_READERS ".#me.#v = :new, " A_READERS
+				  ".#me.#hb = :hb, " A_RVN " = :rvn, " A_EXPIRY
+				  " = :exp, " A_HB " = :hb";
+		if (!rn->set_fence)
+			names[6] = NULL; /* DynamoDB refuses unused names */
+		rc = ddb_item_set_s(vals, ":new", rn->new_rvn);
+	}
+	if (!rc)
+		rc = ddb_item_set_s(vals, ":old", expect_v);
+	if (!rc)
+		rc = ddb_item_set_s(vals, ":rvn", rn->row_rvn);
+	if (!rc)
+		rc = ddb_item_set_n(vals, ":exp", rn->expiry_real_s);
+	if (!rc)
+		rc = ddb_item_set_n(vals, ":hb", rn->heartbeat_real_ms);
+	if (!rc && rn->set_fence)
+		rc = ddb_item_set_n(vals, ":f", (int64_t)rn->fence);
+	if (!rc) {
+		expr.values = vals;
+		call_init(&call, deadline);
+		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
+				     DDB_RETURN_ALL_NEW, &out, &call);
+		if (!rc && out && cur) {
+			/* The row as it now is: the other readers too. */
+			rc = store_ddb_item_to_record(out, sd->default_lease_ms,
+						      cur);
+			if (!rc && has_cur)
+				*has_cur = true;
+		} else {
+			rc = share_result(sd, rc, out, cur, has_cur);
+		}
+	}
+	ddb_item_free(out);
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc;
+}
+
+static int sd_join_shared(struct store *s, const struct lock_record *rec,
+			  bool raise_lease, int64_t deadline,
+			  struct lock_record *cur, bool *has_cur)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k, *vals = NULL, *entry = NULL, *old = NULL;
+	const char *names[6];
+	char lease[32];
+	struct ddb_expr expr = { .names = names };
+	struct ddb_call call;
+	int rc;
+
+	if (!rec->shared || rec->n_readers != 1)
+		return -EINVAL;
+	k = key_item(rec->key, RECORD_SORT_LOCK);
+	vals = ddb_item_new();
+	rc = (k && vals) ? reader_map(&rec->readers[0], &entry) : -ENOMEM;
+	share_names(names, rec->readers[0].id);
+	names[2] = NULL; /* #v is not used */
+	text_format_seconds_short(rec->lease_ms, lease, sizeof(lease));
+	if (raise_lease) {
+		expr.update =
+			"SET " A_READERS ".#me = :e, " A_RVN
+			" = :rvn, " A_EXPIRY " = :exp, " A_LEASE " = :lease";
+		expr.condition = IS_SH " AND attribute_not_exists(" A_WRITER
+				       ") AND " A_LEASE " < :lease";
+	} else {
+		expr.update = "SET " A_READERS ".#me = :e, " A_RVN
+			      " = :rvn, " A_EXPIRY " = :exp";
+		expr.condition = IS_SH " AND attribute_not_exists(" A_WRITER
+				       ") AND " A_LEASE " >= :lease";
+	}
+	if (!rc)
+		rc = ddb_item_set_m(vals, ":e", entry);
+	if (!rc)
+		rc = ddb_item_set_s(vals, ":rvn", rec->rvn);
+	if (!rc)
+		rc = ddb_item_set_n(vals, ":exp", rec->expiry_real_s);
+	if (!rc)
+		rc = ddb_item_set_n_text(vals, ":lease", lease);
+	if (!rc)
+		rc = ddb_item_set_s(vals, ":sh", RECORD_SHARED);
+	if (!rc) {
+		expr.values = vals;
+		call_init(&call, deadline);
+		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
+				     DDB_RETURN_NONE, &old, &call);
+		rc = share_result(sd, rc, old, cur, has_cur);
+	}
+	ddb_item_free(old);
+	ddb_item_free(entry);
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc;
+}
+
+static int sd_leave_shared(struct store *s, const char *key,
+			   const char *reader_id, const char *expect_v,
+			   const char *new_rvn, int64_t deadline,
+			   struct lock_record *cur, bool *has_cur)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
+	struct ddb_item *vals = ddb_item_new(), *out = NULL;
+	const char *names[6];
+	struct ddb_expr expr = {
+		.update = "SET " A_RVN " = :rvn REMOVE " A_READERS ".#me",
+		.condition = ME_V " = :old",
+		.names = share_names(names, reader_id),
+	};
+	struct ddb_call call;
+	struct lock_record now;
+	int rc = (k && vals) ? ddb_item_set_s(vals, ":rvn", new_rvn) : -ENOMEM;
+
+	if (!rc)
+		rc = ddb_item_set_s(vals, ":old", expect_v);
+	if (!rc) {
+		expr.values = vals;
+		call_init(&call, deadline);
+		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
+				     DDB_RETURN_ALL_NEW, &out, &call);
+		rc = share_result(sd, rc, out, cur, has_cur);
+	}
+	record_init(&now);
+	if (!rc && out &&
+	    !store_ddb_item_to_record(out, sd->default_lease_ms, &now) &&
+	    now.shared && !now.n_readers && !now.writer_id) {
+		/* The last reader left: the row goes, unless someone joined
+		 * or marked it meanwhile. Best effort: a row left behind
+		 * without readers is free to anyone (store.h). */
+		struct ddb_item *dv = ddb_item_new();
+		struct ddb_expr cond = {
+			.condition = A_RVN
+			" = :rvn AND size(" A_READERS
+			") = :zero AND attribute_not_exists(" A_WRITER ")",
+		};
+
+		if (dv && !ddb_item_set_s(dv, ":rvn", new_rvn) &&
+		    !ddb_item_set_n(dv, ":zero", 0)) {
+			cond.values = dv;
+			call_init(&call, deadline);
+			ddb_delete_item(sd->ddb, sd->table, k, &cond,
+					DDB_RETURN_NONE, NULL, &call);
+		}
+		ddb_item_free(dv);
+	}
+	record_fini(&now);
+	ddb_item_free(out);
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc;
+}
+
+static int sd_evict_reader(struct store *s, const char *key,
+			   const char *reader_id, const char *expect_v,
+			   int64_t deadline)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
+	struct ddb_item *vals = ddb_item_new();
+	const char *names[6];
+	struct ddb_expr expr = {
+		.update = "REMOVE " A_READERS ".#me",
+		.condition = ME_V " = :old",
+		.names = share_names(names, reader_id),
+	};
+	struct ddb_call call;
+	int rc = (k && vals) ? ddb_item_set_s(vals, ":old", expect_v) : -ENOMEM;
+
+	if (!rc) {
+		expr.values = vals;
+		call_init(&call, deadline);
+		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
+				     DDB_RETURN_NONE, NULL, &call);
+	}
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc;
+}
+
+static int sd_mark_writer(struct store *s, const char *key, const char *id,
+			  const char *v, const char *replace_v,
+			  int64_t deadline, struct lock_record *cur,
+			  bool *has_cur)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
+	struct ddb_item *vals = ddb_item_new(), *mark = NULL, *old = NULL;
+	const char *names[] = { "#id", W_ID, "#v", W_V, NULL };
+	struct ddb_expr expr = {
+		.update = "SET " A_WRITER " = :w",
+		.condition = replace_v ? IS_SH
+				     " AND (attribute_not_exists(" A_WRITER
+				     ") OR " A_WRITER ".#id = :id OR " A_WRITER
+				     ".#v = :stale)"
+				       : IS_SH
+				     " AND (attribute_not_exists(" A_WRITER
+				     ") OR " A_WRITER ".#id = :id)",
+		.names = names,
+	};
+	struct ddb_call call;
+	int rc = (k && vals) ? writer_map(id, v, &mark) : -ENOMEM;
+
+	if (!replace_v)
+		names[2] = NULL; /* #v is not used */
+	if (!rc)
+		rc = ddb_item_set_m(vals, ":w", mark);
+	if (!rc)
+		rc = ddb_item_set_s(vals, ":id", id);
+	if (!rc)
+		rc = ddb_item_set_s(vals, ":sh", RECORD_SHARED);
+	if (!rc && replace_v)
+		rc = ddb_item_set_s(vals, ":stale", replace_v);
+	if (!rc) {
+		expr.values = vals;
+		call_init(&call, deadline);
+		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
+				     DDB_RETURN_NONE, &old, &call);
+		rc = share_result(sd, rc, old, cur, has_cur);
+	}
+	ddb_item_free(old);
+	ddb_item_free(mark);
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc;
+}
+
+static int sd_clear_writer(struct store *s, const char *key, const char *v,
+			   int64_t deadline)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
+	struct ddb_item *vals = ddb_item_new();
+	const char *names[] = { "#v", W_V, NULL };
+	struct ddb_expr expr = {
+		.update = "REMOVE " A_WRITER,
+		.condition = A_WRITER ".#v = :v",
+		.names = names,
+	};
+	struct ddb_call call;
+	int rc = (k && vals) ? ddb_item_set_s(vals, ":v", v) : -ENOMEM;
+
+	if (!rc) {
+		expr.values = vals;
+		call_init(&call, deadline);
+		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
+				     DDB_RETURN_NONE, NULL, &call);
+	}
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc;
+}
+
+static int sd_read_fence(struct store *s, const char *key, int64_t deadline,
+			 uint64_t *fence)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_FENCE), *it = NULL;
+	struct ddb_call call;
+	int64_t v = 0;
+	int rc;
+
+	if (!k)
+		return -ENOMEM;
+	call_init(&call, deadline);
+	rc = ddb_get_item(sd->ddb, sd->table, k, true, &it, &call);
+	if (rc == -ENOENT) {
+		rc = 0; /* never allocated */
+	} else if (!rc) {
+		rc = get_i64(it, A_COUNTER, &v);
+		if (rc == -ENOENT)
+			rc = 0, v = 0;
+		else if (rc || v < 0)
+			rc = -EPROTO;
+	}
+	if (!rc)
+		*fence = (uint64_t)v;
+	ddb_item_free(it);
 	ddb_item_free(k);
 	return rc;
 }
@@ -713,6 +1238,12 @@ static const struct store_ops ddb_store_ops = {
 	.renew_lock = sd_renew_lock,
 	.delete_lock = sd_delete_lock,
 	.next_fence = sd_next_fence,
+	.read_fence = sd_read_fence,
+	.join_shared = sd_join_shared,
+	.leave_shared = sd_leave_shared,
+	.evict_reader = sd_evict_reader,
+	.mark_writer = sd_mark_writer,
+	.clear_writer = sd_clear_writer,
 	.put_dir = sd_put_dir,
 	.set_dir_mode = sd_set_dir_mode,
 	.delete_dir = sd_delete_dir,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "map.h"
+#include "text.h"
 
 struct mem_row {
 	struct mem_row *prev, *next;
@@ -195,7 +196,8 @@ static int mem_put_lock(struct store *s, const struct lock_record *rec,
 		goto out;
 	}
 	r = find_row(m, rec->key, 0);
-	if (r && (!expect_rvn || strcmp(r->lock.rvn, expect_rvn))) {
+	if (r && (!expect_rvn || strcmp(r->lock.rvn, expect_rvn) ||
+		  (rec->shared && r->lock.writer_id))) {
 		rc = fill_cur(r, cur, has_cur);
 		rc = rc ? rc : -ECANCELED;
 		goto out;
@@ -234,18 +236,37 @@ static int mem_renew_lock(struct store *s, const char *key,
 	if (rc)
 		goto out;
 	r = find_row(m, key, 0);
-	if (!r || strcmp(r->lock.rvn, expect_rvn)) {
+	if (rn->reader && rn->set_data) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if (!r ||
+	    strcmp(record_holder_version(&r->lock, rn->reader), expect_rvn)) {
 		rc = fill_cur(r, cur, has_cur);
 		rc = rc ? rc : -ECANCELED;
 		goto out;
 	}
-	strncpy(r->lock.rvn, rn->new_rvn, sizeof(r->lock.rvn) - 1);
+	if (rn->reader) {
+		struct record_reader *rd =
+			(struct record_reader *)record_reader_find(&r->lock,
+								   rn->reader);
+
+		text_copy(rd->v, sizeof(rd->v), rn->new_rvn);
+		rd->heartbeat_real_ms = rn->heartbeat_real_ms;
+		if (rn->set_fence)
+			rd->fence = rn->fence;
+		text_copy(r->lock.rvn, sizeof(r->lock.rvn), rn->row_rvn);
+	} else {
+		text_copy(r->lock.rvn, sizeof(r->lock.rvn), rn->new_rvn);
+		if (rn->set_data)
+			rc = record_set_data(&r->lock, rn->data, rn->data_len);
+		if (rn->set_fence)
+			r->lock.fence = rn->fence;
+	}
 	r->lock.expiry_real_s = rn->expiry_real_s;
 	r->lock.heartbeat_real_ms = rn->heartbeat_real_ms;
-	if (rn->set_data)
-		rc = record_set_data(&r->lock, rn->data, rn->data_len);
-	if (rn->set_fence)
-		r->lock.fence = rn->fence;
+	if (!rc && rn->reader)
+		rc = fill_cur(r, cur, has_cur); /* the row as it now is */
 	if (!rc && land)
 		rc = -ETIMEDOUT;
 out:
@@ -316,6 +337,188 @@ static int mem_next_fence(struct store *s, const char *key, int64_t deadline,
 	if (land)
 		rc = -ETIMEDOUT;
 out:
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_read_fence(struct store *s, const char *key, int64_t deadline,
+			  uint64_t *fence)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_fence *f;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_FENCE, 0, &land);
+	if (!rc) {
+		for (f = m->fences; f && strcmp(f->key, key); f = f->next)
+			;
+		*fence = f ? f->value : 0;
+	}
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+/* ---- shared rows ---------------------------------------------------- */
+
+/* mu held. Removes the entry of id (present). */
+static void drop_reader(struct lock_record *r, const char *id)
+{
+	for (size_t i = 0; i < r->n_readers; i++) {
+		if (strcmp(r->readers[i].id, id))
+			continue;
+		record_reader_fini(&r->readers[i]);
+		r->readers[i] = r->readers[--r->n_readers];
+		return;
+	}
+}
+
+static int mem_join_shared(struct store *s, const struct lock_record *rec,
+			   bool raise_lease, int64_t deadline,
+			   struct lock_record *cur, bool *has_cur)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc;
+
+	if (!rec->shared || rec->n_readers != 1)
+		return -EINVAL;
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_SHARE, 1, &land);
+	if (rc)
+		goto out;
+	r = find_row(m, rec->key, 0);
+	if (!r || !r->lock.shared || r->lock.writer_id ||
+	    (raise_lease ? r->lock.lease_ms >= rec->lease_ms
+			 : r->lock.lease_ms < rec->lease_ms)) {
+		rc = fill_cur(r, cur, has_cur);
+		rc = rc ? rc : -ECANCELED;
+		goto out;
+	}
+	rc = record_reader_add(&r->lock, &rec->readers[0]);
+	if (rc)
+		goto out;
+	text_copy(r->lock.rvn, sizeof(r->lock.rvn), rec->rvn);
+	r->lock.expiry_real_s = rec->expiry_real_s;
+	if (raise_lease)
+		r->lock.lease_ms = rec->lease_ms;
+	if (land)
+		rc = -ETIMEDOUT;
+out:
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_leave_shared(struct store *s, const char *key,
+			    const char *reader_id, const char *expect_v,
+			    const char *new_rvn, int64_t deadline,
+			    struct lock_record *cur, bool *has_cur)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_SHARE, 1, &land);
+	if (rc)
+		goto out;
+	r = find_row(m, key, 0);
+	if (!r ||
+	    strcmp(record_holder_version(&r->lock, reader_id), expect_v)) {
+		rc = fill_cur(r, cur, has_cur);
+		rc = rc ? rc : -ECANCELED;
+		goto out;
+	}
+	drop_reader(&r->lock, reader_id);
+	text_copy(r->lock.rvn, sizeof(r->lock.rvn), new_rvn);
+	if (!r->lock.n_readers && !r->lock.writer_id) {
+		unlink_row(m, r);
+		free_row(r);
+	}
+	if (land)
+		rc = -ETIMEDOUT;
+out:
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_evict_reader(struct store *s, const char *key,
+			    const char *reader_id, const char *expect_v,
+			    int64_t deadline)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_SHARE, 1, &land);
+	if (!rc) {
+		r = find_row(m, key, 0);
+		if (!r || strcmp(record_holder_version(&r->lock, reader_id),
+				 expect_v)) {
+			rc = -ECANCELED;
+		} else {
+			drop_reader(&r->lock, reader_id);
+			rc = land ? -ETIMEDOUT : 0;
+		}
+	}
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_mark_writer(struct store *s, const char *key, const char *id,
+			   const char *v, const char *replace_v,
+			   int64_t deadline, struct lock_record *cur,
+			   bool *has_cur)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_SHARE, 1, &land);
+	if (rc)
+		goto out;
+	r = find_row(m, key, 0);
+	if (!r || !r->lock.shared ||
+	    (r->lock.writer_id && strcmp(r->lock.writer_id, id) &&
+	     (!replace_v || strcmp(r->lock.writer_v, replace_v)))) {
+		rc = fill_cur(r, cur, has_cur);
+		rc = rc ? rc : -ECANCELED;
+		goto out;
+	}
+	rc = record_set_writer(&r->lock, id, v);
+	if (!rc && land)
+		rc = -ETIMEDOUT;
+out:
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+static int mem_clear_writer(struct store *s, const char *key, const char *v,
+			    int64_t deadline)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, SMEM_SHARE, 1, &land);
+	if (!rc) {
+		r = find_row(m, key, 0);
+		if (!r || !r->lock.writer_id || strcmp(r->lock.writer_v, v)) {
+			rc = -ECANCELED;
+		} else {
+			record_set_writer(&r->lock, NULL, NULL);
+			rc = land ? -ETIMEDOUT : 0;
+		}
+	}
 	pthread_mutex_unlock(&m->mu);
 	return rc;
 }
@@ -484,6 +687,12 @@ static const struct store_ops mem_ops = {
 	.renew_lock = mem_renew_lock,
 	.delete_lock = mem_delete_lock,
 	.next_fence = mem_next_fence,
+	.read_fence = mem_read_fence,
+	.join_shared = mem_join_shared,
+	.leave_shared = mem_leave_shared,
+	.evict_reader = mem_evict_reader,
+	.mark_writer = mem_mark_writer,
+	.clear_writer = mem_clear_writer,
 	.put_dir = mem_put_dir,
 	.set_dir_mode = mem_set_dir_mode,
 	.delete_dir = mem_delete_dir,

@@ -15,6 +15,7 @@ enum store_mem_op {
 	SMEM_PUT_DIR,
 	SMEM_DELETE_DIR,
 	SMEM_LIST,
+	SMEM_SHARE, /* join, leave, eviction, writer marks */
 	SMEM__COUNT
 };
 

@@ -57,6 +57,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    r.lease_ms != back.lease_ms ||
 			    r.has_lockfs != back.has_lockfs ||
 			    r.fence != back.fence ||
+			    /* shared rows: readers and the writer's mark */
+			    r.shared != back.shared ||
+			    r.n_readers != back.n_readers ||
+			    !r.writer_id != !back.writer_id ||
 			    /* empty data is not written: same as none */
 			    (r.has_data && r.data_len) !=
 				    (back.has_data && back.data_len) ||

@@ -524,8 +524,56 @@ static void check_parsers(void)
 	CHECK(!it);
 }
 
+/* Maps: an item of its own, in and out, nested; names in order. */
+static void check_maps(void)
+{
+	struct ddb_item *it = ddb_item_new(), *in = ddb_item_new();
+	struct ddb_item *outer = ddb_item_new(), *got = NULL, *inner = NULL;
+	const char *s;
+	char *json;
+
+	CHECK(it && in && outer);
+	CHECK_INT(ddb_item_set_s(in, "v", "a1"), 0);
+	CHECK_INT(ddb_item_set_n(in, "pid", 7), 0);
+	CHECK_INT(ddb_item_set_m(outer, "host:1 x", in), 0);
+	CHECK_INT(ddb_item_set_m(outer, "b", in), 0);
+	CHECK_INT(ddb_item_set_m(it, "r", outer), 0);
+	CHECK_INT(ddb_item_set_s(it, "s", "x"), 0);
+	CHECK_INT(ddb_item_type(it, "r"), DDB_T_OTHER);
+	json = ddb_item_to_json(it);
+	CHECK_STR(
+		json,
+		"{\"r\":{\"M\":{\"b\":{\"M\":{\"pid\":{\"N\":\"7\"},"
+		"\"v\":{\"S\":\"a1\"}}},\"host:1 x\":{\"M\":{\"pid\":"
+		"{\"N\":\"7\"},\"v\":{\"S\":\"a1\"}}}}},\"s\":{\"S\":\"x\"}}");
+	free(json);
+	CHECK_INT(ddb_item_get_m(it, "r", &got), 0);
+	CHECK_STR(ddb_item_name_at(got, 0), "b");
+	CHECK_STR(ddb_item_name_at(got, 1), "host:1 x");
+	CHECK(ddb_item_name_at(got, 2) == NULL);
+	CHECK_INT(ddb_item_get_m(got, "host:1 x", &inner), 0);
+	CHECK_INT(ddb_item_get_s(inner, "v", &s), 0);
+	CHECK_STR(s, "a1");
+	ddb_item_free(inner);
+	CHECK_INT(ddb_item_get_m(it, "s", &inner), -EINVAL);
+	CHECK_INT(ddb_item_get_m(it, "none", &inner), -ENOENT);
+	CHECK(inner == NULL);
+	CHECK_INT(ddb_item_set_m(it, "", in), -EINVAL);
+	ddb_item_free(got);
+	/* A map that is not one inside (a bad value) is no map. */
+	ddb_item_free(it);
+	CHECK_INT(ddb_item_from_json(LEN("{\"m\":{\"M\":{\"k\":{\"S\":1}}}}"),
+				     &it),
+		  0);
+	CHECK_INT(ddb_item_get_m(it, "m", &got), -EINVAL);
+	ddb_item_free(it);
+	ddb_item_free(in);
+	ddb_item_free(outer);
+}
+
 int main(void)
 {
+	check_maps();
 	check_types();
 	check_numbers();
 	check_json();

@@ -5,7 +5,9 @@
  * between them, one of each racing on many names from many threads; a lock
  * seen expired is taken over by mkdir, a marker never by an acquire or a
  * forced delete; markers of the old form (sort key lockfs:dir) are still
- * read, changed and removed. The test's threads each make their own
+ * read, changed and removed; shared rows keep their conditions (joins,
+ * renewals, leaves, evictions, writer marks: store_share_checks.h, which
+ * core_share runs on store_mem too). The test's threads each make their own
  * requests; the table is left behind (DynamoDB Local keeps it in memory). */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +21,7 @@
 #include "ddb.h"
 #include "record.h"
 #include "store_ddb.h"
+#include "store_share_checks.h"
 #include "text.h"
 
 #define RACE_NAMES 24
@@ -244,6 +247,7 @@ int main(void)
 	check_one_item_per_name();
 	check_old_markers();
 	check_race();
+	store_share_checks(st, "share/");
 
 	store_free(st);
 	ddb_local_close(&env);

@@ -148,6 +148,79 @@ static int f_list(struct store *s, const char *prefix, int64_t d,
 		  : SF(s)->inner->ops->list(SF(s)->inner, prefix, d, fn, arg);
 }
 
+static int f_read_fence(struct store *s, const char *key, int64_t d,
+			uint64_t *out)
+{
+	bool lose;
+	int rc = gate(s, SF_FENCE, key, false, &lose);
+
+	return rc ? rc
+		  : SF(s)->inner->ops->read_fence(SF(s)->inner, key, d, out);
+}
+
+static int f_join(struct store *s, const struct lock_record *rec, bool raise,
+		  int64_t d, struct lock_record *cur, bool *has)
+{
+	bool lose;
+	int rc = gate(s, SF_SHARE, rec->key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->join_shared(SF(s)->inner, rec,
+							  raise, d, cur, has));
+}
+
+static int f_leave(struct store *s, const char *key, const char *id,
+		   const char *v, const char *rvn, int64_t d,
+		   struct lock_record *cur, bool *has)
+{
+	bool lose;
+	int rc = gate(s, SF_SHARE, key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->leave_shared(SF(s)->inner, key,
+							   id, v, rvn, d, cur,
+							   has));
+}
+
+static int f_evict(struct store *s, const char *key, const char *id,
+		   const char *v, int64_t d)
+{
+	bool lose;
+	int rc = gate(s, SF_SHARE, key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->evict_reader(SF(s)->inner, key,
+							   id, v, d));
+}
+
+static int f_mark(struct store *s, const char *key, const char *id,
+		  const char *v, const char *replace_v, int64_t d,
+		  struct lock_record *cur, bool *has)
+{
+	bool lose;
+	int rc = gate(s, SF_SHARE, key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->mark_writer(SF(s)->inner, key,
+							  id, v, replace_v, d,
+							  cur, has));
+}
+
+static int f_clear(struct store *s, const char *key, const char *v, int64_t d)
+{
+	bool lose;
+	int rc = gate(s, SF_SHARE, key, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, SF(s)->inner->ops->clear_writer(SF(s)->inner, key,
+							   v, d));
+}
+
 static void f_destroy(struct store *s)
 {
 	(void)s; /* the wrapper is the caller's; inner is not ours */
@@ -160,6 +233,12 @@ static const struct store_ops fault_ops = {
 	.renew_lock = f_renew,
 	.delete_lock = f_delete,
 	.next_fence = f_fence,
+	.read_fence = f_read_fence,
+	.join_shared = f_join,
+	.leave_shared = f_leave,
+	.evict_reader = f_evict,
+	.mark_writer = f_mark,
+	.clear_writer = f_clear,
 	.put_dir = f_put_dir,
 	.set_dir_mode = f_set_dir_mode,
 	.delete_dir = f_delete_dir,

@@ -20,6 +20,7 @@ enum store_fault_op {
 	SF_FENCE,
 	SF_DIR,
 	SF_LIST,
+	SF_SHARE, /* join, leave, eviction, writer marks (writes) */
 };
 
 struct store_fault {

@@ -1,0 +1,279 @@
+/* store_share_checks: what every store must do with shared rows (store.h),
+ * run on store_mem by core_share and on store_ddb against DynamoDB Local
+ * by store_local, so that the in-memory store the engine tests use keeps
+ * the conditions of the real one. Header-only (each test links one store);
+ * single-threaded; keys start with the caller's prefix. */
+#ifndef LOCKFS_TEST_STORE_SHARE_CHECKS_H
+#define LOCKFS_TEST_STORE_SHARE_CHECKS_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "record.h"
+#include "store.h"
+#include "text.h"
+
+static inline void ssc_reader(struct record_reader *rd, const char *id,
+			      const char *v)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->id = (char *)id;
+	text_copy(rd->v, sizeof(rd->v), v);
+	rd->host = (char *)"h";
+	rd->pid = 42;
+	rd->uid = 1000;
+	rd->cmd = (char *)"cat";
+	rd->acquired_real_ms = 1790000000000LL;
+	rd->heartbeat_real_ms = 1790000000000LL;
+}
+
+/* A shared row of key with one reader (id, v), row RVN rvn, lease_ms. */
+static inline void ssc_shared_rec(struct lock_record *r, const char *key,
+				  const char *rvn, int64_t lease_ms,
+				  const char *id, const char *v)
+{
+	struct record_reader rd;
+
+	record_init(r);
+	CHECK_INT(record_set_str(&r->key, key), 0);
+	CHECK_INT(record_set_str(&r->owner, "lockfs:shared"), 0);
+	text_copy(r->rvn, sizeof(r->rvn), rvn);
+	r->lease_ms = lease_ms;
+	r->expiry_real_s = 1790003600;
+	r->has_lockfs = true;
+	r->mode = 0644;
+	r->acquired_real_ms = r->heartbeat_real_ms = 1790000000000LL;
+	r->shared = true;
+	ssc_reader(&rd, id, v);
+	CHECK_INT(record_reader_add(r, &rd), 0);
+}
+
+static inline void ssc_get(struct store *st, const char *key,
+			   struct lock_record *out)
+{
+	record_fini(out);
+	CHECK_INT(st->ops->get_lock(st, key, 0, out), 0);
+}
+
+static inline const char *ssc_v(const struct lock_record *r, const char *id)
+{
+	const struct record_reader *rd = record_reader_find(r, id);
+
+	return rd ? rd->v : "(none)";
+}
+
+static inline void store_share_checks(struct store *st, const char *prefix)
+{
+	struct lock_record a, b, c, cur, row;
+	struct lock_renewal rn = { 0 };
+	char key[128], key2[128], key3[128];
+	/* Owner ids as lockfs makes them (host:random), and one with the
+	 * characters an expression would choke on without placeholders. */
+	const char *ida = "host-a:1f2e", *idb = "host.b:9#x y";
+	bool has = false;
+	uint64_t f = 99;
+
+	snprintf(key, sizeof(key), "%sshared", prefix);
+	snprintf(key2, sizeof(key2), "%smarked", prefix);
+	snprintf(key3, sizeof(key3), "%sfenced", prefix);
+	record_init(&cur);
+	record_init(&row);
+
+	/* A shared row, made as any lock is: it is held, and every other
+	 * client sees the python fields. */
+	ssc_shared_rec(&a, key, "r1", 30000, ida, "a1");
+	CHECK_INT(st->ops->put_lock(st, &a, NULL, 0, &cur, &has), 0);
+	ssc_get(st, key, &row);
+	CHECK(row.shared);
+	CHECK_INT((int)row.n_readers, 1);
+	CHECK_STR(row.rvn, "r1");
+	CHECK_STR(ssc_v(&row, ida), "a1");
+	CHECK_STR(row.readers[0].cmd, "cat");
+	CHECK_INT(row.readers[0].pid, 42);
+	CHECK(!row.writer_id);
+	/* A second put is refused (an exclusive acquire sees it held). */
+	CHECK_INT(st->ops->put_lock(st, &a, NULL, 0, &cur, &has), -ECANCELED);
+	CHECK(has && cur.shared);
+
+	/* Join: a second reader, the row's RVN moves. */
+	ssc_shared_rec(&b, key, "r2", 30000, idb, "b1");
+	CHECK_INT(st->ops->join_shared(st, &b, false, 0, &cur, &has), 0);
+	ssc_get(st, key, &row);
+	CHECK_INT((int)row.n_readers, 2);
+	CHECK_STR(row.rvn, "r2");
+	CHECK_STR(ssc_v(&row, idb), "b1");
+	CHECK_STR(ssc_v(&row, ida), "a1");
+	/* A reader with a longer lease raises the row's, never lowers it. */
+	record_fini(&b);
+	ssc_shared_rec(&b, key, "r3", 60000, idb, "b2");
+	CHECK_INT(st->ops->join_shared(st, &b, false, 0, &cur, &has),
+		  -ECANCELED);
+	CHECK(has && cur.lease_ms == 30000);
+	CHECK_INT(st->ops->join_shared(st, &b, true, 0, &cur, &has), 0);
+	ssc_get(st, key, &row);
+	CHECK_INT(row.lease_ms, 60000);
+	CHECK_STR(ssc_v(&row, idb), "b2");
+	CHECK_INT(st->ops->join_shared(st, &b, true, 0, &cur, &has),
+		  -ECANCELED);
+
+	/* A reader's renewal: its entry and the row's RVN, conditioned on its
+	 * own version; the answer is the whole row. */
+	rn.new_rvn = "a2";
+	rn.row_rvn = "r4";
+	rn.reader = ida;
+	rn.expiry_real_s = 1790007200;
+	rn.heartbeat_real_ms = 1790000005000LL;
+	record_fini(&cur);
+	CHECK_INT(st->ops->renew_lock(st, key, "a1", &rn, 0, &cur, &has), 0);
+	CHECK(has && cur.shared);
+	CHECK_STR(cur.rvn, "r4");
+	CHECK_INT((int)cur.n_readers, 2);
+	CHECK_STR(ssc_v(&cur, ida), "a2");
+	CHECK_STR(ssc_v(&cur, idb), "b2");
+	CHECK_INT(cur.expiry_real_s, 1790007200);
+	rn.new_rvn = "a3";
+	rn.row_rvn = "r5";
+	CHECK_INT(st->ops->renew_lock(st, key, "a1", &rn, 0, &cur, &has),
+		  -ECANCELED);
+	CHECK(has);
+	CHECK_STR(ssc_v(&cur, ida), "a2");
+	/* The row's RVN is no reader's version. */
+	CHECK_INT(st->ops->renew_lock(st, key, "r4", &rn, 0, &cur, &has),
+		  -ECANCELED);
+	rn.set_data = true;
+	rn.data = "x";
+	rn.data_len = 1;
+	CHECK_INT(st->ops->renew_lock(st, key, "a2", &rn, 0, &cur, &has),
+		  -EINVAL);
+	rn.set_data = false;
+	rn.set_fence = true;
+	rn.fence = 7;
+	CHECK_INT(st->ops->renew_lock(st, key, "a2", &rn, 0, &cur, &has), 0);
+	ssc_get(st, key, &row);
+	CHECK_INT((int)record_reader_find(&row, ida)->fence, 7);
+	CHECK_STR(row.rvn, "r5");
+	rn.set_fence = false;
+	/* An exclusive renewal of the row's RVN would be an owner's write:
+	 * it is refused too (no reader is named). */
+
+	/* A waiting writer marks the row: the RVN stays, new readers wait,
+	 * readers already in renew as before. */
+	CHECK_INT(st->ops->mark_writer(st, key, "w", "w1", NULL, 0, &cur, &has),
+		  0);
+	ssc_get(st, key, &row);
+	CHECK_STR(row.rvn, "r5");
+	CHECK(row.writer_id);
+	CHECK_STR(row.writer_id, "w");
+	CHECK_STR(row.writer_v, "w1");
+	ssc_shared_rec(&c, key, "r6", 30000, "host-c:77", "c1");
+	CHECK_INT(st->ops->join_shared(st, &c, false, 0, &cur, &has),
+		  -ECANCELED);
+	if (!has || !cur.writer_id)
+		fprintf(stderr, "join refused: has=%d shared=%d n=%zu rvn=%s w=%s\n",
+			has, cur.shared, cur.n_readers, cur.rvn,
+			cur.writer_id ? cur.writer_id : "-");
+	CHECK(has && cur.writer_id);
+	/* Its own mark is refreshed; another writer's is refused unless it
+	 * names the stale version it saw. */
+	CHECK_INT(st->ops->mark_writer(st, key, "w", "w2", NULL, 0, &cur, &has),
+		  0);
+	CHECK_INT(st->ops->mark_writer(st, key, "x", "x1", NULL, 0, &cur, &has),
+		  -ECANCELED);
+	CHECK_INT(st->ops->mark_writer(st, key, "x", "x1", "w1", 0, &cur, &has),
+		  -ECANCELED);
+	CHECK_INT(st->ops->mark_writer(st, key, "x", "x1", "w2", 0, &cur, &has),
+		  0);
+	CHECK_INT(st->ops->clear_writer(st, key, "w2", 0), -ECANCELED);
+	CHECK_INT(st->ops->clear_writer(st, key, "x1", 0), 0);
+	ssc_get(st, key, &row);
+	CHECK(!row.writer_id);
+	CHECK_INT(st->ops->join_shared(st, &c, false, 0, &cur, &has), 0);
+	ssc_get(st, key, &row);
+	CHECK_INT((int)row.n_readers, 3);
+
+	/* A dead reader's entry goes on its version, not the row's RVN. */
+	CHECK_INT(st->ops->evict_reader(st, key, "host-c:77", "c0", 0),
+		  -ECANCELED);
+	CHECK_INT(st->ops->evict_reader(st, key, "host-c:77", "c1", 0), 0);
+	CHECK_INT(st->ops->evict_reader(st, key, "host-c:77", "c1", 0),
+		  -ECANCELED);
+	ssc_get(st, key, &row);
+	CHECK_INT((int)row.n_readers, 2);
+	CHECK_STR(row.rvn, "r6");
+
+	/* Leaving: on one's own version only; the row stays while a reader
+	 * is left, and goes with the last. */
+	CHECK_INT(
+		st->ops->leave_shared(st, key, idb, "b1", "r7", 0, &cur, &has),
+		-ECANCELED);
+	CHECK(has);
+	CHECK_STR(ssc_v(&cur, idb), "b2");
+	CHECK_INT(
+		st->ops->leave_shared(st, key, idb, "b2", "r7", 0, &cur, &has),
+		0);
+	ssc_get(st, key, &row);
+	CHECK_INT((int)row.n_readers, 1);
+	CHECK_STR(row.rvn, "r7");
+	CHECK_INT(
+		st->ops->leave_shared(st, key, ida, "a3", "r8", 0, &cur, &has),
+		0);
+	CHECK_INT(st->ops->get_lock(st, key, 0, &row), -ENOENT);
+	CHECK_INT(st->ops->join_shared(st, &c, false, 0, &cur, &has),
+		  -ECANCELED);
+	CHECK(!has);
+
+	/* A marked row is left to its writer when the last reader leaves:
+	 * no reader may take it (not even by its RVN), the writer may. */
+	record_fini(&a);
+	ssc_shared_rec(&a, key2, "m1", 30000, ida, "a1");
+	CHECK_INT(st->ops->put_lock(st, &a, NULL, 0, &cur, &has), 0);
+	CHECK_INT(
+		st->ops->mark_writer(st, key2, "w", "w1", NULL, 0, &cur, &has),
+		0);
+	CHECK_INT(
+		st->ops->leave_shared(st, key2, ida, "a1", "m2", 0, &cur, &has),
+		0);
+	ssc_get(st, key2, &row);
+	CHECK(row.shared && !row.n_readers && row.writer_id);
+	CHECK_STR(row.rvn, "m2");
+	record_fini(&a);
+	ssc_shared_rec(&a, key2, "m3", 30000, ida, "a2");
+	CHECK_INT(st->ops->put_lock(st, &a, "m2", 0, &cur, &has), -ECANCELED);
+	record_fini(&a);
+	record_init(&a);
+	CHECK_INT(record_set_str(&a.key, key2), 0);
+	CHECK_INT(record_set_str(&a.owner, "w"), 0);
+	strcpy(a.rvn, "x1");
+	a.lease_ms = 30000;
+	a.expiry_real_s = 1790003600;
+	CHECK_INT(st->ops->put_lock(st, &a, "m2", 0, &cur, &has), 0);
+	ssc_get(st, key2, &row);
+	CHECK(!row.shared && !row.writer_id && !row.n_readers);
+	CHECK_STR(row.rvn, "x1");
+	/* An exclusive row is never marked nor joined. */
+	CHECK_INT(
+		st->ops->mark_writer(st, key2, "w", "w2", NULL, 0, &cur, &has),
+		-ECANCELED);
+	CHECK_INT(st->ops->delete_lock(st, key2, "x1", 0, &cur, &has), 0);
+
+	/* Fences: readers read the counter as it is. */
+	CHECK_INT(st->ops->read_fence(st, key3, 0, &f), 0);
+	CHECK_INT((int)f, 0);
+	CHECK_INT(st->ops->next_fence(st, key3, 0, &f), 0);
+	CHECK_INT((int)f, 1);
+	CHECK_INT(st->ops->read_fence(st, key3, 0, &f), 0);
+	CHECK_INT((int)f, 1);
+	CHECK_INT(st->ops->read_fence(st, key3, 0, &f), 0);
+	CHECK_INT((int)f, 1);
+
+	record_fini(&a);
+	record_fini(&b);
+	record_fini(&c);
+	record_fini(&cur);
+	record_fini(&row);
+	printf("store shared rows: ok\n");
+}
+
+#endif

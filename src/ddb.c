@@ -798,6 +798,58 @@ fail:
 	return rc;
 }
 
+int ddb_item_set_m(struct ddb_item *it, const char *name,
+		   const struct ddb_item *map)
+{
+	struct ddb_attr a = { .type = DDB_T_OTHER };
+	cJSON *inner;
+	int rc;
+
+	if (!it || !map || !name_ok(name))
+		return -EINVAL;
+	inner = item_to_json(map);
+	a.other = inner ? cJSON_CreateObject() : NULL;
+	if (!a.other || !cJSON_AddItemToObject(a.other, "M", inner)) {
+		if (!a.other)
+			cJSON_Delete(inner);
+		attr_fini(&a);
+		return -ENOMEM;
+	}
+	a.name = strdup(name);
+	if (!a.name) {
+		attr_fini(&a);
+		return -ENOMEM;
+	}
+	rc = put_attr(it, &a);
+	if (rc)
+		attr_fini(&a);
+	return rc;
+}
+
+int ddb_item_get_m(const struct ddb_item *it, const char *name,
+		   struct ddb_item **out)
+{
+	const struct ddb_attr *a = find_attr(it, name);
+	const cJSON *m;
+	int rc;
+
+	*out = NULL;
+	if (!a)
+		return -ENOENT;
+	if (a->type != DDB_T_OTHER || !a->other || !a->other->child ||
+	    a->other->child->next || !a->other->child->string ||
+	    strcmp(a->other->child->string, "M"))
+		return -EINVAL;
+	m = a->other->child;
+	rc = item_from_json(m, out);
+	return rc == -EPROTO ? -EINVAL : rc;
+}
+
+const char *ddb_item_name_at(const struct ddb_item *it, size_t i)
+{
+	return it && i < it->n ? it->attrs[i].name : NULL;
+}
+
 char *ddb_item_to_json(const struct ddb_item *it)
 {
 	cJSON *obj = item_to_json(it);

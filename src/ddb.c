@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clk.h"
+#include "log.h"
 #include "text.h"
 
 #define DDB_TARGET_PREFIX "DynamoDB_20120810."
@@ -1403,6 +1405,76 @@ static const char *return_name(enum ddb_return rv)
 	}
 }
 
+/* The hash key of a lockfs table (store_ddb checks the schema): the one
+ * attribute -d shows of an item. */
+#define DDB_LOG_KEY "lock_key"
+
+/* The string DDB_LOG_KEY of an item or key object, or NULL. */
+static const char *key_of(const cJSON *obj)
+{
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(obj, DDB_LOG_KEY);
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(k, "S");
+
+	return cJSON_IsString(s) ? s->valuestring : NULL;
+}
+
+/* What a request is about, for -d: "key=K" (the Item or Key of a write or
+ * read, the first element of a transaction, a Query's :k), "prefix=P" (a
+ * Scan's :p), else "table=T". Never another attribute's value (data). */
+static void request_subject(const cJSON *req, char *out, size_t len)
+{
+	const cJSON *tx = cJSON_GetObjectItemCaseSensitive(req,
+							    "TransactItems");
+	const cJSON *vals, *v;
+	const char *k;
+
+	if (cJSON_IsArray(tx) && tx->child && tx->child->child)
+		req = tx->child->child; /* {"Put": {...}}: the inner request */
+	k = key_of(cJSON_GetObjectItemCaseSensitive(req, "Item"));
+	if (!k)
+		k = key_of(cJSON_GetObjectItemCaseSensitive(req, "Key"));
+	vals = cJSON_GetObjectItemCaseSensitive(req,
+						"ExpressionAttributeValues");
+	v = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(vals, ":k"), "S");
+	if (!k && cJSON_IsString(v))
+		k = v->valuestring;
+	if (k) {
+		snprintf(out, len, "key=%s", k);
+		return;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(vals, ":p"), "S");
+	if (cJSON_IsString(v)) {
+		snprintf(out, len, "prefix=%s", v->valuestring);
+		return;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(req, "TableName");
+	snprintf(out, len, "table=%s",
+		 cJSON_IsString(v) ? v->valuestring : "?");
+}
+
+/* One -d line per call: operation, subject, HTTP status, milliseconds,
+ * retries, and the error if any (awserr_format: never a credential). */
+static void log_request(const char *name, const cJSON *req, int rc,
+			const struct ddb_call *call, int attempts,
+			int64_t us)
+{
+	char subject[300], status[24] = "-", why[400] = "";
+
+	request_subject(req, subject, sizeof(subject));
+	if (call->err.http_status)
+		snprintf(status, sizeof(status), "%ld", call->err.http_status);
+	if (rc) {
+		why[0] = ':';
+		why[1] = ' ';
+		awserr_format(&call->err, why + 2, sizeof(why) - 2);
+	}
+	log_debug("ddb", "%s %s status=%s ms=%lld retries=%d%s", name,
+		  subject, status, (long long)(us / 1000),
+		  attempts > 1 ? attempts - 1 : 0, why);
+}
+
 /* Sends req as operation name; the answer's body is left in resp. */
 static int send_request(struct ddb *d, enum ddb_op op, const char *name,
 			cJSON *req, struct buf *resp, struct ddb_call *call)
@@ -1410,6 +1482,7 @@ static int send_request(struct ddb *d, enum ddb_op op, const char *name,
 	char target[64];
 	char *body;
 	int attempts = 0, rc;
+	int64_t start_us = clk_sys_mono_us();
 
 	body = cJSON_PrintUnformatted(req);
 	if (!body)
@@ -1419,6 +1492,9 @@ static int send_request(struct ddb *d, enum ddb_op op, const char *name,
 			 call->deadline_mono_ms, resp, &call->err, &attempts);
 	call->attempts += attempts;
 	cJSON_free(body);
+	if (log_enabled(LOGL_DEBUG))
+		log_request(name, req, rc, call, attempts,
+			    clk_sys_mono_us() - start_us);
 	return rc;
 }
 

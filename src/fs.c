@@ -1899,13 +1899,18 @@ void fs_filelock_drop(struct fs *fs, uint64_t fh, uint64_t owner, int kind)
 	free(key);
 }
 
+/* A lock is an inode: df -i shows as IUsed (files - ffree) the locks this
+ * mount holds. The table sets no limit, so IFree is a fixed headroom that
+ * never runs out, and Inodes is the two together. */
+#define FS_STATFS_FREE_INODES 1000000
+
 void fs_statfs(struct fs *fs, struct fs_statfs *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->bsize = 4096;
 	out->namemax = NAMES_NAME_MAX;
-	out->files = lock_count_held(fs->eng);
-	out->ffree = 1000000;
+	out->ffree = FS_STATFS_FREE_INODES;
+	out->files = lock_count_held(fs->eng) + out->ffree;
 }
 
 /* ---- extended attributes ---------------------------------------------- */

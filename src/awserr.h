@@ -25,7 +25,8 @@ struct aws_error {
 	long http_status; /* 0 when no HTTP answer arrived */
 	int transport;	  /* -errno of a transport failure, else 0 */
 	char type[96];	  /* short exception name, e.g. "ThrottlingException" */
-	char message[256]; /* service message, may be empty */
+	char message[512]; /* service message, may be empty; room for the
+			    * credential chain's reason of each provider */
 };
 
 void awserr_clear(struct aws_error *e);

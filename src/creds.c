@@ -54,6 +54,8 @@ static const struct creds_provider *const chain_order[] = {
 };
 
 #define CHAIN_LEN (sizeof(chain_order) / sizeof(chain_order[0]))
+/* "no AWS credentials:" and every provider's reason. */
+#define CREDS_SUMMARY_MAX 600
 
 struct creds_chain {
 	/* Immutable after creds_chain_new. */
@@ -548,11 +550,23 @@ void creds_chain_free(struct creds_chain *ch)
 	free(ch);
 }
 
+/* A provider failed after others passed: its message follows theirs
+ * ("no AWS credentials: AWS_ACCESS_KEY_ID unset; ...; EC2 IMDS: token
+ * request refused (HTTP 403)"), as when all of them pass; the error's
+ * status, type and errno stay the failing provider's. */
+static void prepend_reasons(struct aws_error *err, const char *summary)
+{
+	char msg[CREDS_SUMMARY_MAX + sizeof(err->message) + 2];
+
+	snprintf(msg, sizeof(msg), "%s; %s", summary, err->message);
+	text_copy(err->message, sizeof(err->message), msg); /* may cut */
+}
+
 /* Walks the providers in order; fills out or err. Runs without mu. */
 static int chain_resolve(struct creds_chain *ch, struct aws_creds *out,
 			 struct aws_error *err)
 {
-	char summary[600];
+	char summary[CREDS_SUMMARY_MAX];
 	size_t used;
 	size_t i;
 	int rc;
@@ -572,6 +586,8 @@ static int chain_resolve(struct creds_chain *ch, struct aws_creds *out,
 		if (rc != -ENOKEY) {
 			log_debug(CREDS_TAG, "provider=%s failed: %s", p->name,
 				  err->message);
+			if (i)
+				prepend_reasons(err, summary);
 			return rc;
 		}
 		if (used < sizeof(summary))

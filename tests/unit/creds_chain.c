@@ -1,5 +1,6 @@
 /* creds_chain: the default chain as a whole: the provider order, a
- * configured provider that fails stops the chain, the cache (refresh before
+ * configured provider that fails stops the chain (and its message follows
+ * every earlier provider's reason, as when none has credentials), the cache (refresh before
  * expiry, short-lived credentials, a failed refresh keeps still-valid
  * credentials and retries later), one refresh in flight with several
  * threads, and no secret in any error message. */
@@ -151,6 +152,53 @@ static void test_failure_stops(void)
 	CHECK_CONTAINS(e.message, "ECS");
 	CHECK_INT(ct_hits(f.ecs_r), 1);
 	CHECK_INT(ct_hits(f.imds_r), 0);
+}
+
+/* A failure after providers that passed says every reason, as the
+ * "nothing configured" summary does; the error stays the failing one's. */
+static void test_every_reason(void)
+{
+	struct ct_service *s;
+
+	/* Nothing configured, IMDS disabled: the summary of all five. */
+	ct_env_reset();
+	CHECK_INT(ct_get(&c, &e), -ENOKEY);
+	CHECK_CONTAINS(e.message, "no AWS credentials: AWS_ACCESS_KEY_ID "
+				  "unset; ");
+	CHECK_CONTAINS(e.message, "EC2 IMDS disabled");
+
+	/* IMDS refusing its token: the earlier reasons, then IMDS's. */
+	ct_env_reset();
+	s = ct_service_start();
+	ct_route_add(s, "PUT", "/latest/api/token", 403, "");
+	unsetenv("AWS_EC2_METADATA_DISABLED");
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", fakehttp_url(s->srv), 1);
+	CHECK_INT(ct_get(&c, &e), -EACCES);
+	CHECK_INT(e.http_status, 403);
+	CHECK_CONTAINS(e.message, "no AWS credentials: AWS_ACCESS_KEY_ID "
+				  "unset; ");
+	CHECK_CONTAINS(e.message, "no profile \"default\"");
+	CHECK_CONTAINS(e.message, "AWS_WEB_IDENTITY_TOKEN_FILE unset; ");
+	CHECK_CONTAINS(e.message, "AWS_CONTAINER_CREDENTIALS");
+	CHECK_CONTAINS(e.message, "unset; EC2 IMDS: token request refused "
+				  "(HTTP 403)");
+
+	/* ECS failing: the reasons before it, then ECS's. */
+	ct_env_reset();
+	s = ct_service_start();
+	ct_route_add(s, "GET", ECS_PATH, 500, "{}");
+	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", ct_url(s, ECS_PATH), 1);
+	CHECK_INT(ct_get(&c, &e), -EIO);
+	CHECK_CONTAINS(e.message, "no AWS credentials: AWS_ACCESS_KEY_ID "
+				  "unset; ");
+	CHECK_CONTAINS(e.message, "AWS_WEB_IDENTITY_TOKEN_FILE unset; ECS");
+	CHECK_LACKS(e.message, "IMDS");
+
+	/* The first provider failing has no earlier reason to give. */
+	ct_env_reset();
+	setenv("AWS_ACCESS_KEY_ID", "AKIDHALF", 1);
+	CHECK_INT(ct_get(&c, &e), -EINVAL);
+	CHECK(!strncmp(e.message, "environment:", strlen("environment:")));
 }
 
 /* ---- cache and refresh ---- */
@@ -465,6 +513,7 @@ int main(void)
 	ct_init();
 	test_order();
 	test_failure_stops();
+	test_every_reason();
 	test_refresh_before_expiry();
 	test_failed_refresh_keeps_cached();
 	test_one_refresh_in_flight();

@@ -96,6 +96,76 @@ static bool is_dev_fd(const char *path)
 	return true;
 }
 
+/* Resolves the mountpoint into mnt and refuses what lockfs never mounts
+ * on: a file, a live lockfs mount (a second daemon stacked on the first),
+ * a dead mount of another filesystem. A dead lockfs mount passes: it is
+ * replaced just before the mount (prepare_mountpoint). */
+static enum mntguard_state check_mountpoint(const char *given, char *mnt,
+					    size_t len)
+{
+	struct mntguard_info mi;
+	char why[512];
+
+	if (mntguard_inspect(given, mnt, len, &mi, why, sizeof(why)))
+		die("mountpoint %s: %s", given, why);
+	if (mi.state == MNTGUARD_LOCKFS_LIVE)
+		die("mountpoint %s: lockfs is already mounted there (%s); "
+		    "unmount it first (fusermount3 -u %s) or choose another "
+		    "directory",
+		    mnt, mi.source, mnt);
+	return mi.state;
+}
+
+/* A dead lockfs mount (ENOTCONN) has no daemon and never will: its
+ * connection to the kernel is gone for good, and the locks taken through
+ * it lapse after their lease whatever is done here. So detaching it
+ * (lazily: processes still in it keep getting errors) and mounting afresh
+ * loses nothing, and spares the operator a step. Mounts stacked under it
+ * are looked at in turn. */
+static void replace_dead_mount(char *mnt, size_t len)
+{
+	char given[PATH_MAX];
+	int i, rc;
+
+	for (i = 0; i < 8; i++) {
+		text_copy(given, sizeof(given), mnt);
+		if (check_mountpoint(given, mnt, len) != MNTGUARD_LOCKFS_DEAD)
+			return;
+		rc = mntguard_detach(mnt);
+		if (rc)
+			die("mountpoint %s: the lockfs mount there is dead "
+			    "(its daemon is gone) and cannot be unmounted "
+			    "(%s); unmount it (fusermount3 -u %s, or umount "
+			    "-l %s)",
+			    mnt, strerror(-rc), mnt, mnt);
+		fprintf(stderr,
+			"lockfs: %s: detached a dead lockfs mount (its daemon "
+			"was gone; locks taken through it lapse after their "
+			"lease) to mount afresh\n",
+			mnt);
+	}
+	die("mountpoint %s: dead lockfs mounts are stacked there; unmount "
+	    "them (umount -l %s)",
+	    mnt, mnt);
+}
+
+/* Just before the mount: the mountpoint again (another lockfs may have
+ * mounted there meanwhile), a dead lockfs mount replaced, and the
+ * directory made immutable: never a writable local directory when lockfs
+ * is not mounted. */
+static void prepare_mountpoint(char *mnt, size_t len, bool writable)
+{
+	char why[128];
+
+	replace_dead_mount(mnt, len);
+	if (writable || !mntguard_seal(mnt, why, sizeof(why)))
+		return;
+	die("mountpoint %s: %s; lockfs keeps its mountpoint immutable so that "
+	    "nothing locks on the local disk when it is not mounted (-o "
+	    "mountpoint_writable mounts anyway)",
+	    mnt, why);
+}
+
 static char *default_owner(void)
 {
 	char host[256] = "localhost", id[37], *owner;
@@ -141,6 +211,7 @@ int main(int argc, char **argv)
 	char err[512], host[256] = "localhost", mnt[PATH_MAX];
 	char *owner = NULL, *fsname = NULL;
 	int ttl_on = 1, rc, exit_code = 1, unreleased;
+	bool created = false;
 
 	/* Secrets in memory: no core dump, no ptrace or /proc/PID/mem by
 	 * other processes of our uid. Inherited by the daemonized child. */
@@ -164,8 +235,8 @@ int main(int argc, char **argv)
 	if (o.mountpoint && is_dev_fd(o.mountpoint)) {
 		if (text_copy(mnt, sizeof(mnt), o.mountpoint))
 			die("mountpoint %s: name too long", o.mountpoint);
-	} else if (o.mountpoint && !realpath(o.mountpoint, mnt)) {
-		die("mountpoint %s: %s", o.mountpoint, strerror(errno));
+	} else if (o.mountpoint) {
+		check_mountpoint(o.mountpoint, mnt, sizeof(mnt));
 	}
 
 	/* libfuse checks its own options here, before anything else runs
@@ -243,8 +314,8 @@ int main(int argc, char **argv)
 
 	/* The table: created when asked, then checked. */
 	if (o.create_table &&
-	    store_ddb_create_table(ddb, o.table, clk_sys_mono_ms() + 60000, err,
-				   sizeof(err)))
+	    store_ddb_create_table(ddb, o.table, clk_sys_mono_ms() + 60000,
+				   &created, err, sizeof(err)))
 		die("table %s at %s: %s", o.table, aws.endpoint, err);
 	if (store_ddb_check_table(ddb, o.table,
 				  clk_sys_mono_ms() + PREFLIGHT_TIMEOUT_MS,
@@ -252,8 +323,8 @@ int main(int argc, char **argv)
 		die("%s (endpoint %s, region %s)", err, aws.endpoint,
 		    aws.region);
 	if (!o.mountpoint) {
-		printf("lockfs: table %s is ready at %s\n", o.table,
-		       aws.endpoint);
+		printf("lockfs: table %s %s at %s; ready\n", o.table,
+		       created ? "created" : "already exists", aws.endpoint);
 		exit_code = 0;
 		goto out_aws;
 	}
@@ -340,17 +411,8 @@ int main(int argc, char **argv)
 	/* The mount. */
 	if (fuse_set_signal_handlers(se))
 		die("cannot install signal handlers");
-	/* Never a writable local directory when lockfs is not mounted. */
-	if (!is_dev_fd(mnt) && !o.mountpoint_writable) {
-		char why[128];
-
-		if (mntguard_seal(mnt, why, sizeof(why)))
-			die("mountpoint %s: %s; lockfs keeps its mountpoint "
-			    "immutable so that nothing locks on the local disk "
-			    "when it is not mounted (-o mountpoint_writable "
-			    "mounts anyway)",
-			    mnt, why);
-	}
+	if (!is_dev_fd(mnt))
+		prepare_mountpoint(mnt, sizeof(mnt), o.mountpoint_writable);
 	if (fuse_session_mount(se, mnt))
 		die("cannot mount on %s%s%s", mnt,
 		    fuse_last_error[0] ? ": " : "", fuse_last_error);

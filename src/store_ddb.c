@@ -1332,7 +1332,8 @@ int store_ddb_check_table(struct ddb *d, const char *table,
 }
 
 int store_ddb_create_table(struct ddb *d, const char *table,
-			   int64_t deadline_mono_ms, char *msg, size_t msglen)
+			   int64_t deadline_mono_ms, bool *created, char *msg,
+			   size_t msglen)
 {
 	struct ddb_call call;
 	int rc;
@@ -1343,6 +1344,8 @@ int store_ddb_create_table(struct ddb *d, const char *table,
 		say_error("cannot create the table", &call, msg, msglen);
 		return rc;
 	}
+	if (created)
+		*created = !rc;
 	call_init(&call, deadline_mono_ms);
 	rc = ddb_wait_table_active(d, table, deadline_mono_ms, &call);
 	if (rc) {

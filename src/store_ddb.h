@@ -7,6 +7,7 @@
 #ifndef LOCKFS_STORE_DDB_H
 #define LOCKFS_STORE_DDB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,9 +27,11 @@ int store_ddb_check_table(struct ddb *d, const char *table,
 			  size_t msglen);
 
 /* Creates the table (on-demand) if it is missing, waits until it is ACTIVE
- * and enables TTL on expiry_time. 0 or -errno with a reason in msg. */
+ * and enables TTL on expiry_time. 0 or -errno with a reason in msg;
+ * *created (may be NULL) tells whether this call created it. */
 int store_ddb_create_table(struct ddb *d, const char *table,
-			   int64_t deadline_mono_ms, char *msg, size_t msglen);
+			   int64_t deadline_mono_ms, bool *created, char *msg,
+			   size_t msglen);
 
 /* Item <-> record conversions, exposed for tests and fuzzing. */
 int store_ddb_item_to_record(const struct ddb_item *it,

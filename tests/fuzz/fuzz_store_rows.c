@@ -165,7 +165,8 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 			abort();
 		break;
 	case 'C':
-		rc = store_ddb_create_table(d, "lockfs", 1, msg, sizeof(msg));
+		rc = store_ddb_create_table(d, "lockfs", 1, NULL, msg,
+					    sizeof(msg));
 		break;
 	default:
 		break;

@@ -239,7 +239,7 @@ int main(void)
 	CHECK_INT(text_uuid4(uuid), 0);
 	snprintf(table, sizeof(table), "lockfs-store-test-%.8s", uuid);
 	CHECK_INT(store_ddb_create_table(d, table, clk_sys_mono_ms() + 30000,
-					 msg, sizeof(msg)),
+					 NULL, msg, sizeof(msg)),
 		  0);
 	st = store_ddb_new(d, table, 30000);
 	CHECK(st);

@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,7 +246,12 @@ static int format_line(char *out, size_t outlen, enum log_level level,
 	return n;
 }
 
-static void write_all(int fd, const char *p, size_t n)
+/* Lines that could not be written (a full disk, a closed pipe), and the
+ * error of the last; any thread. */
+static _Atomic uint64_t lines_lost;
+static _Atomic int lines_lost_errno;
+
+static int write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);
@@ -252,10 +259,53 @@ static void write_all(int fd, const char *p, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return;
+			return w < 0 ? -errno : -EIO;
 		p += w;
 		n -= (size_t)w;
 	}
+	return 0;
+}
+
+/* After lines were lost: a line saying how many and why, written first;
+ * 0 once written (the count starts again), else -errno. */
+static int write_lost_note(void)
+{
+	char note[256], why[LOG_ERRNO_MAX], line[300];
+	uint64_t lost = atomic_load(&lines_lost);
+	int rc, len;
+
+	snprintf(note, sizeof(note), "%llu log line(s) could not be written: %s",
+		 (unsigned long long)lost,
+		 log_errno(-atomic_load(&lines_lost_errno), why, sizeof(why)));
+	len = format_line(line, sizeof(line), LOGL_WARN, "log", note);
+	if (len <= 0 || (size_t)len >= sizeof(line))
+		return -EINVAL;
+	rc = write_all(2, line, (size_t)len);
+	if (!rc)
+		atomic_fetch_sub(&lines_lost, lost);
+	return rc;
+}
+
+/* Writes a line. One that cannot be written is counted; once lines can
+ * be written again, the first is preceded by one that says how many were
+ * lost, and why. */
+static void write_line(const char *p, size_t n)
+{
+	int rc = 0;
+
+	if (atomic_load(&lines_lost))
+		rc = write_lost_note();
+	if (!rc)
+		rc = write_all(2, p, n);
+	if (rc) {
+		atomic_store(&lines_lost_errno, -rc);
+		atomic_fetch_add(&lines_lost, 1);
+	}
+}
+
+uint64_t log_lines_lost(void)
+{
+	return atomic_load(&lines_lost);
 }
 
 void log_msg(enum log_level level, const char *tag, const char *fmt, ...)
@@ -283,6 +333,6 @@ void log_msg(enum log_level level, const char *tag, const char *fmt, ...)
 		out[n - 1] = '\n';
 	}
 	if (n > 0)
-		write_all(2, out, (size_t)n);
+		write_line(out, (size_t)n);
 	errno = saved;
 }

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum log_level {
 	LOGL_ERR = 0,
@@ -50,6 +51,10 @@ bool log_chosen_elsewhere(void);
 void log_start(enum log_level level, const char *ident);
 
 bool log_enabled(enum log_level level);
+/* Lines that could not be written to stderr or the log file since the
+ * last one that could (a full disk): the next line written is preceded
+ * by one that says how many were lost, and why. */
+uint64_t log_lines_lost(void);
 void log_msg(enum log_level level, const char *tag, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "log.h"
+
 /* Upper bounds of the latency buckets, in microseconds. */
 static const uint64_t bucket_le_us[METRICS_LATENCY_BUCKETS] = {
 	100,   250,   500,    1000,   2500,   5000,    10000,
@@ -128,6 +130,14 @@ int metrics_render(const struct metrics *m, struct buf *out)
 			"# TYPE lockfs_locks_held gauge\n"
 			"lockfs_locks_held %" PRIu64 "\n",
 			load(&m->locks_held));
+	if (!rc)
+		rc = buf_printf(
+			out,
+			"# HELP lockfs_log_lines_lost Log lines not written "
+			"(full disk) since the last one written.\n"
+			"# TYPE lockfs_log_lines_lost gauge\n"
+			"lockfs_log_lines_lost %" PRIu64 "\n",
+			log_lines_lost());
 	if (!rc)
 		rc = buf_puts(
 			out, "# HELP lockfs_dynamodb_requests_total DynamoDB "

@@ -33,6 +33,11 @@ static int64_t op_deadline(const struct lock_engine *e)
 	return now_mono(e) + e->cfg.op_timeout_ms;
 }
 
+int64_t lock_int_op_deadline(const struct lock_engine *e)
+{
+	return op_deadline(e);
+}
+
 const char *lock_state_name(enum lock_state st)
 {
 	switch (st) {
@@ -61,6 +66,8 @@ const char *lock_lost_reason_name(enum lost_reason r)
 		return "release not confirmed";
 	case LOST_STOPPED:
 		return "the daemon stopped";
+	case LOST_DOWNGRADE:
+		return "downgrade to shared not confirmed";
 	}
 	return "";
 }
@@ -123,9 +130,18 @@ const struct lock_config *lock_engine_config(const struct lock_engine *e)
 	return &e->cfg;
 }
 
+static void free_row(struct lock *lk)
+{
+	if (lk->row)
+		record_fini(lk->row);
+	free(lk->row);
+	lk->row = NULL;
+}
+
 static void free_lock(struct lock *lk)
 {
 	record_fini(&lk->rec);
+	free_row(lk);
 	free(lk->key);
 	free(lk);
 }
@@ -374,7 +390,6 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 				   const char *takeover_rvn,
 				   struct lock_record *cur, bool *has_cur)
 {
-	struct lock *orphan;
 	int attempt, rc = -EIO;
 
 	for (attempt = 0; attempt < 3; attempt++) {
@@ -405,13 +420,25 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 		    rc == -EINVAL)
 			break;
 	}
-	orphan = calloc(1, sizeof(*orphan));
+	lock_int_add_orphan(e, rec, false);
+	return -EIO;
+}
+
+void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
+			 bool shared)
+{
+	struct lock *orphan = calloc(1, sizeof(*orphan));
+
 	if (!orphan || !(orphan->key = strdup(rec->key)) ||
 	    record_copy(&orphan->rec, rec)) {
 		if (orphan)
 			free_lock(orphan);
-		return -EIO;
+		return; /* left to lapse */
 	}
+	orphan->shared = shared;
+	if (shared && orphan->rec.n_readers) /* its version is its entry's */
+		memcpy(orphan->rec.rvn, orphan->rec.readers[0].v,
+		       sizeof(orphan->rec.rvn));
 	orphan->state = LOCK_LOST;
 	orphan->lost_reason = LOST_SAFE_PERIOD;
 	orphan->lost_notified = true;
@@ -423,12 +450,11 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 	if (lease_index_reserve_locked(e, e->n_listed + 1)) {
 		pthread_mutex_unlock(&e->mu);
 		free_lock(orphan);
-		return -EIO; /* left to lapse */
+		return; /* left to lapse */
 	}
 	list_add(e, orphan);
 	pthread_mutex_unlock(&e->mu);
 	lease_kick(e);
-	return -EIO;
 }
 
 static struct lock *find_lost_locked(struct lock_engine *e, const char *key,
@@ -477,13 +503,64 @@ void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold)
 	pthread_mutex_unlock(&e->mu);
 }
 
+/* A shared row's record: owner_name says "shared" to other clients, and
+ * our entry (a fresh version) names the holder; rec->rvn is the row's new
+ * RVN. */
+static int build_shared_record(struct lock_engine *e, const char *key,
+			       const struct lock_holder *h,
+			       struct lock_record *rec)
+{
+	struct record_reader rd = { 0 };
+	int rc = build_record(e, key, h, rec);
+
+	if (rc)
+		return rc;
+	rec->shared = true;
+	rd.id = e->owner;
+	rd.host = e->host;
+	rd.pid = h->pid;
+	rd.uid = h->uid;
+	rd.cmd = (char *)h->cmd;
+	rd.acquired_real_ms = rec->acquired_real_ms;
+	rd.heartbeat_real_ms = rec->heartbeat_real_ms;
+	rc = record_set_str(&rec->owner, LOCK_SHARED_OWNER);
+	if (!rc)
+		rc = text_uuid4(rd.v);
+	if (!rc)
+		rc = record_reader_add(rec, &rd);
+	if (rc)
+		record_fini(rec);
+	return rc;
+}
+
+static int acquire(struct lock_engine *e, const char *key,
+		   const struct lock_holder *h, enum hold_mode hold,
+		   bool shared, struct lock **out, struct lock_record *cur,
+		   bool *has_cur);
+
 int lock_acquire_hold(struct lock_engine *e, const char *key,
 		      const struct lock_holder *h, enum hold_mode hold,
 		      struct lock **out, struct lock_record *cur, bool *has_cur)
 {
+	return acquire(e, key, h, hold, false, out, cur, has_cur);
+}
+
+int lock_acquire_shared(struct lock_engine *e, const char *key,
+			const struct lock_holder *h, enum hold_mode hold,
+			struct lock **out, struct lock_record *cur,
+			bool *has_cur)
+{
+	return acquire(e, key, h, hold, true, out, cur, has_cur);
+}
+
+static int acquire(struct lock_engine *e, const char *key,
+		   const struct lock_holder *h, enum hold_mode hold,
+		   bool shared, struct lock **out, struct lock_record *cur,
+		   bool *has_cur)
+{
 	struct lock_record rec, now_row;
 	char expired_rvn[RECORD_RVN_MAX];
-	bool takeover, has = false;
+	bool takeover, has = false, freed = false;
 	struct lock *lk;
 	int64_t sent;
 	int rc;
@@ -512,16 +589,46 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	pthread_mutex_unlock(&e->mu);
 
 	takeover = observe_expired_rvn(e->obs, key, expired_rvn);
-	rc = build_record(e, key, h, &rec);
+	rc = shared ? build_shared_record(e, key, h, &rec)
+		    : build_record(e, key, h, &rec);
 	if (rc)
 		return rc;
 	record_init(&now_row);
 	sent = now_mono(e);
+	if (shared) {
+		rc = lock_share_take(e, &rec, takeover ? expired_rvn : NULL,
+				     &now_row, &has);
+		if (rc == -EEXIST) {
+			if (has && cur)
+				record_copy(cur, &now_row);
+			if (has_cur)
+				*has_cur = has;
+			metrics_inc(e->metrics, MC_CONFLICTS);
+			goto out;
+		}
+		if (rc == -EISDIR) {
+			metrics_inc(e->metrics, MC_CONFLICTS);
+			goto out;
+		}
+		goto taken;
+	}
+again:
 	rc = e->store->ops->put_lock(e->store, &rec,
 				     takeover ? expired_rvn : NULL,
 				     op_deadline(e), &now_row, &has);
 	if (rc == -ECANCELED && has && !strcmp(now_row.rvn, rec.rvn))
 		rc = 0; /* an earlier attempt of ours landed */
+	if (rc == -ECANCELED && has && !freed &&
+	    lock_share_row_free(e, &now_row)) {
+		/* Shared, and every reader has left: free to take at once,
+		 * on the RVN we saw (any join since would have changed it). */
+		freed = takeover = true;
+		text_copy(expired_rvn, sizeof(expired_rvn), now_row.rvn);
+		record_fini(&now_row);
+		has = false;
+		sent = now_mono(e);
+		goto again;
+	}
 	if (rc == -ECANCELED) {
 		if (has) {
 			struct observation ob;
@@ -562,6 +669,7 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 			goto out;
 		}
 	}
+taken:
 	if (rc) {
 		char msg[LOG_ERRNO_MAX];
 
@@ -572,10 +680,14 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 
 	lk = calloc(1, sizeof(*lk));
 	if (!lk || !(lk->key = strdup(key))) {
-		/* We hold it in DynamoDB but cannot track it: give it back. */
+		/* We hold it in DynamoDB but cannot track it: give it back
+		 * (the lease path removes an orphan's row or entry). */
 		free(lk);
-		e->store->ops->delete_lock(e->store, key, rec.rvn,
-					   op_deadline(e), NULL, NULL);
+		if (shared)
+			lock_int_add_orphan(e, &rec, true);
+		else
+			e->store->ops->delete_lock(e->store, key, rec.rvn,
+						   op_deadline(e), NULL, NULL);
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -583,6 +695,11 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	lk->hold = hold;
 	lk->rec = rec;
 	record_init(&rec);
+	if (shared) {
+		/* Our version is our entry's, not the row's RVN. */
+		lk->shared = true;
+		memcpy(lk->rec.rvn, lk->rec.readers[0].v, sizeof(lk->rec.rvn));
+	}
 	lk->state = LOCK_HELD;
 	lk->holder_open = true;
 	lk->last_ok_mono_ms = sent;
@@ -593,8 +710,11 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	if (lease_index_reserve_locked(e, e->n_listed + 1) ||
 	    smap_put(&e->by_key, key, lk)) {
 		pthread_mutex_unlock(&e->mu);
-		e->store->ops->delete_lock(e->store, key, lk->rec.rvn,
-					   op_deadline(e), NULL, NULL);
+		if (shared)
+			lock_int_add_orphan(e, &lk->rec, true);
+		else
+			e->store->ops->delete_lock(e->store, key, lk->rec.rvn,
+						   op_deadline(e), NULL, NULL);
 		free_lock(lk);
 		rc = -ENOMEM;
 		goto out;
@@ -610,7 +730,8 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 	metrics_inc(e->metrics, MC_ACQUIRES);
 	if (takeover)
 		metrics_inc(e->metrics, MC_TAKEOVERS);
-	log_debug(TAG, "acquired key=%s rvn=%s%s", key, lk->rec.rvn,
+	log_debug(TAG, "acquired key=%s %s=%s%s", key,
+		  shared ? "shared v" : "rvn", lk->rec.rvn,
 		  takeover ? " (takeover)" : "");
 	lease_kick(e);
 	*out = lk;
@@ -763,6 +884,8 @@ static int write_renewal(struct lock_engine *e, struct lock *lk,
 			 struct lock_renewal *rn, int64_t deadline)
 {
 	char expect[RECORD_RVN_MAX], next_rvn[RECORD_RVN_MAX];
+	char row_rvn[RECORD_RVN_MAX];
+	const char *reader;
 	struct lock_record cur;
 	int64_t sent = 0;
 	bool has = false;
@@ -770,26 +893,36 @@ static int write_renewal(struct lock_engine *e, struct lock *lk,
 
 	pthread_mutex_lock(&e->mu);
 	memcpy(expect, lk->rec.rvn, sizeof(expect));
+	/* Held shared, our version is our entry's; the row's RVN moves on
+	 * every reader's write, so that other clients see it renewed. */
+	reader = lk->shared ? e->owner : NULL;
 	pthread_mutex_unlock(&e->mu);
 	record_init(&cur);
 	for (attempt = 0; attempt < 2; attempt++) {
 		rc = text_uuid4(next_rvn);
+		if (!rc && reader)
+			rc = text_uuid4(row_rvn);
 		if (rc)
 			break;
 		rn->new_rvn = next_rvn;
+		rn->reader = reader;
+		rn->row_rvn = reader ? row_rvn : NULL;
 		sent = now_mono(e);
 		record_fini(&cur);
 		has = false;
 		rc = e->store->ops->renew_lock(e->store, lk->key, expect, rn,
 					       deadline, &cur, &has);
-		if (rc == -ECANCELED && has && !strcmp(cur.rvn, next_rvn))
+		if (rc == -ECANCELED && has &&
+		    !strcmp(record_holder_version(&cur, reader), next_rvn))
 			rc = 0;
 		if (rc != -ECANCELED)
 			break;
 		pthread_mutex_lock(&e->mu);
-		if (has && pending_adopt(lk, cur.rvn)) {
+		if (has &&
+		    pending_adopt(lk, record_holder_version(&cur, reader))) {
 			/* An earlier write of ours landed after all. */
-			memcpy(expect, cur.rvn, sizeof(expect));
+			text_copy(expect, sizeof(expect),
+				  record_holder_version(&cur, reader));
 			pthread_mutex_unlock(&e->mu);
 			continue;
 		}
@@ -808,6 +941,10 @@ static int write_renewal(struct lock_engine *e, struct lock *lk,
 			record_set_data(&lk->rec, rn->data, rn->data_len);
 		if (rn->set_fence)
 			lk->rec.fence = rn->fence;
+		if (reader && has && !lk->row)
+			lk->row = calloc(1, sizeof(*lk->row));
+		if (reader && has && lk->row)
+			record_copy(lk->row, &cur); /* every reader, to show */
 	} else if (rc != -ESTALE && rc != -ENOMEM) {
 		pending_add(lk, next_rvn, sent);
 	}
@@ -837,6 +974,23 @@ static void after_renewal(struct lock_engine *e, struct lock *lk, int rc)
 	}
 }
 
+/* After a renewal of a shared lock (busy still claimed): the entries of
+ * readers that stood still for a lease go (lock_share.c). */
+static void evict_dead_readers(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_record row;
+	bool have = false;
+
+	record_init(&row);
+	pthread_mutex_lock(&e->mu);
+	if (lk->shared && lk->row && lk->row->n_readers > 1)
+		have = !record_copy(&row, lk->row);
+	pthread_mutex_unlock(&e->mu);
+	if (have)
+		lock_share_evict(e, lk->key, &row);
+	record_fini(&row);
+}
+
 int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 {
 	struct lock_renewal rn;
@@ -857,6 +1011,8 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 
 	fill_renewal(e, &rn);
 	rc = write_renewal(e, lk, &rn, deadline);
+	if (rc == 0)
+		evict_dead_readers(e, lk);
 
 	pthread_mutex_lock(&e->mu);
 	end_write(e, lk);
@@ -927,11 +1083,21 @@ int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
 	    (truncate >= 0 && (uint64_t)truncate > max_len))
 		return -EFBIG;
 	pthread_mutex_lock(&e->mu);
+	if (lk->shared) {
+		/* A shared lock is its readers': none of them owns data. */
+		pthread_mutex_unlock(&e->mu);
+		return -EPERM;
+	}
 	rc = begin_write(e, lk);
 	if (rc) {
 		pthread_mutex_unlock(&e->mu);
 		lock_int_notify_lost(e);
 		return -EIO;
+	}
+	if (lk->shared) {
+		end_write(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		return -EPERM;
 	}
 	deadline = write_deadline_locked(e, lk, e->cfg.op_timeout_ms);
 	old_len = lk->rec.has_data ? lk->rec.data_len : 0;
@@ -978,10 +1144,11 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 	struct lock_renewal rn;
 	int64_t deadline;
 	uint64_t f = 0;
+	bool shared;
 	int rc;
 
 	pthread_mutex_lock(&e->mu);
-	if (lk->rec.fence) {
+	if (lk->rec.fence || lk->fence_read) {
 		/* Only a holder still trusted by the clock is handed its
 		 * token. */
 		rc = lock_int_trusted_locked(e, lk, now_mono(e)) ? 0 : -EIO;
@@ -993,7 +1160,7 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 		return rc;
 	}
 	rc = begin_write(e, lk);
-	if (!rc && lk->rec.fence) {
+	if (!rc && (lk->rec.fence || lk->fence_read)) {
 		/* Allocated by another thread while we waited. */
 		*fence = lk->rec.fence;
 		end_write(e, lk);
@@ -1001,12 +1168,18 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 		return 0;
 	}
 	deadline = rc ? 0 : write_deadline_locked(e, lk, e->cfg.op_timeout_ms);
+	shared = !rc && lk->shared;
 	pthread_mutex_unlock(&e->mu);
 	if (rc) {
 		lock_int_notify_lost(e);
 		return -EIO;
 	}
-	rc = e->store->ops->next_fence(e->store, lk->key, deadline, &f);
+	/* A writer's fence is one more than any handed out before; readers
+	 * get the counter as it is (no writer can hold meanwhile). Either
+	 * is recorded with a conditional write: only a holder gets one. */
+	rc = shared ? e->store->ops->read_fence(e->store, lk->key, deadline, &f)
+		    : e->store->ops->next_fence(e->store, lk->key, deadline,
+						&f);
 	if (!rc) {
 		/* Record it with a conditional write: only a holder gets one.
 		 */
@@ -1023,6 +1196,8 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 	after_renewal(e, lk, rc);
 	if (!rc && !lock_int_trusted_locked(e, lk, now_mono(e)))
 		rc = -EIO;
+	if (!rc)
+		lk->fence_read = true; /* a reader's may be 0: none yet */
 	pthread_mutex_unlock(&e->mu);
 	lock_int_notify_lost(e);
 	if (rc)
@@ -1039,7 +1214,8 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 		       bool *stolen)
 {
-	char expect[RECORD_RVN_MAX];
+	char expect[RECORD_RVN_MAX], row_rvn[RECORD_RVN_MAX];
+	const char *reader;
 	struct lock_record cur;
 	bool has = false;
 	int attempt, rc = 0;
@@ -1047,22 +1223,35 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 	*stolen = false;
 	pthread_mutex_lock(&e->mu);
 	memcpy(expect, lk->rec.rvn, sizeof(expect));
+	reader = lk->shared ? e->owner : NULL;
 	pthread_mutex_unlock(&e->mu);
 	record_init(&cur);
 	for (attempt = 0; attempt < 2; attempt++) {
 		record_fini(&cur);
 		has = false;
-		rc = e->store->ops->delete_lock(e->store, lk->key, expect,
-						deadline, &cur, &has);
+		if (reader) {
+			/* A reader leaves: its entry goes (and the row with
+			 * the last one); the RVN moves, as for any write. */
+			rc = text_uuid4(row_rvn);
+			if (!rc)
+				rc = e->store->ops->leave_shared(
+					e->store, lk->key, reader, expect,
+					row_rvn, deadline, &cur, &has);
+		} else {
+			rc = e->store->ops->delete_lock(e->store, lk->key,
+							expect, deadline, &cur,
+							&has);
+		}
 		if (rc != -ECANCELED)
 			break;
 		rc = 0;
-		if (!has)
+		if (!has || (reader && !record_reader_find(&cur, reader)))
 			break; /* gone: deleted by our earlier attempt or
-				  expired */
+				  expired (or, shared, our entry) */
 		pthread_mutex_lock(&e->mu);
-		if (pending_adopt(lk, cur.rvn)) {
-			memcpy(expect, cur.rvn, sizeof(expect));
+		if (pending_adopt(lk, record_holder_version(&cur, reader))) {
+			text_copy(expect, sizeof(expect),
+				  record_holder_version(&cur, reader));
 			pthread_mutex_unlock(&e->mu);
 			continue;
 		}
@@ -1300,6 +1489,127 @@ const char *lock_key(const struct lock *lk)
 	return lk->key;
 }
 
+bool lock_is_shared(struct lock_engine *e, struct lock *lk)
+{
+	bool shared;
+
+	pthread_mutex_lock(&e->mu);
+	shared = lk->shared;
+	pthread_mutex_unlock(&e->mu);
+	return shared;
+}
+
+const char *lock_reader_id(struct lock_engine *e, struct lock *lk)
+{
+	return lock_is_shared(e, lk) ? e->owner : NULL;
+}
+
+int lock_downgrade(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_record rec, cur;
+	char expect[RECORD_RVN_MAX];
+	bool has = false, unknown = false;
+	int64_t deadline, sent;
+	int attempt, rc;
+
+	pthread_mutex_lock(&e->mu);
+	rc = begin_write(e, lk);
+	if (!rc && lk->shared) {
+		end_write(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		return 0;
+	}
+	deadline = rc ? 0 : write_deadline_locked(e, lk, e->cfg.op_timeout_ms);
+	pthread_mutex_unlock(&e->mu);
+	if (rc) {
+		lock_int_notify_lost(e);
+		return -EIO;
+	}
+	/* The row becomes shared with our entry alone, written over our own
+	 * RVN: no writer can come in between, and readers may join after. */
+	record_init(&cur);
+	rc = build_shared_record(e, lk->key, &lk->holder, &rec);
+	if (rc) {
+		pthread_mutex_lock(&e->mu);
+		end_write(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		return rc;
+	}
+	pthread_mutex_lock(&e->mu);
+	{
+		rec.acquired_real_ms = lk->rec.acquired_real_ms;
+		rec.mode = lk->rec.mode;
+		rec.readers[0].fence = lk->rec.fence;
+		rec.fence = lk->rec.fence;
+	}
+	memcpy(expect, lk->rec.rvn, sizeof(expect));
+	pthread_mutex_unlock(&e->mu);
+	sent = now_mono(e);
+	for (attempt = 0; !rc && attempt < 3; attempt++) {
+		record_fini(&cur);
+		has = false;
+		rc = e->store->ops->put_lock(e->store, &rec, expect, deadline,
+					     &cur, &has);
+		if (rc == -ECANCELED && has &&
+		    !strcmp(record_holder_version(&cur, e->owner),
+			    rec.readers[0].v))
+			rc = 0; /* an earlier attempt landed */
+		if (rc == -ECANCELED && has) {
+			pthread_mutex_lock(&e->mu);
+			if (pending_adopt(lk, cur.rvn)) {
+				/* A renewal of ours landed after all. */
+				memcpy(expect, cur.rvn, sizeof(expect));
+				pthread_mutex_unlock(&e->mu);
+				sent = now_mono(e);
+				rc = 0;
+				continue;
+			}
+			pthread_mutex_unlock(&e->mu);
+		}
+		if (rc == 0 || rc == -ECANCELED || rc == -EISDIR ||
+		    rc == -ENOMEM || rc == -EACCES || rc == -ENXIO ||
+		    rc == -EINVAL)
+			break;
+		unknown = true; /* it may have landed */
+		if (now_mono(e) >= deadline)
+			break;
+	}
+	pthread_mutex_lock(&e->mu);
+	if (rc && rc != -ECANCELED && rc != -EISDIR && !unknown) {
+		/* Refused before anything was written: still ours as it
+		 * was. */
+		end_write(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		record_fini(&rec);
+		record_fini(&cur);
+		return rc;
+	}
+	if (!rc) {
+		record_fini(&lk->rec);
+		lk->rec = rec;
+		record_init(&rec);
+		memcpy(lk->rec.rvn, lk->rec.readers[0].v, sizeof(lk->rec.rvn));
+		lk->shared = true;
+		lk->n_pending = 0;
+		lk->last_ok_mono_ms = sent;
+		lk->next_due_mono_ms = sent + e->cfg.heartbeat_ms;
+	} else if (rc == -ECANCELED || rc == -EISDIR) {
+		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
+	} else {
+		/* Exclusive or shared now? We cannot know: not ours to
+		 * trust. Our row (or entry) lapses by its lease. */
+		lock_int_mark_lost_locked(e, lk, LOST_DOWNGRADE);
+	}
+	end_write(e, lk);
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	record_fini(&rec);
+	record_fini(&cur);
+	if (!rc)
+		log_debug(TAG, "downgraded key=%s to shared", lk->key);
+	return rc ? -EIO : 0;
+}
+
 const struct lock_holder *lock_holder(const struct lock *lk)
 {
 	return &lk->holder;
@@ -1338,6 +1648,8 @@ void lock_each(struct lock_engine *e,
 			.last_ok_age_ms = now - lk->last_ok_mono_ms,
 			.fence = lk->rec.fence,
 			.holder_open = lk->holder_open,
+			.shared = lk->shared,
+			.row = lk->row,
 		};
 
 		if (lk->state == LOCK_RELEASED)

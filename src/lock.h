@@ -52,6 +52,8 @@ enum lost_reason {
 	LOST_STOPPED,	  /* the daemon stopped (SIGTERM, unmount) while the
 			   * lock was held: the holder is told, then the row
 			   * is deleted */
+	LOST_DOWNGRADE,	  /* a downgrade to shared whose answer was lost:
+			   * we cannot know what we hold */
 };
 
 struct lock_config {
@@ -125,6 +127,47 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 		      const struct lock_holder *h, enum hold_mode hold,
 		      struct lock **out, struct lock_record *cur,
 		      bool *has_cur);
+/* owner_name of a row held shared: python clients see it held by this. */
+#define LOCK_SHARED_OWNER "lockfs:shared"
+
+/* Shared locks (flock LOCK_SH, fcntl F_RDLCK): any number of mounts hold
+ * the key at once, each with its own entry in the row (record.h); an
+ * exclusive acquire is refused while any does. This mount holds one lock
+ * per key however many local readers share it (flk counts them). Joins
+ * the key's readers, starts them, or takes over a row judged expired or
+ * left without readers. Returns as lock_acquire_hold. */
+int lock_acquire_shared(struct lock_engine *e, const char *key,
+			const struct lock_holder *h, enum hold_mode hold,
+			struct lock **out, struct lock_record *cur,
+			bool *has_cur);
+bool lock_is_shared(struct lock_engine *e, struct lock *lk);
+/* The id whose entry holds lk in the row (this mount's owner) when lk is
+ * held shared, else NULL: record_holder_version(row, it) is our version. */
+const char *lock_reader_id(struct lock_engine *e, struct lock *lk);
+/* Turns lk, held exclusively, into a shared lock with this mount as its
+ * only reader, in one conditional write (on our RVN), so that no writer
+ * comes in between. 0 (also when already shared), -EIO when lost (a lost
+ * answer loses the lock: LOST_DOWNGRADE). */
+int lock_downgrade(struct lock_engine *e, struct lock *lk);
+
+/* For a waiter that has just read row (the key is held elsewhere): whether
+ * an acquire may succeed now. An exclusive one when the row is judged
+ * expired or is shared with no reader (and no live mark of another
+ * writer); a shared one also when it is shared and not marked by a live
+ * writer. */
+bool lock_row_admits(struct lock_engine *e, const struct lock_record *row,
+		     bool shared, bool expired);
+/* A writer waiting on key marks a shared row so that no new reader joins
+ * it (readers in it go on until they leave): v (RECORD_RVN_MAX bytes, ""
+ * at first) is the mark's version, refreshed by each call. row is the row
+ * as just read. 0: marked; -EEXIST: another writer's live mark (wait
+ * behind it); -ENOENT: not a shared row; other -errno. A mark unchanged
+ * for a lease is stale: anyone may remove or replace it. */
+int lock_writer_mark(struct lock_engine *e, const char *key,
+		     const struct lock_record *row, char *v);
+/* Removes our mark of version v (a waiter that gives up), if still there. */
+void lock_writer_unmark(struct lock_engine *e, const char *key, const char *v);
+
 /* True while lk is held and its holder is alive: its acquiring open file
  * is open, or (hold=pgrp) its process group lives, or a file lock holds
  * it. Locks with no live holder (hold=unlink, a holder that is gone) give
@@ -200,6 +243,9 @@ struct lock_info {
 	int64_t last_ok_age_ms; /* since the last confirmed write */
 	uint64_t fence;
 	bool holder_open;
+	bool shared;
+	const struct lock_record *row; /* shared: the row as last renewed
+					* (its readers), or NULL */
 };
 void lock_each(struct lock_engine *e,
 	       void (*fn)(void *arg, const struct lock_info *info), void *arg);

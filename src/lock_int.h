@@ -27,7 +27,13 @@ struct lock {
 	int refs;
 	enum lock_state state;
 	enum lost_reason lost_reason;
-	struct lock_record rec; /* the row as we last wrote it */
+	struct lock_record rec;	 /* the row as we last wrote it; held shared,
+				  * rec.rvn is our entry's version (the one
+				  * our writes are conditioned on) */
+	bool shared;		 /* held shared (lock_share.c) */
+	bool fence_read;	 /* a reader was handed its fence (maybe 0) */
+	struct lock_record *row; /* shared: the row as our last renewal
+				  * found it (every reader), or NULL */
 	/* RVNs we tried to write whose outcome is unknown (timeouts): if a
 	 * later condition fails on one of them, that write landed. */
 	struct {
@@ -155,5 +161,30 @@ void lease_index_free(struct lock_engine *e);
 
 /* Whether the holder's process group lives and is still its (procgrp.h). */
 bool lock_int_pgrp_alive(const struct lock_holder *h);
+
+/* lock.c, for lock_share.c (without mu): the deadline of a user-facing
+ * request; tracks a lock whose acquire may have landed (its outcome could
+ * not be learnt) so that the lease path removes our row or entry. */
+int64_t lock_int_op_deadline(const struct lock_engine *e);
+void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
+			 bool shared);
+
+/* lock_share.c (without mu). The store side of a shared acquire: creates
+ * the row, joins it, takes a free (readerless) one, or takes over one our
+ * observation judged expired (takeover_rvn), and resolves lost answers by
+ * our entry's version. rec is shared with one reader, ours. 0: we hold it;
+ * -EEXIST: refused (*cur the row when known); -EISDIR; -EIO when the
+ * outcome stayed unknown (an orphan then removes our entry); other
+ * -errno. */
+int lock_share_take(struct lock_engine *e, struct lock_record *rec,
+		    const char *takeover_rvn, struct lock_record *cur,
+		    bool *has_cur);
+/* After our renewal found row: removes other readers' entries whose
+ * version stood still for the row's lease on our clock (dead mounts). */
+void lock_share_evict(struct lock_engine *e, const char *key,
+		      const struct lock_record *row);
+/* Whether a row is free to take over at once: shared with no reader, and
+ * not marked by a live writer of another mount. */
+bool lock_share_row_free(struct lock_engine *e, const struct lock_record *row);
 
 #endif

@@ -15,6 +15,24 @@ void store_fault_set_lose_replies(struct store_fault *f, int lose)
 	__atomic_store_n(&f->lose_replies, lose, __ATOMIC_SEQ_CST);
 }
 
+void store_fault_lose_next(struct store_fault *f, int n)
+{
+	__atomic_store_n(&f->lose_next, n, __ATOMIC_SEQ_CST);
+}
+
+/* Takes one of the replies still to lose, if any. */
+static bool take_lose_next(struct store_fault *f)
+{
+	int n = __atomic_load_n(&f->lose_next, __ATOMIC_SEQ_CST);
+
+	while (n > 0)
+		if (__atomic_compare_exchange_n(&f->lose_next, &n, n - 1,
+						false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			return true;
+	return false;
+}
+
 /* Whether a request may go through; *lose: a write's reply is lost. */
 static int gate(struct store *s, enum store_fault_op op, const char *key,
 		bool write, bool *lose)
@@ -26,7 +44,8 @@ static int gate(struct store *s, enum store_fault_op op, const char *key,
 		rc = f->before(f->arg, op, key);
 	if (!rc && __atomic_load_n(&f->down, __ATOMIC_SEQ_CST))
 		rc = -ETIMEDOUT;
-	*lose = write && __atomic_load_n(&f->lose_replies, __ATOMIC_SEQ_CST);
+	*lose = write && (__atomic_load_n(&f->lose_replies, __ATOMIC_SEQ_CST) ||
+			  (!rc && take_lose_next(f)));
 	return rc;
 }
 

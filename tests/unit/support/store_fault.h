@@ -28,6 +28,7 @@ struct store_fault {
 	struct store *inner;
 	int down;	  /* every request fails with -ETIMEDOUT */
 	int lose_replies; /* writes land, then report -ETIMEDOUT */
+	int lose_next;	  /* the next n writes do (then they answer) */
 	/* Before every request, when set: a non-zero return fails the
 	 * request with that -errno, without reaching the inner store. */
 	int (*before)(void *arg, enum store_fault_op op, const char *key);
@@ -39,5 +40,6 @@ struct store_fault {
 void store_fault_init(struct store_fault *f, struct store *inner);
 void store_fault_set_down(struct store_fault *f, int down);
 void store_fault_set_lose_replies(struct store_fault *f, int lose);
+void store_fault_lose_next(struct store_fault *f, int n);
 
 #endif

@@ -2,12 +2,16 @@
 # mount.t: tenet 6, "fail loudly and early": a missing table, an unreachable
 # endpoint, missing credentials, bad options and a missing mountpoint each
 # give one line on stderr and exit status 1, quickly, and leave nothing
-# mounted. --create-table is idempotent and makes an on-demand table with
-# TTL on expiry_time. Without -f the daemon goes to the background after
-# mounting, and unmounting ends it.
+# mounted. --create-table is idempotent, says whether it created the table,
+# and makes an on-demand table with TTL on expiry_time. Without -f the daemon
+# goes to the background after mounting, and unmounting ends it. What is on
+# the mountpoint already: a regular file and a live lockfs mount are refused
+# with one line (no mount on a file, no second daemon stacked), a dead
+# lockfs mount (its daemon killed: ENOTCONN) is detached and mounted afresh,
+# and its directory stays immutable.
 . "$(dirname "$0")/lib.sh"
 
-plan 32
+plan 57
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 MP=$WORK/mp
@@ -48,6 +52,11 @@ fails "missing mountpoint" "$WORK/nowhere" "$L" -f -o "$EO,table=$TABLE" "$WORK/
 # ---- --create-table --------------------------------------------------------
 out=$(timeout 60 "$L" --create-table -o "$EO,table=$TABLE" 2>&1)
 is "$?" 0 "--create-table on an existing table: exit 0"
+is "$out" "lockfs: table $TABLE already exists at $ENDPOINT; ready" \
+	"... and says it already existed"
+out=$(timeout 60 "$L" --create-table -o "$EO,table=$TABLE-new" 2>&1)
+is "$out" "lockfs: table $TABLE-new created at $ENDPOINT; ready" \
+	"--create-table of a missing table says it created it"
 if /usr/bin/python3 -c 'import boto3' 2>/dev/null; then
 	desc=$(/usr/bin/python3 - "$ENDPOINT" "$TABLE" <<'EOF'
 import sys, boto3
@@ -82,3 +91,70 @@ ok $? "the background daemon exits after the unmount"
 mount_start check
 expect 0 open "$(mnt check)/bg" O_CREAT,O_EXCL,O_RDONLY 0644
 mount_stop check
+
+# ---- what is on the mountpoint already ---------------------------------------
+# lockfs_on DIR: how many fuse.lockfs mounts are on DIR.
+lockfs_on() {
+	awk -v m="$1" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") {
+		if ($(i + 1) == "fuse.lockfs") n++; break } } END { print n + 0 }' \
+		/proc/self/mountinfo
+}
+# refused DESC REGEX ARGS...: lockfs ARGS exits 1 with one line matching
+# REGEX (10 s at most: it fails before any request).
+refused() {
+	local desc=$1 want=$2 err rc
+	shift 2
+	err=$(timeout 10 "$L" "$@" 2>&1 >/dev/null)
+	rc=$?
+	is "$rc/$(wc -l <<<"$err")" "1/1" "$desc: exit 1 with one line"
+	like "$err" "$want" "$desc: says why"
+}
+
+# A regular file: FUSE would mount on it (stat then gives EIO).
+F=$WORK/afile
+: >"$F"
+track_mount "$F"
+refused "a regular file as mountpoint" "^lockfs: mountpoint $F: not a directory" \
+	-o "$EO,table=$TABLE" "$F"
+refused "a regular file, -o mountpoint_writable" "^lockfs: mountpoint $F: not a directory" \
+	-o "$EO,table=$TABLE,mountpoint_writable" "$F"
+is "$(lockfs_on "$F")" 0 "... nothing is mounted on the file"
+
+# A live lockfs mount: no second daemon stacked on it.
+S=$WORK/stack
+mkdir -p "$S"
+track_mount "$S"
+timeout 30 "$L" -o "$EO,table=$TABLE,owner=stack-$$" "$S" 2>"$WORK/stack.err"
+is "$?" 0 "a first mount on S"
+spid=$(pgrep -f -x "$L -o $EO,table=$TABLE,owner=stack-$$ $S" | head -n 1)
+[ -n "$spid" ] && track_pid "$spid"
+live="^lockfs: mountpoint $S: lockfs is already mounted there \\(lockfs:$TABLE\\); unmount it first \\(fusermount3 -u $S\\)"
+refused "lockfs on a live lockfs mount" "$live" -o "$EO,table=$TABLE" "$S"
+refused "the same by another path (S/../stack/)" "$live" -o "$EO,table=$TABLE" "$S/../stack/"
+refused "the same with -o mountpoint_writable" "$live" \
+	-o "$EO,table=$TABLE,mountpoint_writable" "$S"
+is "$(lockfs_on "$S")" 1 "... one lockfs mount on S: nothing stacked"
+
+# A dead lockfs mount: the daemon killed, the mount left behind. A stat
+# just before fills the kernel's attribute cache, which may answer stat(2)
+# on a dead mount: lockfs must not take it for a live one.
+stat "$S" >/dev/null
+kill -9 "${spid:-0}"
+wait_for 10 bash -c '! kill -0 "$0" 2>/dev/null' "${spid:-0}"
+expect ENOTCONN statfs "$S"
+t0=$(now_ms)
+err=$(timeout 30 "$L" -o "$EO,table=$TABLE,owner=again-$$" "$S" 2>&1 >/dev/null)
+is "$?" 0 "lockfs on the dead lockfs mount: exit 0 ($(($(now_ms) - t0)) ms)"
+like "$err" "^lockfs: $S: detached a dead lockfs mount \\(its daemon was gone" \
+	"... says it detached the dead mount"
+apid=$(pgrep -f -x "$L -o $EO,table=$TABLE,owner=again-$$ $S" | head -n 1)
+[ -n "$apid" ] && track_pid "$apid"
+is "$(lockfs_on "$S")" 1 "... one lockfs mount on S: the dead one is gone"
+expect 0 open "$S/again" O_CREAT,O_EXCL,O_RDONLY 0644
+is "$(field "$("$T" read "$S/again")" owner)" "again-$$" "... served by the new daemon"
+timeout 10 fusermount3 -u "$S"
+ok $? "fusermount3 -u S"
+wait_for 10 bash -c '! kill -0 "$0" 2>/dev/null' "${apid:-0}"
+ok $? "... and the new daemon exits"
+expect EPERM open "$S/bare" O_CREAT,O_EXCL,O_RDONLY 0644
+is "$(lockfs_on "$S")" 0 "... nothing is left mounted on S"

@@ -6,7 +6,11 @@
 # fstab words (_netdev, nofail, auto, defaults, x-systemd.*) accepted,
 # umount(8) releasing every lock at once, findmnt showing fuse.lockfs and
 # lockfs:TABLE, and mount errors (missing table, bad option) failing with
-# lockfs's one-line message and a non-zero status.
+# lockfs's one-line message and a non-zero status. What is on the mountpoint
+# passes through the helpers as lockfs decides it: a live lockfs mount and a
+# regular file are refused with lockfs's one line (no second daemon, no
+# mount on a file), a dead lockfs mount (daemon killed) is replaced, through
+# mount.lockfs, mount.fuse3 and mount(8).
 #
 # mount(8) removes PATH from its helpers' environment and looks for helpers
 # in /sbin only, so mount.fuse3's "sh -c lockfs ..." finds lockfs only in
@@ -28,7 +32,7 @@ fi
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip_all "mount(8) and mount.fuse3 need root"
-plan 60
+plan 84
 
 HELPER=${LOCKFS_MOUNT_HELPER:-$_root/mount/mount.lockfs}
 MOUNT_FUSE3=$(command -v mount.fuse3 || echo /sbin/mount.fuse3)
@@ -312,3 +316,70 @@ out=$(timeout 30 "$MOUNT_FUSE3" lockfs "$M4" -o "table=$TABLE,$E_R,hold=never" \
 	-t fuse.lockfs 2>&1)
 t "mount.fuse3 with hold=never fails" not test $? = 0
 is "$out" "lockfs: hold=never: want pgrp, fd or unlink" "... with lockfs's one line"
+
+# ---- what is on the mountpoint: the helpers pass lockfs's verdict on --------
+# lockfs_count MOUNTPOINT: how many fuse.lockfs mounts are on it.
+lockfs_count() {
+	awk -v m="$1" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") {
+		if ($(i + 1) == "fuse.lockfs") n++; break } } END { print n + 0 }' \
+		/proc/self/mountinfo
+}
+# kill_daemon OWNER MOUNTPOINT: kill -9 of the daemon mounted with
+# owner=OWNER (10 s for it to go); its mount is left dead behind it.
+kill_daemon() {
+	local pid
+	pid=$(pgrep -f "owner=$1( |,|\$)" | head -n 1)
+	[ -n "$pid" ] || return 1
+	kill -9 "$pid"
+	wait_for 10 bash -c '! kill -0 "$0" 2>/dev/null' "$pid"
+}
+dead() { [ "$("$T" statfs "$1" 2>&1)" = ENOTCONN ]; }
+
+M5=$(newmnt state)
+timeout 30 "$HELPER" "lockfs:$TABLE" "$M5" -o "$E_R,owner=m8-first-$$" 2>"$WORK/state.err"
+is "$?" 0 "mount.lockfs on M: mounted"
+out=$(timeout 30 "$HELPER" "lockfs:$TABLE" "$M5" -o "$E_R" 2>&1)
+t "mount.lockfs on M, where lockfs is mounted, fails" not test $? = 0
+is "$out" "lockfs: mountpoint $M5: lockfs is already mounted there (lockfs:$TABLE); unmount it first (fusermount3 -u $M5) or choose another directory" \
+	"... with lockfs's one line"
+out=$(timeout 30 "$MOUNT_FUSE3" "lockfs:$TABLE" "$M5" -o "rw,$E_R" -t fuse.lockfs 2>&1)
+t "mount.fuse3 on M, where lockfs is mounted, fails" not test $? = 0
+like "$out" "^lockfs: mountpoint $M5: lockfs is already mounted there[^"$'\n'"]*\$" \
+	"... with lockfs's one line"
+is "$(lockfs_count "$M5")" 1 "... one lockfs mount on M: no second daemon stacked"
+: >"$WORK/file"
+track_mount "$WORK/file"
+out=$(timeout 30 "$HELPER" "lockfs:$TABLE" "$WORK/file" -o "$E_R" 2>&1)
+t "mount.lockfs on a regular file fails" not test $? = 0
+is "$out" "lockfs: mountpoint $WORK/file: not a directory (lockfs mounts on a directory)" \
+	"... with lockfs's one line"
+
+t "kill -9 of M's daemon leaves a dead mount (ENOTCONN)" \
+	eval 'kill_daemon "m8-first-$$" && dead "$M5"'
+out=$(timeout 30 "$HELPER" "lockfs:$TABLE" "$M5" -o "$E_R,owner=m8-again-$$" 2>&1)
+is "$?" 0 "mount.lockfs on the dead mount: mounted"
+like "$out" "^lockfs: $M5: detached a dead lockfs mount" "... saying it replaced the dead one"
+is "$(lockfs_count "$M5")" 1 "... one lockfs mount on M"
+t "set -C acquire on the new mount" acquire "$M5" again
+timeout 30 umount "$M5"
+is "$?" 0 "umount M"
+
+# mount(8) on a dead mount: the helper runs, and lockfs replaces it.
+t_dead_mount8() {  # TYPE
+	local type=$1 m rc
+	m=$(newmnt "dead-$type")
+	timeout 30 mount -t "$type" "lockfs:$TABLE" "$m" -o "$E_R,owner=m8-$type-$$" \
+		2>"$WORK/dead-$type.err"
+	is "$?" 0 "mount -t $type M"
+	t "kill -9 of its daemon leaves a dead mount (ENOTCONN)" \
+		eval 'kill_daemon "m8-$type-$$" && dead "$m"'
+	timeout 30 mount -t "$type" "lockfs:$TABLE" "$m" -o "$E_R" 2>"$WORK/dead-$type.err"
+	rc=$?
+	is "$rc" 0 "mount -t $type on the dead mount: mounted afresh"
+	[ "$rc" = 0 ] || diag "$(cat "$WORK/dead-$type.err")"
+	t "set -C acquire on it" acquire "$m" "d-$type"
+	timeout 30 umount "$m"
+	is "$?" 0 "umount M"
+}
+ns_block 5 "mount -t fuse.lockfs on a dead mount" t_dead_mount8 fuse.lockfs
+ns_block 5 "mount -t lockfs on a dead mount" t_dead_mount8 lockfs

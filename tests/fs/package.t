@@ -56,7 +56,7 @@ command -v cpack >/dev/null && command -v dpkg-shlibdeps >/dev/null ||
 MIRROR=${LOCKFS_DEB_MIRROR:-http://deb.debian.org/debian}
 SECURITY=${LOCKFS_DEB_SECURITY:-http://deb.debian.org/debian-security}
 SUITE=bookworm
-CACHE=${LOCKFS_PKG_CACHE:-$HOME/.cache/lockfs/pkg-root}
+CACHE=${LOCKFS_PKG_CACHE:-${HOME:-/root}/.cache/lockfs/pkg-root}
 BASE=$CACHE/$SUITE-minbase-man-db.tar
 R=$WORK/root
 E_R="endpoint=$ENDPOINT,region=us-east-1"
@@ -66,10 +66,10 @@ mirror_up() {
 	if command -v curl >/dev/null; then
 		timeout 20 curl -fsS -o /dev/null "$MIRROR/dists/$SUITE/Release"
 	else
-		local hp=${MIRROR#*://}
-		hp=${hp%%/*}
-		timeout 20 bash -c "exec 3<>/dev/tcp/${hp%%:*}/${hp##*:}" 2>/dev/null ||
-			timeout 20 bash -c "exec 3<>/dev/tcp/$hp/80"
+		local host=${MIRROR#*://} port=80
+		host=${host%%/*}
+		case $host in *:*) port=${host##*:}; host=${host%:*} ;; esac
+		timeout 20 bash -c "exec 3<>/dev/tcp/$host/$port"
 	fi
 }
 mirror_up 2>"$WORK/mirror.err" ||
@@ -185,7 +185,10 @@ fi
 mkdir -p "$R"
 timeout 120 tar -C "$R" -xf "$BASE" && [ -x "$R/usr/bin/apt-get" ]
 ok $? "a fresh root unpacked from it" || { echo "Bail out! no root"; exit 1; }
+# The host's resolver and mirror of today, not those of the cached base.
 cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null
+printf 'deb %s %s main\n' "$MIRROR" "$SUITE" "$MIRROR" "$SUITE-updates" \
+	"$SECURITY" "$SUITE-security" >"$R/etc/apt/sources.list"
 mount -t proc proc "$R/proc" && mount --rbind /dev "$R/dev"
 ok $? "/proc and /dev (with /dev/fuse) in the root" || { echo "Bail out! no mounts"; exit 1; }
 

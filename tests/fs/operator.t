@@ -11,7 +11,7 @@
 # 127.0.0.1; every wait is bounded.
 . "$(dirname "$0")/lib.sh"
 
-plan 77
+plan 78
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 EO="endpoint=$ENDPOINT,region=us-east-1,table=$TABLE"
@@ -114,10 +114,14 @@ mount_stop p
 expect 0 open "$R/held" O_CREAT,O_EXCL,O_RDONLY 0644
 
 # ---- -d: each request, and never a secret ------------------------------------
+# Through the fault proxy, so that one request is retried.
+proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
 AK=AKIDOPTEST$$ SK=SECRETOPTEST$$ TK=TOKENOPTEST$$
 MOUNT_ENV="AWS_ACCESS_KEY_ID=$AK AWS_SECRET_ACCESS_KEY=$SK AWS_SESSION_TOKEN=$TK" \
-	mount_start d "owner=op-d,debug" || { echo "Bail out! cannot mount -d"; exit 1; }
+	ENDPOINT=$PROXY_ENDPOINT mount_start d "owner=op-d,debug" ||
+	{ echo "Bail out! cannot mount -d"; exit 1; }
 D=$(mnt d)
+proxy_ctl http500 1 PutItem >/dev/null
 expect 0 open "$D/dbg" O_CREAT,O_EXCL,O_RDONLY 0644
 hold_start hd --pgrp "$D/dbg2" O_CREAT,O_EXCL,O_RDWR 0644
 is "$HOUT" ready "a holder takes dbg2"
@@ -135,6 +139,8 @@ like "$dlog" 'debug ddb: PutItem key=held status=400 ms=[0-9]+ retries=0: Condit
 	"-d: a refused PutItem with its error"
 like "$dlog" 'debug ddb: (Query|GetItem) key=dbg status=200 ms=[0-9]+ retries=0' \
 	"-d: a lookup"
+like "$dlog" 'debug ddb: PutItem key=dbg status=200 ms=[0-9]+ retries=1' \
+	"-d: a PutItem answered after one retry (an HTTP 500 first)"
 like "$dlog" 'debug ddb: (DeleteItem|UpdateItem) key=dbg2 status=200 ms=[0-9]+ retries=0' \
 	"-d: the release of dbg2"
 unlike "$dlog" "$SK|$TK|$AK" "-d: no secret key, session token or access key id"
@@ -151,7 +157,6 @@ like "$(head -n 1 "$WORK/daemon-j.log")" '^<6>info main: mounted ' \
 unlike "$(cat "$WORK/daemon-j.log")" $'(^|\n)[0-9]{2}:[0-9]{2}:' "journal: no line carries our time stamp"
 
 # ---- in the background: where logs go, and the warnings get there -----------
-proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
 SHORT="lease=3,heartbeat=0.5,safe_period=1.5,hold=unlink"
 PEO="endpoint=$PROXY_ENDPOINT,region=us-east-1,table=$TABLE,$SHORT"
 F=$WORK/bg-file J=$WORK/bg-journal

@@ -5,8 +5,20 @@
  * O_CREAT), and from then on the file lock owns it: LOCK_UN, F_UNLCK, or
  * the last close of the locking open file (flock) or any close by the
  * locking process (fcntl) releases it. So `flock MNT/x cmd`, which opens
- * with O_CREAT, leaves no lock behind. Shared (read) locks and byte ranges
- * are taken as an exclusive lock of the whole key.
+ * with O_CREAT, leaves no lock behind. Byte ranges lock the whole key.
+ *
+ * Shared (read) locks (LOCK_SH, F_RDLCK) take the key shared: every local
+ * reader shares the mount's one shared lock (no request), other mounts
+ * join it in the row (lock_acquire_shared), writers wait or fail. A reader
+ * never passes a queued waiter: once a writer waits here, new local
+ * readers queue behind it; a writer waiting on a key read elsewhere marks
+ * the row, so that no new reader of any mount joins (lock_writer_mark).
+ * Converting a lock follows flock(2): exclusive to shared is one atomic
+ * write (lock_downgrade); shared to exclusive is not atomic: the share is
+ * dropped first (and the key's shared lock released with the last one),
+ * then the exclusive lock is asked for like any, and may wait or fail
+ * (EWOULDBLOCK/EAGAIN), the share being gone by then. fcntl follows the
+ * same rule (POSIX would keep the read lock on a failed upgrade).
  *
  * Waiting never occupies a request thread: a request that must wait is
  * parked and answered later by the wait thread. Waiters of one key on this
@@ -60,6 +72,7 @@ struct flk_req {
 	const char *key;
 	uint64_t owner; /* fi->lock_owner */
 	enum flk_kind kind;
+	bool shared; /* LOCK_SH, F_RDLCK */
 	bool wait;
 	struct lock_holder holder;
 	struct lock *handle_lock; /* the lock the requesting open file
@@ -84,8 +97,10 @@ void flk_interrupt(struct flk *f, void *req);
 /* Keys with a file lock, a waiter or an attempt in flight (entries of
  * released or lost locks are swept within a second). */
 size_t flk_key_count(struct flk *f);
-/* F_GETLK: *held set when someone else holds key; *pid is the holder's pid
- * when it is a process on this host, else 0. */
-int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool *held,
-	      int64_t *pid);
+/* F_GETLK for a read lock (shared) or a write lock: *held set when
+ * someone else holds key in a conflicting way (a share conflicts with a
+ * write lock only), *held_shared when that holder's lock is shared; *pid
+ * is the holder's pid when it is a process on this host, else 0. */
+int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool shared,
+	      bool *held, bool *held_shared, int64_t *pid);
 #endif

@@ -1811,6 +1811,7 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 	r.key = key;
 	r.owner = owner;
 	r.kind = (enum flk_kind)kind;
+	r.shared = type == F_RDLCK;
 	r.wait = wait;
 	r.req = req;
 	r.handle = h;
@@ -1868,8 +1869,8 @@ void fs_on_granted(void *arg, void *handle, struct lock *lk)
 		lock_unref(fs->eng, old);
 }
 
-int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool *held,
-		    int64_t *pid)
+int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool shared,
+		    bool *held, bool *held_shared, int64_t *pid)
 {
 	struct fs_handle *h = to_handle(fh);
 	char *key;
@@ -1880,8 +1881,9 @@ int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool *held,
 	key = handle_key(fs, h);
 	if (!key)
 		return h->node->fixed ? -EINVAL : -ENOMEM;
-	rc = fs_int_user_err(flk_getlk(fs->flk, key, owner, held, pid), "getlk",
-			     key);
+	rc = fs_int_user_err(flk_getlk(fs->flk, key, owner, shared, held,
+				       held_shared, pid),
+			     "getlk", key);
 	free(key);
 	return rc;
 }

@@ -515,25 +515,28 @@ static void do_filelock(fuse_req_t req, struct fuse_file_info *fi, int kind,
 static void op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		     int op)
 {
-	int type = (op & LOCK_UN) ? F_UNLCK : F_WRLCK;
+	int type = (op & LOCK_UN)   ? F_UNLCK
+		   : (op & LOCK_SH) ? F_RDLCK
+				    : F_WRLCK;
 
-	/* LOCK_SH is taken as LOCK_EX: one holder per key. */
 	do_filelock(req, fi, FLK_FLOCK, type, !(op & LOCK_NB));
 }
 
 static void op_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		     struct flock *lock, int sleep)
 {
-	/* Any range, read or write, locks the whole key exclusively. */
+	/* Any range locks the whole key: a read lock shared, a write lock
+	 * exclusively. */
 	do_filelock(req, fi, FLK_POSIX, lock->l_type, sleep != 0);
 }
 
 static void op_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		     struct flock *lock)
 {
-	bool held = false;
+	bool held = false, held_shared = false;
 	int64_t pid = 0;
-	int rc = fs_filelock_get(fs_of(req), fi->fh, fi->lock_owner, &held,
+	int rc = fs_filelock_get(fs_of(req), fi->fh, fi->lock_owner,
+				 lock->l_type == F_RDLCK, &held, &held_shared,
 				 &pid);
 
 	if (rc) {
@@ -541,7 +544,7 @@ static void op_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		return;
 	}
 	if (held) {
-		lock->l_type = F_WRLCK;
+		lock->l_type = held_shared ? F_RDLCK : F_WRLCK;
 		lock->l_whence = SEEK_SET;
 		lock->l_start = 0;
 		lock->l_len = 0;

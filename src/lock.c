@@ -1499,6 +1499,22 @@ bool lock_is_shared(struct lock_engine *e, struct lock *lk)
 	return shared;
 }
 
+bool lock_writer_waits(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_record row;
+	bool marked = false, waits = false;
+
+	record_init(&row);
+	pthread_mutex_lock(&e->mu);
+	if (lk->shared && lk->row && lk->row->writer_id)
+		marked = !record_copy(&row, lk->row);
+	pthread_mutex_unlock(&e->mu);
+	if (marked)
+		waits = lock_share_other_writer(e, &row);
+	record_fini(&row);
+	return waits;
+}
+
 const char *lock_reader_id(struct lock_engine *e, struct lock *lk)
 {
 	return lock_is_shared(e, lk) ? e->owner : NULL;

@@ -165,6 +165,11 @@ bool lock_row_admits(struct lock_engine *e, const struct lock_record *row,
  * for a lease is stale: anyone may remove or replace it. */
 int lock_writer_mark(struct lock_engine *e, const char *key,
 		     const struct lock_record *row, char *v);
+/* Whether a writer of another mount waits on lk's key: lk is shared and
+ * its last renewal found a live mark on the row. New local readers then
+ * wait as new readers of other mounts do (the mark keeps those out), so
+ * that a mount's own readers, overlapping, cannot starve that writer. */
+bool lock_writer_waits(struct lock_engine *e, struct lock *lk);
 /* Removes our mark of version v (a waiter that gives up), if still there. */
 void lock_writer_unmark(struct lock_engine *e, const char *key, const char *v);
 

@@ -186,5 +186,8 @@ void lock_share_evict(struct lock_engine *e, const char *key,
 /* Whether a row is free to take over at once: shared with no reader, and
  * not marked by a live writer of another mount. */
 bool lock_share_row_free(struct lock_engine *e, const struct lock_record *row);
+/* Whether row carries a live mark of another mount's writer. */
+bool lock_share_other_writer(struct lock_engine *e,
+			     const struct lock_record *row);
 
 #endif

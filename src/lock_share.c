@@ -68,6 +68,12 @@ static bool other_writer(struct lock_engine *e, const struct lock_record *row)
 	       !mark_stale(e, row);
 }
 
+bool lock_share_other_writer(struct lock_engine *e,
+			     const struct lock_record *row)
+{
+	return other_writer(e, row);
+}
+
 bool lock_share_row_free(struct lock_engine *e, const struct lock_record *row)
 {
 	return row->shared && !row->n_readers && !other_writer(e, row);

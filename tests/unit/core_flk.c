@@ -4,7 +4,11 @@
  * is answered EINTR (not parked forever); an open file that acquired a key
  * with O_CREAT gets its flock at once although another file waits for the
  * key; two attempts on one key never undo each other's grant; entries of
- * released locks are swept. */
+ * released locks are swept. Shared locks: local readers share the mount's
+ * one lock without a request, a queued writer keeps new local readers
+ * out, conversions follow flock(2), F_GETLK tells a share from a write
+ * lock, and a writer waiting on another mount's readers marks the row, so
+ * that it gets the key although readers keep coming on that mount. */
 #include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -141,8 +145,11 @@ static void teardown(void)
 
 static struct lock_holder holder(void)
 {
-	struct lock_holder h = { .pid = getpid(), .uid = 1000, .gid = 1000,
-				 .pgid = getpgrp(), .mode = 0644 };
+	struct lock_holder h = { .pid = getpid(),
+				 .uid = 1000,
+				 .gid = 1000,
+				 .pgid = getpgrp(),
+				 .mode = 0644 };
 
 	strcpy(h.cmd, "test");
 	return h;
@@ -180,8 +187,11 @@ static void *call_lock(void *arg)
 static void test_interrupt_during_first_attempt(void)
 {
 	int req;
-	struct call c = { .r = { .key = "held", .owner = 1, .kind = FLK_FLOCK,
-				 .wait = true, .req = &req } };
+	struct call c = { .r = { .key = "held",
+				 .owner = 1,
+				 .kind = FLK_FLOCK,
+				 .wait = true,
+				 .req = &req } };
 	pthread_t t;
 
 	setup();
@@ -205,10 +215,16 @@ static void test_own_lock_ahead_of_waiters(void)
 	struct lock_holder h = holder();
 	struct lock *lk;
 	int req_b, req_a;
-	struct flk_req b = { .key = "d", .owner = 2, .kind = FLK_FLOCK,
-			     .wait = true, .req = &req_b };
-	struct flk_req a = { .key = "d", .owner = 1, .kind = FLK_FLOCK,
-			     .wait = true, .req = &req_a };
+	struct flk_req b = { .key = "d",
+			     .owner = 2,
+			     .kind = FLK_FLOCK,
+			     .wait = true,
+			     .req = &req_b };
+	struct flk_req a = { .key = "d",
+			     .owner = 1,
+			     .kind = FLK_FLOCK,
+			     .wait = true,
+			     .req = &req_a };
 
 	setup();
 	CHECK_INT(lock_acquire(eng, "d", &h, &lk, NULL, NULL), 0);
@@ -279,8 +295,11 @@ static void test_attempts_do_not_undo_grants(void)
 static void test_entry_freed_while_waiting(void)
 {
 	int req_w;
-	struct flk_req w = { .key = "u", .owner = 7, .kind = FLK_FLOCK,
-			     .wait = true, .req = &req_w };
+	struct flk_req w = { .key = "u",
+			     .owner = 7,
+			     .kind = FLK_FLOCK,
+			     .wait = true,
+			     .req = &req_w };
 	struct call c = { .r = { .key = "u", .owner = 8, .kind = FLK_FLOCK } };
 	pthread_t t;
 
@@ -325,6 +344,231 @@ static void test_sweep(void)
 	teardown();
 }
 
+static int wait_answer(void *req)
+{
+	for (int i = 0; i < 500 && answer_of(req) < 0; i++)
+		usleep(10 * 1000);
+	return answer_of(req);
+}
+
+static struct flk_req sreq(const char *key, uint64_t owner, bool shared,
+			   bool wait, void *req)
+{
+	struct flk_req r = { .key = key,
+			     .owner = owner,
+			     .kind = FLK_FLOCK,
+			     .shared = shared,
+			     .wait = wait,
+			     .req = req };
+
+	r.holder = holder();
+	return r;
+}
+
+static bool row_of(const char *key, struct lock_record *r)
+{
+	record_fini(r);
+	return mem->ops->get_lock(mem, key, 0, r) == 0;
+}
+
+static void test_shared_local(void)
+{
+	int req3, req4;
+	struct flk_req r1 = sreq("s", 1, true, false, NULL);
+	struct flk_req r2 = sreq("s", 2, true, false, NULL);
+	struct flk_req w3 = sreq("s", 3, false, false, NULL);
+	struct flk_req r4 = sreq("s", 4, true, false, NULL);
+	struct lock_record row;
+	int total;
+
+	setup();
+	record_init(&row);
+	CHECK_INT(flk_lock(flk, &r1), 0);
+	CHECK(row_of("s", &row) && row.shared && row.n_readers == 1);
+	/* A second local reader: no request at all. */
+	total = store_mem_total(mem);
+	CHECK_INT(flk_lock(flk, &r2), 0);
+	CHECK_INT(store_mem_total(mem), total);
+	CHECK_INT(flk_lock(flk, &r2), 0); /* again: a no-op */
+	/* A writer is refused, then waits; a reader behind it waits too. */
+	CHECK_INT(flk_lock(flk, &w3), -EWOULDBLOCK);
+	w3.wait = true;
+	w3.req = &req3;
+	CHECK_INT(flk_lock(flk, &w3), -EINPROGRESS);
+	flk_arm(flk, &req3);
+	CHECK_INT(flk_lock(flk, &r4), -EWOULDBLOCK);
+	r4.wait = true;
+	r4.req = &req4;
+	CHECK_INT(flk_lock(flk, &r4), -EINPROGRESS);
+	flk_arm(flk, &req4);
+	/* The share lives while one reader holds it. */
+	CHECK_INT(flk_unlock(flk, "s", 1, FLK_FLOCK), 0);
+	CHECK(row_of("s", &row) && row.shared);
+	usleep(100 * 1000);
+	CHECK_INT(answer_of(&req3), -1);
+	/* The last reader leaves: the writer, then the reader after it. */
+	CHECK_INT(flk_unlock(flk, "s", 2, FLK_FLOCK), 0);
+	CHECK_INT(wait_answer(&req3), 0);
+	CHECK(row_of("s", &row) && !row.shared);
+	usleep(100 * 1000);
+	CHECK_INT(answer_of(&req4), -1);
+	CHECK_INT(flk_unlock(flk, "s", 3, FLK_FLOCK), 0);
+	CHECK_INT(wait_answer(&req4), 0);
+	CHECK(row_of("s", &row) && row.shared);
+	CHECK_INT(flk_unlock(flk, "s", 4, FLK_FLOCK), 0);
+	CHECK(!row_of("s", &row));
+	record_fini(&row);
+	teardown();
+}
+
+static void test_conversions_and_getlk(void)
+{
+	struct flk_req x1 = sreq("c", 1, false, false, NULL);
+	struct flk_req s1 = sreq("c", 1, true, false, NULL);
+	struct flk_req s2 = sreq("c", 2, true, false, NULL);
+	struct lock_holder h = holder();
+	struct lock_record row;
+	bool held, hs;
+	int64_t pid;
+	struct lock *lk;
+
+	setup();
+	record_init(&row);
+	/* Exclusive to shared: one write, and then others may share. */
+	CHECK_INT(flk_lock(flk, &x1), 0);
+	CHECK_INT(flk_getlk(flk, "c", 2, true, &held, &hs, &pid), 0);
+	CHECK(held && !hs);
+	CHECK_INT(pid, getpid());
+	CHECK_INT(flk_lock(flk, &s2), -EWOULDBLOCK);
+	CHECK_INT(flk_lock(flk, &s1), 0);
+	CHECK(row_of("c", &row) && row.shared && row.n_readers == 1);
+	CHECK_INT(flk_lock(flk, &s2), 0);
+	/* F_GETLK: a share conflicts with a write lock only. */
+	CHECK_INT(flk_getlk(flk, "c", 3, true, &held, &hs, &pid), 0);
+	CHECK(!held);
+	CHECK_INT(flk_getlk(flk, "c", 3, false, &held, &hs, &pid), 0);
+	CHECK(held && hs);
+	/* Shared to exclusive is not atomic: the share goes first, and the
+	 * upgrade fails while another reader holds on. */
+	CHECK_INT(flk_lock(flk, &x1), -EWOULDBLOCK);
+	CHECK_INT(flk_getlk(flk, "c", 2, false, &held, &hs, &pid), 0);
+	CHECK(!held); /* only 2's own share is left */
+	CHECK_INT(flk_unlock(flk, "c", 2, FLK_FLOCK), 0);
+	CHECK(!row_of("c", &row));
+	CHECK_INT(flk_lock(flk, &x1), 0);
+	CHECK(row_of("c", &row) && !row.shared);
+	CHECK_INT(flk_unlock(flk, "c", 1, FLK_FLOCK), 0);
+
+	/* flock -s on a file that open(O_CREAT) acquired: downgraded. */
+	CHECK_INT(lock_acquire(eng, "o", &h, &lk, NULL, NULL), 0);
+	s1.key = "o";
+	s1.handle_lock = lk;
+	CHECK_INT(flk_lock(flk, &s1), 0);
+	CHECK(row_of("o", &row) && row.shared);
+	s2.key = "o";
+	CHECK_INT(flk_lock(flk, &s2), 0);
+	CHECK_INT(flk_unlock(flk, "o", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "o", 2, FLK_FLOCK), 0);
+	CHECK(!row_of("o", &row));
+	lock_unref(eng, lk);
+	record_fini(&row);
+	teardown();
+}
+
+/* The other mount: its own engine and flk on the same table. */
+struct mount2 {
+	struct store_fault sf;
+	struct observe *obs;
+	struct metrics met;
+	struct lock_engine *eng;
+	struct flk *flk;
+};
+
+static void mount2_up(struct mount2 *m)
+{
+	struct lock_config cfg = {
+		.owner = "other",
+		.host = "otherhost",
+		.lease_ms = 3000,
+		.heartbeat_ms = 500,
+		.safe_period_ms = 2000,
+		.hold = HOLD_PGRP,
+	};
+	struct flk_config fc = { .reply = reply, .poll_min_ms = 20 };
+
+	store_fault_init(&m->sf, mem);
+	m->obs = observe_new(&clk_system, 0);
+	metrics_init(&m->met);
+	m->eng = lock_engine_new(&cfg, &m->sf.base, m->obs, &clk_system,
+				 &m->met, NULL);
+	m->flk = flk_new(&fc, m->eng, &m->sf.base, m->obs, &m->met);
+	CHECK(m->obs && m->eng && m->flk);
+	CHECK_INT(lease_start(m->eng), 0);
+	CHECK_INT(flk_start(m->flk), 0);
+}
+
+static void mount2_down(struct mount2 *m)
+{
+	flk_stop(m->flk);
+	lease_stop(m->eng);
+	lock_release_all(m->eng);
+	flk_free(m->flk);
+	lock_engine_free(m->eng);
+	observe_free(m->obs);
+}
+
+static void test_writer_not_starved(void)
+{
+	struct mount2 m2;
+	int reqw, req_late;
+	struct flk_req w = sreq("m", 9, false, true, &reqw);
+	struct flk_req a = sreq("m", 21, true, false, NULL);
+	struct flk_req b = sreq("m", 22, true, false, NULL);
+	struct flk_req late = sreq("m", 23, true, true, &req_late);
+	struct lock_record row;
+	bool held, hs;
+	int64_t pid;
+	int64_t t0;
+
+	setup();
+	mount2_up(&m2);
+	record_init(&row);
+	/* The other mount's readers hold "m": our F_GETLK sees a share. */
+	CHECK_INT(flk_lock(m2.flk, &a), 0);
+	CHECK_INT(flk_getlk(flk, "m", 9, false, &held, &hs, &pid), 0);
+	CHECK(held && hs);
+	CHECK_INT(pid, 0);
+	CHECK_INT(flk_getlk(flk, "m", 9, true, &held, &hs, &pid), 0);
+	CHECK(!held);
+	/* Our writer waits, and marks the row at its first poll. */
+	CHECK_INT(flk_lock(flk, &w), -EINPROGRESS);
+	flk_arm(flk, &reqw);
+	for (int i = 0; i < 300 && !(row_of("m", &row) && row.writer_id); i++)
+		usleep(10 * 1000);
+	CHECK(row.writer_id);
+	CHECK_STR(row.writer_id, "me");
+	/* Once the other mount's renewal has seen the mark (a heartbeat),
+	 * its new readers wait too, though the mount holds the key shared:
+	 * readers that overlap cannot keep the writer out. */
+	usleep(700 * 1000);
+	CHECK_INT(flk_lock(m2.flk, &b), -EWOULDBLOCK);
+	CHECK_INT(flk_lock(m2.flk, &late), -EINPROGRESS);
+	flk_arm(m2.flk, &req_late);
+	t0 = clk_sys_mono_ms();
+	CHECK_INT(flk_unlock(m2.flk, "m", 21, FLK_FLOCK), 0);
+	CHECK_INT(wait_answer(&reqw), 0);
+	printf("writer got the key %lld ms after the last reader left\n",
+	       (long long)(clk_sys_mono_ms() - t0));
+	CHECK(row_of("m", &row) && !row.shared && !row.writer_id);
+	CHECK_INT(answer_of(&req_late), -1);
+	CHECK_INT(flk_unlock(flk, "m", 9, FLK_FLOCK), 0);
+	CHECK_INT(wait_answer(&req_late), 0);
+	CHECK_INT(flk_unlock(m2.flk, "m", 23, FLK_FLOCK), 0);
+	record_fini(&row);
+	mount2_down(&m2);
+	teardown();
+}
+
 int main(void)
 {
 	log_setup(LOGL_ERR, false, NULL);
@@ -333,5 +577,8 @@ int main(void)
 	test_attempts_do_not_undo_grants();
 	test_sweep();
 	test_entry_freed_while_waiting();
+	test_shared_local();
+	test_conversions_and_getlk();
+	test_writer_not_starved();
 	CHECK_DONE();
 }

@@ -11,7 +11,7 @@
 # and its directory stays immutable.
 . "$(dirname "$0")/lib.sh"
 
-plan 57
+plan 60
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 MP=$WORK/mp
@@ -57,6 +57,25 @@ is "$out" "lockfs: table $TABLE already exists at $ENDPOINT; ready" \
 out=$(timeout 60 "$L" --create-table -o "$EO,table=$TABLE-new" 2>&1)
 is "$out" "lockfs: table $TABLE-new created at $ENDPOINT; ready" \
 	"--create-table of a missing table says it created it"
+# contrib/create-table.sh (the AWS CLI) says the same, and runs twice.
+CT=$(dirname "$0")/../../contrib/create-table.sh
+if command -v aws >/dev/null && AWS_ENDPOINT_URL=$ENDPOINT timeout 60 \
+	aws dynamodb list-tables --region us-east-1 >/dev/null 2>&1; then
+	out=$(AWS_ENDPOINT_URL=$ENDPOINT timeout 120 sh "$CT" "$TABLE-cli" us-east-1 2>&1)
+	is "$?/$out" "0/create-table.sh: table $TABLE-cli created"$'\n'"create-table.sh: TTL turned on, on expiry_time" \
+		"create-table.sh of a missing table: created, TTL on"
+	out=$(AWS_ENDPOINT_URL=$ENDPOINT timeout 120 sh "$CT" "$TABLE-cli" us-east-1 2>&1)
+	is "$?/$out" "0/create-table.sh: table $TABLE-cli exists"$'\n'"create-table.sh: TTL is on expiry_time" \
+		"create-table.sh again: exit 0, the table exists, TTL on"
+	out=$(timeout 60 "$L" --create-table -o "$EO,table=$TABLE-cli" 2>&1)
+	is "$out" "lockfs: table $TABLE-cli already exists at $ENDPOINT; ready" \
+		"... and lockfs takes that table"
+else
+	for d in "create-table.sh of a missing table" "create-table.sh again" \
+		"... and lockfs takes that table"; do
+		skip "$d" "no AWS CLI that reaches DynamoDB Local (AWS_ENDPOINT_URL)"
+	done
+fi
 if /usr/bin/python3 -c 'import boto3' 2>/dev/null; then
 	desc=$(/usr/bin/python3 - "$ENDPOINT" "$TABLE" <<'EOF'
 import sys, boto3

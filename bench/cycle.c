@@ -6,9 +6,11 @@
  *           over HTTP with lockfs's own client: PutItem conditioned on
  *           attribute_not_exists, then DeleteItem conditioned on the RVN
  *
- * usage: cycle mount DIR N THREADS [fresh]
+ * usage: cycle mount DIR N THREADS [fresh|dirs|fresh,dirs]
  *        cycle direct ENDPOINT TABLE N THREADS
- * Each thread cycles on its own key (with "fresh", a new key every cycle).
+ * Each thread cycles on its own key (with "fresh", a new key every cycle),
+ * all in DIR, or with "dirs" each in a directory of its own (DIR/d<i>,
+ * made first): the kernel serializes creates and unlinks per directory.
  * Prints: "<mode> cycles=N threads=T total_s=... per_s=... p50_us=...
  * p90_us=... p99_us=...". The driver script bench/cycle.sh runs both and
  * prints the ratio. */
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "awsreq.h"
@@ -34,6 +37,7 @@ struct worker {
 	/* mount */
 	const char *dir;
 	int fresh;
+	int dirs;
 	/* direct */
 	struct ddb *ddb;
 	const char *table;
@@ -45,13 +49,24 @@ static void *mount_worker(void *arg)
 	char path[4096];
 	long i;
 
-	snprintf(path, sizeof(path), "%s/bench-%d", w->dir, w->id);
+	char dir[4096];
+
+	if (w->dirs) {
+		snprintf(dir, sizeof(dir), "%s/d%d", w->dir, w->id);
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			w->failures = (int)w->n;
+			return NULL;
+		}
+	} else {
+		snprintf(dir, sizeof(dir), "%s", w->dir);
+	}
+	snprintf(path, sizeof(path), "%s/bench-%d", dir, w->id);
 	for (i = 0; i < w->n; i++) {
 		int64_t t0 = clk_sys_mono_us();
 		int fd;
 
 		if (w->fresh)
-			snprintf(path, sizeof(path), "%s/bench-%d-%ld", w->dir,
+			snprintf(path, sizeof(path), "%s/bench-%d-%ld", dir,
 				 w->id, i);
 		fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
 		if (fd < 0 || close(fd) || unlink(path))
@@ -164,12 +179,17 @@ int main(int argc, char **argv)
 		threads = atoi(argv[4]);
 		if (n < 1 || threads < 1 || threads > 256)
 			return 2;
+		const char *how = argc > 5 ? argv[5] : "";
+		char name[64];
+
 		for (int i = 0; i < threads; i++) {
 			ws[i].dir = argv[2];
-			ws[i].fresh = argc > 5 && !strcmp(argv[5], "fresh");
+			ws[i].fresh = strstr(how, "fresh") != NULL;
+			ws[i].dirs = strstr(how, "dirs") != NULL;
 		}
-		return run(argc > 5 ? "mount-fresh" : "mount", ws, threads, n,
-			   mount_worker);
+		snprintf(name, sizeof(name), "mount%s%s",
+			 ws[0].fresh ? "-fresh" : "", ws[0].dirs ? "-dirs" : "");
+		return run(name, ws, threads, n, mount_worker);
 	}
 	if (argc == 6 && !strcmp(argv[1], "direct")) {
 		n = atol(argv[4]);
@@ -201,7 +221,7 @@ int main(int argc, char **argv)
 		creds_chain_free(creds);
 		return rc;
 	}
-	fprintf(stderr, "usage: cycle mount DIR N THREADS [fresh]\n"
+	fprintf(stderr, "usage: cycle mount DIR N THREADS [fresh|dirs|fresh,dirs]\n"
 			"       cycle direct ENDPOINT TABLE N THREADS\n");
 	return 2;
 }

@@ -9,8 +9,11 @@
 # table, mounts lockfs, warms the server up (its JIT makes the
 # first few thousand requests slower), then runs ROUNDS rounds of: N
 # direct cycles, N mount cycles on one key, N mount cycles on fresh keys,
-# alternating so that drift hits both alike. It prints every round and the
-# median ratio mount/direct. A mount cycle on one key costs a PutItem and a
+# N mount cycles with each thread in a directory of its own (the kernel
+# serializes creates and unlinks within one directory, so with one
+# directory at most one acquire or release is in flight there), alternating
+# so that drift hits both alike. It prints every round, the median ratio
+# mount/direct and the daemon's CPU time per cycle. A mount cycle on one key costs a PutItem and a
 # DeleteItem, like the direct one (the lookup after our own release is
 # answered from memory); on fresh keys the kernel's lookup costs a GetItem
 # as well.
@@ -57,6 +60,7 @@ cleanup() {
 		wait "$PROXY_PID" 2>/dev/null || true
 	fi
 	"$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" stop >/dev/null 2>&1 || true
+	chattr -i "$MNT" 2>/dev/null || true  # lockfs makes it immutable
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -96,20 +100,37 @@ if [ -n "$RTT" ]; then
 	echo "$RTT_LINE"
 fi
 
+# The daemon's CPU time (user + system) in clock ticks.
+DAEMON=$(pgrep -n -f "lockfs -o endpoint=$E,table=bench $MNT" || true)
+TICKS=$(getconf CLK_TCK)
+cpu_ticks() {
+	[ -n "$DAEMON" ] && awk '{ print $14 + $15 }' "/proc/$DAEMON/stat" 2>/dev/null || echo 0
+}
 ratios=()
 fresh_ratios=()
+dirs_ratios=()
+mount_ticks=0
+mount_cycles=0
 for r in $(seq 1 "$ROUNDS"); do
 	d=$("$CYCLE" direct "$E" bench "$N" "$THREADS")
+	c0=$(cpu_ticks)
 	m=$("$CYCLE" mount "$MNT" "$N" "$THREADS")
+	c1=$(cpu_ticks)
 	f=$("$CYCLE" mount "$MNT" "$N" "$THREADS" fresh)
+	x=$("$CYCLE" mount "$MNT" "$N" "$THREADS" dirs)
+	mount_ticks=$((mount_ticks + c1 - c0))
+	mount_cycles=$((mount_cycles + N * THREADS))
 	echo "round $r: $d"
 	echo "round $r: $m"
 	echo "round $r: $f"
+	echo "round $r: $x"
 	dp=$(sed -n 's/.* per_s=\([0-9.]*\).*/\1/p' <<<"$d")
 	mp=$(sed -n 's/.* per_s=\([0-9.]*\).*/\1/p' <<<"$m")
 	fp=$(sed -n 's/.* per_s=\([0-9.]*\).*/\1/p' <<<"$f")
+	xp=$(sed -n 's/.* per_s=\([0-9.]*\).*/\1/p' <<<"$x")
 	ratios+=("$(awk -v a="$dp" -v b="$mp" 'BEGIN { printf "%.3f", a / b }')")
 	fresh_ratios+=("$(awk -v a="$dp" -v b="$fp" 'BEGIN { printf "%.3f", a / b }')")
+	dirs_ratios+=("$(awk -v a="$dp" -v b="$xp" 'BEGIN { printf "%.3f", a / b }')")
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 echo
@@ -117,3 +138,8 @@ echo "time per cycle, mount / direct (median of $ROUNDS rounds, $THREADS thread(
 [ -n "$RTT_LINE" ] && echo "  $RTT_LINE"
 echo "  same key:   $(median "${ratios[@]}")x   (goal <= 1.25x)"
 echo "  fresh keys: $(median "${fresh_ratios[@]}")x   (includes the kernel's lookup: one GetItem more)"
+echo "  one directory per thread: $(median "${dirs_ratios[@]}")x   (same key; with one directory, creates and unlinks wait for each other in the kernel)"
+echo "throughput, mount / direct: same key $(awk -v r="$(median "${ratios[@]}")" 'BEGIN { printf "%.2f", 1 / r }')x, one directory per thread $(awk -v r="$(median "${dirs_ratios[@]}")" 'BEGIN { printf "%.2f", 1 / r }')x"
+if [ "$mount_cycles" -gt 0 ] && [ -n "$DAEMON" ]; then
+	echo "daemon CPU per cycle (same key): $(awk -v t="$mount_ticks" -v hz="$TICKS" -v n="$mount_cycles" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }') us"
+fi

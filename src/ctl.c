@@ -21,6 +21,8 @@ struct status_line {
 	int64_t acquired_real_ms;
 	int64_t last_ok_age_ms;
 	uint64_t fence;
+	bool shared;
+	char *readers; /* shared: the reading mounts' owners, "," between */
 };
 
 struct status_copy {
@@ -62,6 +64,16 @@ static void copy_one(void *arg, const struct lock_info *li)
 	l->acquired_real_ms = li->acquired_real_ms;
 	l->last_ok_age_ms = li->last_ok_age_ms;
 	l->fence = li->fence;
+	l->shared = li->shared;
+	if (li->shared && li->row && li->row->n_readers) {
+		struct buf b = BUF_INIT;
+
+		for (size_t i = 0; i < li->row->n_readers && !c->rc; i++)
+			c->rc = buf_printf(&b, "%s%s", i ? "," : "",
+					   li->row->readers[i].id);
+		l->readers = c->rc ? NULL : strdup(buf_str(&b));
+		buf_fini(&b);
+	}
 	c->n++;
 }
 
@@ -94,6 +106,12 @@ static int render_line(struct buf *out, const struct status_line *l)
 				age);
 	if (!rc && l->fence)
 		rc = buf_printf(out, " fence=%" PRIu64, l->fence);
+	if (!rc && l->shared) {
+		/* Every mount reading it, as our last renewal saw the row. */
+		rc = buf_puts(out, " mode=shared readers=");
+		if (!rc)
+			rc = put_escaped(out, l->readers ? l->readers : "-");
+	}
 	if (!rc && l->state == LOCK_LOST)
 		rc = buf_printf(out, " reason=\"%s\"",
 				lock_lost_reason_name(l->lost_reason));
@@ -156,8 +174,10 @@ int ctl_render_status(const struct ctl_info *info, struct lock_engine *e,
 	for (i = 0; i < c.n && !rc; i++)
 		if (show[i])
 			rc = render_line(out, &c.v[i]);
-	for (i = 0; i < c.n; i++)
+	for (i = 0; i < c.n; i++) {
 		free(c.v[i].key);
+		free(c.v[i].readers);
+	}
 	free(c.v);
 	free(show);
 	return rc;

@@ -479,7 +479,9 @@ bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
 
 	observe_note(fs->obs, r->key, r->rvn, r->lease_ms, &ob);
 	*seen_real_ms = ob.first_seen_real_ms;
-	return !ob.expired;
+	/* A shared row whose readers all left is free (anyone may take it
+	 * at once): no lock to show. */
+	return !ob.expired && !(r->shared && !r->n_readers);
 }
 
 /* What rel is now. both: ask for the lock and the directory row at once
@@ -1302,8 +1304,19 @@ static int handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 			goto out;
 		}
 		if (st == LOCK_HELD || st == LOCK_RELEASING) {
-			if (!rc && (!strcmp(row.rvn, before) ||
-				    !strcmp(row.rvn, after))) {
+			/* Held shared, our version is our entry's. */
+			const char *reader = lock_reader_id(fs->eng, lk);
+			const char *v =
+				rc ? "" : record_holder_version(&row, reader);
+
+			if (v[0] && (!strcmp(v, before) || !strcmp(v, after))) {
+				const struct record_reader *rd =
+					record_reader_find(&row, reader);
+
+				/* A reader's fence is its own (the counter
+				 * when it read it): the holder sees it. */
+				if (rd && rd->fence)
+					row.fence = rd->fence;
 				rc = render_lock_text(&row, RENDER_HELD, out);
 				goto out;
 			}
@@ -1392,7 +1405,8 @@ static int writable_lock(struct fs *fs, const struct fs_ctx *ctx,
 	}
 	if (!lk)
 		return -EPERM;
-	if (!is_holder(ctx, lk)) {
+	/* A shared lock is its readers': none of them has data to write. */
+	if (!is_holder(ctx, lk) || lock_is_shared(fs->eng, lk)) {
 		lock_unref(fs->eng, lk);
 		return -EPERM;
 	}
@@ -1881,9 +1895,9 @@ int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool shared,
 	key = handle_key(fs, h);
 	if (!key)
 		return h->node->fixed ? -EINVAL : -ENOMEM;
-	rc = fs_int_user_err(flk_getlk(fs->flk, key, owner, shared, held,
-				       held_shared, pid),
-			     "getlk", key);
+	rc = fs_int_user_err(
+		flk_getlk(fs->flk, key, owner, shared, held, held_shared, pid),
+		"getlk", key);
 	free(key);
 	return rc;
 }

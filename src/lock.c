@@ -696,9 +696,13 @@ taken:
 	lk->rec = rec;
 	record_init(&rec);
 	if (shared) {
-		/* Our version is our entry's, not the row's RVN. */
+		/* Our version is our entry's, not the row's RVN. Until our
+		 * first renewal shows every reader, we know of ourselves. */
 		lk->shared = true;
 		memcpy(lk->rec.rvn, lk->rec.readers[0].v, sizeof(lk->rec.rvn));
+		lk->row = calloc(1, sizeof(*lk->row));
+		if (lk->row && record_copy(lk->row, &lk->rec))
+			free_row(lk);
 	}
 	lk->state = LOCK_HELD;
 	lk->holder_open = true;
@@ -1084,9 +1088,11 @@ int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
 		return -EFBIG;
 	pthread_mutex_lock(&e->mu);
 	if (lk->shared) {
-		/* A shared lock is its readers': none of them owns data. */
+		/* A shared lock is its readers': none of them owns data. A
+		 * truncation to nothing (open with O_TRUNC, as a shell's
+		 * `exec 9>lock` before `flock -s 9`) changes nothing. */
 		pthread_mutex_unlock(&e->mu);
-		return -EPERM;
+		return !len && truncate == 0 ? 0 : -EPERM;
 	}
 	rc = begin_write(e, lk);
 	if (rc) {

@@ -119,14 +119,66 @@ static int f_expires(const struct lock_record *r, enum render_state st,
 	return put_time(out, expires);
 }
 
+static int f_mode(const struct lock_record *r, enum render_state st,
+		  struct buf *out)
+{
+	return r->shared ? buf_puts(out, "shared") : -ENODATA;
+}
+
+static int f_readers(const struct lock_record *r, enum render_state st,
+		     struct buf *out)
+{
+	return r->shared ? buf_printf(out, "%zu", r->n_readers) : -ENODATA;
+}
+
+/* One reading mount of a shared row: who holds it there. */
+static int put_reader(struct buf *out, const struct record_reader *rd)
+{
+	int rc = buf_printf(
+		out, "host=%s pid=%" PRId64 " uid=%" PRId64 " cmd=%s owner=%s",
+		rd->host ? rd->host : "?", rd->pid, rd->uid,
+		rd->cmd ? rd->cmd : "?", rd->id ? rd->id : "?");
+
+	if (!rc && time_ok(rd->heartbeat_real_ms)) {
+		rc = buf_puts(out, " heartbeat=");
+		if (!rc)
+			rc = put_time(out, rd->heartbeat_real_ms);
+	}
+	if (!rc && rd->fence)
+		rc = buf_printf(out, " fence=%" PRIu64, rd->fence);
+	return rc;
+}
+
+/* The holder; of a shared row, every reader (the text gives each its own
+ * line, an xattr joins them with "; "). */
 static int f_holder(const struct lock_record *r, enum render_state st,
 		    struct buf *out)
 {
+	int rc = 0;
+
+	if (r->shared) {
+		if (!r->n_readers)
+			return -ENODATA;
+		for (size_t i = 0; !rc && i < r->n_readers; i++) {
+			if (i)
+				rc = buf_puts(out, "; ");
+			if (!rc)
+				rc = put_reader(out, &r->readers[i]);
+		}
+		return rc;
+	}
 	if (!r->has_lockfs)
 		return -ENODATA;
 	return buf_printf(out, "host=%s pid=%" PRId64 " uid=%" PRId64 " cmd=%s",
 			  r->host ? r->host : "?", r->pid, r->uid,
 			  r->cmd ? r->cmd : "?");
+}
+
+static int f_writer_waiting(const struct lock_record *r, enum render_state st,
+			    struct buf *out)
+{
+	return r->shared && r->writer_id ? buf_puts(out, r->writer_id)
+					 : -ENODATA;
 }
 
 static int f_data(const struct lock_record *r, enum render_state st,
@@ -139,11 +191,19 @@ static const struct {
 	const char *name;
 	field_fn fn;
 } fields[] = {
-	{ "key", f_key },	    { "state", f_state },
-	{ "owner", f_owner },	    { "version", f_version },
-	{ "fence", f_fence },	    { "lease", f_lease },
-	{ "acquired", f_acquired }, { "heartbeat", f_heartbeat },
-	{ "expires", f_expires },   { "holder", f_holder },
+	{ "key", f_key },
+	{ "state", f_state },
+	{ "mode", f_mode },
+	{ "owner", f_owner },
+	{ "version", f_version },
+	{ "fence", f_fence },
+	{ "lease", f_lease },
+	{ "acquired", f_acquired },
+	{ "heartbeat", f_heartbeat },
+	{ "expires", f_expires },
+	{ "readers", f_readers },
+	{ "holder", f_holder },
+	{ "writer_waiting", f_writer_waiting },
 	{ "data", f_data },
 };
 
@@ -157,6 +217,21 @@ int render_lock_text(const struct lock_record *rec, enum render_state st,
 	int rc = 0;
 
 	for (i = 0; i < N_FIELDS && rc >= 0; i++) {
+		if (fields[i].fn == f_holder && rec->shared) {
+			/* One line per reading mount. */
+			for (size_t j = 0; !rc && j < rec->n_readers; j++) {
+				buf_reset(&v);
+				rc = put_reader(&v, &rec->readers[j]);
+				if (!rc)
+					rc = buf_puts(out, "holder: ");
+				if (!rc)
+					rc = text_escape_line(out, v.data,
+							      v.len);
+				if (!rc)
+					rc = buf_putc(out, '\n');
+			}
+			continue;
+		}
 		buf_reset(&v);
 		rc = fields[i].fn(rec, st, &v);
 		if (rc == -ENODATA) {

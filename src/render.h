@@ -1,7 +1,10 @@
 /* render: the text a lock file reads as, and the same fields as extended
  * attributes (user.lockfs.<field>). One "name: value" per line, times in
  * RFC 3339 UTC with milliseconds, durations in seconds with 3 decimals.
- * Fields a row does not have are left out. Values are escaped to stay on one
+ * Fields a row does not have are left out. A row held shared has "mode:
+ * shared", "readers: N" and one "holder:" line per reading mount (its xattr
+ * joins them with "; "), and "writer_waiting:" while a writer of another
+ * mount has marked it. Values are escaped to stay on one
  * line and out of the terminal's control (text_escape_line), in the text and
  * in the xattrs alike: each xattr is exactly its line's value. No state. */
 #ifndef LOCKFS_RENDER_H

@@ -29,7 +29,8 @@
  *                           "pri"): the revents names, or "0"
  *         flock ex|sh|un[,nb]   flock(2): "0" or the errno name
  *         setlk wr|rd|un[,wait] fcntl F_SETLK / F_SETLKW
- *         getlk             fcntl F_GETLK: "unlocked" or "locked type=..
+ *         getlk [rd]        fcntl F_GETLK for a write lock (a read lock
+ *                           with rd): "unlocked" or "locked type=..
  *         close             close the fd: "0"
  *         child keep|close  fork a child that keeps (or closes) the fd and
  *                           sleeps until killed; prints its pid (children
@@ -429,9 +430,11 @@ static int do_setlk(int fd, const char *how)
 	return done();
 }
 
-static int do_getlk(int fd)
+static int do_getlk(int fd, const char *how)
 {
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	struct flock fl = { .l_type = how && !strcmp(how, "rd") ? F_RDLCK
+								: F_WRLCK,
+			    .l_whence = SEEK_SET };
 
 	if (fcntl(fd, F_GETLK, &fl))
 		return fail(errno);
@@ -561,7 +564,7 @@ static int hold(int argc, char **argv)
 		} else if (!strcmp(cmd, "setlk") && arg) {
 			do_setlk(fd, arg);
 		} else if (!strcmp(cmd, "getlk")) {
-			do_getlk(fd);
+			do_getlk(fd, arg);
 		} else if (!strcmp(cmd, "close")) {
 			if (close(fd))
 				fail(errno);

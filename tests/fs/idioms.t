@@ -18,6 +18,12 @@
 #    succeeds). The idiom runs in the test's process group, which outlives
 #    it, so under hold=pgrp only its own rm, LOCK_UN or close can have
 #    released the key.
+#  - broken: the cron idioms (lockfs-run -n, -n -E 0, the sh guard that
+#    asks [ -e ] after a failed create, cron-nightly.sh) where no lock can
+#    be taken: DynamoDB unreachable (EIO), the daemon dead (ENOTCONN),
+#    lockfs not mounted (EPERM on the immutable mountpoint). Each exits
+#    non-zero (69 or 1: never 0, as for a lock held elsewhere) and does
+#    not run its command: README's "Held, or broken?" table.
 # Shell idioms run under bash and dash (README: they must work in both);
 # a text shown in two places runs once. Waits longer than a second in the
 # docs (-w 30) are shortened to -w 1. Each run's time is printed as a
@@ -62,9 +68,14 @@ idiom() { # NAME FILE SHELLS BUSY_RC FREE_RC (text on stdin)
 	done
 }
 
-# README, "Use it from the shell": the classic cron guard (then the job).
+# README, "Use it from the shell": lockfs-run for cron, held a quiet 0.
+idiom readme-lockfs-run-E0 "$README" bash 0 0 <<'EOF'
+lockfs-run -n -E 0 /mnt/locks/nightly -- /usr/local/bin/nightly
+EOF
+# README, "Use it from the shell": the plain sh cron guard that tells held
+# (exit 0) from broken (exit 1) (then the job).
 idiom readme-guard "$README" "bash dash" 0 0 <<'EOF'
-( set -C; : > /mnt/locks/nightly ) 2>/dev/null || exit 0
+( set -C; : > /mnt/locks/nightly ) 2>/dev/null || { [ -e /mnt/locks/nightly ] && exit 0; echo "cannot lock /mnt/locks/nightly" >&2; exit 1; }
 trap 'rm -f /mnt/locks/nightly' EXIT
 EOF
 # README, "Use it from the shell": the subshell idiom.
@@ -104,7 +115,7 @@ fi
 EOF
 # lockfs(8), EXAMPLES: the cron script (then the job).
 idiom man8-cron "$MAN8" "bash dash" 0 0 <<'EOF'
-( set -C; : > /mnt/locks/nightly ) 2>/dev/null || exit 0
+( set -C; : > /mnt/locks/nightly ) 2>/dev/null || { [ -e /mnt/locks/nightly ] && exit 0; echo "cannot lock /mnt/locks/nightly" >&2; exit 1; }
 trap 'rm -f /mnt/locks/nightly' EXIT
 EOF
 # lockfs(8), EXAMPLES: flock(1) -n and -w, lockfs-run -n.
@@ -116,6 +127,9 @@ flock -w 30 /mnt/locks/deploy make deploy
 EOF
 idiom man8-lockfs-run-n "$MAN8" bash 75 0 <<'EOF'
 lockfs-run -n /mnt/locks/nightly -- run-nightly
+EOF
+idiom man8-lockfs-run-E0 "$MAN8" bash 0 0 <<'EOF'
+lockfs-run -n -E 0 /mnt/locks/nightly -- run-nightly
 EOF
 # README, the Python block: open(path, "x") and unlink in finally.
 idiom readme-python "$README" "$PY" 0 0 <<'EOF'
@@ -142,9 +156,20 @@ for name in "${IDIOMS[@]}"; do
 	for sh in ${SHELLS[$name]}; do n_runs=$((n_runs + 1)); done
 done
 n_text=$((${#IDIOMS[@]} - 2))
+
+# The idioms for cron, run again where no lock can be taken, with the status
+# each must give there (not 0, as if the lock were held elsewhere).
+declare -A BROKEN_RC=([readme-guard]=1 [readme-lockfs-run-E0]=69
+	[readme-lockfs-run-n]=69 [cron-nightly.sh]=1)
+n_broken=0
+for name in "${!BROKEN_RC[@]}"; do
+	for sh in ${SHELLS[$name]}; do n_broken=$((n_broken + 1)); done
+done
 # per run: busy 5 (status, not run, fsync, state, pid), free 4 (status, ran,
-# gone, O_EXCL); then one per copied text, and the unmount
-plan $((n_runs * 9 + n_text + 1))
+# gone, O_EXCL); then one per copied text, and the unmount; broken: three
+# mounts (the errno of an O_EXCL create there, then per run status and not
+# run), the errno for another uid on the bare mountpoint, one more unmount
+plan $((n_runs * 9 + n_text + 1 + 3 * (1 + n_broken * 2) + 1 + 1))
 
 # ---- helpers -------------------------------------------------------------------
 
@@ -258,5 +283,52 @@ for name in "${IDIOMS[@]}"; do
 		diag "$tag: busy $((t1 - t0)) ms, free $(($(now_ms) - t1)) ms"
 	done
 done
+
+# ---- broken, not busy ----------------------------------------------------------
+# Three mounts where no lock can be taken: DynamoDB unreachable (the fault
+# proxy drops every connection: EIO), the daemon killed and its mount left
+# (ENOTCONN), lockfs unmounted (the bare mountpoint, which lockfs makes
+# immutable: EPERM, for every uid: the kernel checks the flag before the
+# mode). The cron idioms fail loudly there and never run
+# their job: lockfs-run with 69 (-E 0 too), the sh guard and
+# cron-nightly.sh with 1.
+# broken_case WHAT DIR ERRNO: the errno of an O_EXCL create in DIR, then
+# every cron idiom run with DIR as the mount.
+broken_case() {
+	local what=$1 dir=$2 want=$3 name sh got t0
+	got=$(timeout --foreground 30 "$T" open "$dir/any" O_CREAT,O_EXCL,O_RDONLY 0644 2>&1 | head -n 1)
+	is "$got" "$want" "$what: an O_EXCL create gives $want"
+	M=$dir
+	for name in readme-guard readme-lockfs-run-E0 readme-lockfs-run-n cron-nightly.sh; do
+		for sh in ${SHELLS[$name]}; do
+			t0=$(now_ms)
+			run_idiom "$name" "$sh" broken "$WORK/ran-broken"
+			is "$RC" "${BROKEN_RC[$name]}" "$what: $name ($(basename "$sh")) exits ${BROKEN_RC[$name]} ($(($(now_ms) - t0)) ms)" ||
+				diag "output: $OUT"
+			ok "$([ ! -e "$WORK/ran-broken" ] && echo 0)" "... and its command did not run"
+			rm -f "$WORK/ran-broken"
+		done
+	done
+	M=$(mnt a)
+}
+
+SHORT=lease=2,heartbeat=0.5,safe_period=1.5,entry_timeout=0,attr_timeout=0
+proxy_start || { echo "Bail out! cannot start the fault proxy"; exit 1; }
+ENDPOINT=$PROXY_ENDPOINT mount_start e "owner=idioms-e,$SHORT" ||
+	{ echo "Bail out! cannot mount through the proxy"; exit 1; }
+proxy_ctl drop on >/dev/null
+broken_case "DynamoDB unreachable" "$(mnt e)" EIO
+proxy_ctl drop off >/dev/null
+
+mount_start d "owner=idioms-d,$SHORT" || { echo "Bail out! cannot mount"; exit 1; }
+dpid=$(daemon_pid d)
+kill -9 "$dpid"
+wait_for 10 _gone "$dpid"
+broken_case "daemon dead" "$(mnt d)" ENOTCONN
+
+mount_start b "owner=idioms-b" || { echo "Bail out! cannot mount"; exit 1; }
+mount_stop b
+broken_case "lockfs not mounted" "$(mnt b)" EPERM
+expect_as 65534 EPERM open "$(mnt b)/any" O_CREAT,O_EXCL,O_RDONLY 0644
 
 mount_stop a

@@ -1,9 +1,9 @@
 /* lockfs-run: runs a command while holding a lock file, like flock(1) or
- * `consul lock`. Owns all of this program: its options, taking flock(LOCK_EX)
- * on the lock file (on a lockfs mount that is the key's distributed lock),
- * the command's environment (LOCKFS_KEY, LOCKFS_FENCE, LOCKFS_OWNER), its
- * process group and terminal, forwarding signals to it, stopping it when the
- * lock is lost, and the exit status.
+ * `consul lock`. Owns all of this program: its options, taking flock(LOCK_EX,
+ * or LOCK_SH with -s) on the lock file (on a lockfs mount that is the key's
+ * distributed lock), the command's environment (LOCKFS_KEY, LOCKFS_FENCE,
+ * LOCKFS_OWNER), its process group and terminal, forwarding signals to it,
+ * stopping it when the lock is lost, and the exit status.
  *
  * On lockfs the lock file is opened a second time once the lock is granted;
  * that file (bound to our lock) gives the fencing token and reports loss.
@@ -115,11 +115,16 @@ static const char help_text[] =
 	"Usage: lockfs-run [OPTIONS] LOCKFILE -- COMMAND [ARGS...]\n"
 	"\n"
 	"Runs COMMAND while holding an exclusive flock(2) lock on LOCKFILE\n"
-	"(created if missing). On a lockfs mount that is the distributed lock\n"
-	"of the file's key, shared with every mount of the DynamoDB table.\n"
+	"(created if missing), or a shared one with -s. On a lockfs mount "
+	"that\n"
+	"is the distributed lock of the file's key, across every mount of the\n"
+	"DynamoDB table.\n"
 	"\n"
 	"Options:\n"
 	"  -n, --nonblock, --nb   fail at once if the lock is held\n"
+	"  -s, --shared           take a shared lock (LOCK_SH): any number of\n"
+	"                         shared holders at once, on any mount; an\n"
+	"                         exclusive holder excludes them all\n"
 	"  -w, --wait, --timeout SECONDS\n"
 	"                         wait at most SECONDS for the lock (up to 3\n"
 	"                         decimals; default: as long as it takes)\n"
@@ -142,7 +147,9 @@ static const char help_text[] =
 	"\n"
 	"Environment of COMMAND:\n"
 	"  LOCKFS_KEY     the lock's key (user.lockfs.key), else LOCKFILE\n"
-	"  LOCKFS_FENCE   the lock's fencing token (\"fence:\"), else empty\n"
+	"  LOCKFS_FENCE   the lock's fencing token (\"fence:\"), else empty;\n"
+	"                 with -s, the last exclusive holder's (empty before\n"
+	"                 any)\n"
 	"  LOCKFS_OWNER   the lock's owner (\"owner:\"), else empty\n"
 	"\n"
 	"Exit status:\n"
@@ -307,7 +314,7 @@ static bool acquire(const struct run_opts *o, int *fd_out, int *status)
 {
 	struct sigevent sev;
 	char secs[32];
-	int fd, err = 0, op = LOCK_EX;
+	int fd, err = 0, op = o->shared ? LOCK_SH : LOCK_EX;
 
 	fd = open(o->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
 	if (fd < 0 && (errno == EACCES || errno == EROFS))

@@ -51,6 +51,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o,
 	static const struct option longs[] = {
 		{ "nonblock", no_argument, NULL, 'n' },
 		{ "nb", no_argument, NULL, 'n' },
+		{ "shared", no_argument, NULL, 's' },
 		{ "wait", required_argument, NULL, 'w' },
 		{ "timeout", required_argument, NULL, 'w' },
 		{ "conflict-exit-code", required_argument, NULL, 'E' },
@@ -64,10 +65,13 @@ static int parse_options(int argc, char **argv, struct run_opts *o,
 	int c;
 
 	/* "+": options end at LOCKFILE; ":": report a missing argument. */
-	while ((c = getopt_long(argc, argv, "+:nw:E:hV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:nsw:E:hV", longs, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			o->nonblock = true;
+			break;
+		case 's':
+			o->shared = true;
 			break;
 		case 'w':
 			if (text_parse_seconds_ms(optarg, &o->wait_ms))

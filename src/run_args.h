@@ -12,6 +12,7 @@
 
 struct run_opts {
 	bool nonblock;	   /* -n */
+	bool shared;	   /* -s: LOCK_SH */
 	int64_t wait_ms;   /* -w; -1: as long as it takes */
 	int conflict_code; /* -E */
 	int lost_sig;	   /* --signal */

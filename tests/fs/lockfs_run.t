@@ -300,7 +300,7 @@ is "$RC|$OUT" "0|lockfs-run $("$L" --version | sed -n '1s/^lockfs \([^ ]*\).*/\1
 	"--version: lockfs-run and the version of lockfs"
 run_r --help
 miss=
-for w in -n --nonblock -w --wait -E --conflict-exit-code --signal --grace --help \
+for w in -n --nonblock -s --shared -w --wait -E --conflict-exit-code --signal --grace --help \
 	--version LOCKFS_KEY LOCKFS_FENCE LOCKFS_OWNER ' 64 ' ' 69 ' ' 75 ' ' 76 '; do
 	[[ $OUT == *"$w"* ]] || miss+="$w "
 done

@@ -49,7 +49,7 @@ static void *mount_worker(void *arg)
 	char path[4096];
 	long i;
 
-	char dir[4096];
+	char dir[3800];
 
 	if (w->dirs) {
 		snprintf(dir, sizeof(dir), "%s/d%d", w->dir, w->id);

@@ -74,6 +74,32 @@ static int64_t group_check_delay(struct lock_engine *e)
 	return d;
 }
 
+/* One pass's answers about process groups, so that many locks of one
+ * group (a script that took several) cost one check of it, not one each:
+ * a check reads /proc. Direct-mapped; a collision only costs a check. */
+#define GROUP_MEMO_SLOTS 64
+
+struct group_memo {
+	struct {
+		int64_t pgid;
+		uint64_t start;
+		bool alive;
+	} slot[GROUP_MEMO_SLOTS];
+};
+
+static bool group_alive(struct group_memo *m, const struct lock_holder *h)
+{
+	unsigned i = (unsigned)(((uint64_t)h->pgid * 0x9E3779B97F4A7C15ULL) >>
+				58);
+
+	if (m->slot[i].pgid != h->pgid || m->slot[i].start != h->pgid_start) {
+		m->slot[i].pgid = h->pgid;
+		m->slot[i].start = h->pgid_start;
+		m->slot[i].alive = lock_int_pgrp_alive(h);
+	}
+	return m->slot[i].alive;
+}
+
 /* mu held. Ends the trust of locks past their safe period and notices
  * holders that went away. Returns the earliest time either may next be
  * due. */
@@ -83,6 +109,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 	bool check_pgrps = now >= e->next_pgrp_check_mono_ms;
 	bool pgrp_watch = false;
 	int64_t wake = now + LEASE_IDLE_MS;
+	struct group_memo memo;
 	struct lock *lk, *next;
 
 	/* Nothing can be due before the earliest end of a safe period or the
@@ -93,6 +120,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 					     e->next_pgrp_check_mono_ms)
 				     : e->next_watch_mono_ms;
 
+	memset(&memo, 0, sizeof(memo)); /* pgid 0 is never a holder's */
 	for (lk = e->all; lk; lk = next) {
 		next = lk->next; /* lk may leave the list below */
 		if (lock_int_trusted_locked(e, lk, now))
@@ -102,7 +130,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 			continue;
 		if (lk->state == LOCK_HELD && !lk->release_wanted) {
 			pgrp_watch = true;
-			if (check_pgrps && !lock_int_pgrp_alive(&lk->holder)) {
+			if (check_pgrps && !group_alive(&memo, &lk->holder)) {
 				lk->release_wanted = true;
 				lk->next_due_mono_ms = now;
 				lease_index_note_locked(e, lk);
@@ -111,7 +139,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 			/* A lost lock stays visible to its holder's group
 			 * until that group is gone (or it unlinks it). */
 			pgrp_watch = true;
-			if (check_pgrps && !lock_int_pgrp_alive(&lk->holder)) {
+			if (check_pgrps && !group_alive(&memo, &lk->holder)) {
 				lk->dismissed = true;
 				lock_int_retire_locked(e, lk);
 			}

@@ -725,6 +725,10 @@ int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool shared,
 	struct fkey *fk;
 	int rc;
 
+	bool ours = false; /* the asker shares the mount's shared lock */
+	const char *me = lock_engine_config(f->eng)->owner;
+	size_t others = 0;
+
 	*held = *held_shared = false;
 	*pid = 0;
 	pthread_mutex_lock(&f->mu);
@@ -739,11 +743,16 @@ int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool shared,
 			*pid = h->pid;
 			break;
 		}
+		/* Alone here with a share: other mounts' readers still
+		 * conflict with a write lock. */
+		ours = !*held_shared && fk->shared && !shared;
 		pthread_mutex_unlock(&f->mu);
-		return 0;
+		if (!ours)
+			return 0;
+	} else {
+		pthread_mutex_unlock(&f->mu);
 	}
-	pthread_mutex_unlock(&f->mu);
-	local = lock_find(f->eng, key);
+	local = ours ? NULL : lock_find(f->eng, key);
 	if (local) {
 		*held_shared = lock_is_shared(f->eng, local);
 		*held = !(shared && *held_shared);
@@ -757,8 +766,10 @@ int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool shared,
 		observe_note(f->obs, key, row.rvn, row.lease_ms, &ob);
 		/* Held shared elsewhere: a share for a read lock, a conflict
 		 * for a write lock; a shared row without readers is free. */
+		for (size_t i = 0; i < row.n_readers; i++)
+			others += !ours || strcmp(row.readers[i].id, me);
 		*held_shared = row.shared;
-		*held = !ob.expired && !(row.shared && !row.n_readers) &&
+		*held = !ob.expired && !(row.shared && !others) &&
 			!(shared && row.shared);
 	} else if (rc == -ENOENT) {
 		rc = 0;

@@ -1472,7 +1472,9 @@ int lock_snapshot(struct lock_engine *e, struct lock *lk,
 
 	pthread_mutex_lock(&e->mu);
 	lock_int_trusted_locked(e, lk, now_mono(e));
-	rc = record_copy(out, &lk->rec);
+	/* Held shared, the row as our last renewal found it: every reader
+	 * (ours is one of them). */
+	rc = record_copy(out, lk->shared && lk->row ? lk->row : &lk->rec);
 	if (state)
 		*state = lk->state;
 	pthread_mutex_unlock(&e->mu);

@@ -223,7 +223,8 @@ int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
  * conditional write). -EIO when lost. */
 int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence);
 
-/* Our view of the lock: a copy of the row as we last wrote it, and state. */
+/* Our view of the lock: a copy of the row as we last wrote it (held
+ * shared: as our last renewal found it, every reader), and state. */
 int lock_snapshot(struct lock_engine *e, struct lock *lk,
 		  struct lock_record *out, enum lock_state *state);
 enum lock_state lock_get_state(struct lock_engine *e, struct lock *lk);

@@ -338,7 +338,7 @@ static void say_cert_refused(struct http_client *c, const char *url,
 			 "unknown CA (give that CA with -o ca_file=PATH)");
 		return;
 	}
-	snprintf(out, len, "TLS: the server's certificate was refused: %s",
+	snprintf(out, len, "TLS: the server's certificate was refused: %.200s",
 		 c->errbuf[0] ? c->errbuf : "no reason given");
 }
 
@@ -348,7 +348,7 @@ static void say_ca_file(struct http_client *c, char *out, size_t len)
 	const char *path = c->opts.ca_file;
 
 	if (!path) {
-		snprintf(out, len, "TLS: cannot use the system's CA store: %s",
+		snprintf(out, len, "TLS: cannot use the system's CA store: %.200s",
 			 c->errbuf[0] ? c->errbuf : "no reason given");
 		return;
 	}
@@ -378,13 +378,13 @@ static void say_handshake(struct http_client *c, const char *url, char *out,
 	for (i = 0; not_tls[i]; i++) {
 		if (strcasestr(c->errbuf, not_tls[i])) {
 			snprintf(out, len,
-				 "TLS handshake failed: %s does not speak TLS "
+				 "TLS handshake failed: %.160s does not speak TLS "
 				 "(an http:// endpoint?)",
 				 where);
 			return;
 		}
 	}
-	snprintf(out, len, "TLS handshake with %s failed: %s", where,
+	snprintf(out, len, "TLS handshake with %.100s failed: %.120s", where,
 		 c->errbuf[0] ? c->errbuf : "no reason given");
 }
 
@@ -405,7 +405,7 @@ static void describe_tls_failure(struct http_client *c, CURLcode cc,
 		break;
 	case CURLE_SSL_CERTPROBLEM:
 	case CURLE_SSL_CIPHER:
-		snprintf(out, len, "TLS: %s",
+		snprintf(out, len, "TLS: %.240s",
 			 c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
 		break;
 	default:

@@ -8,9 +8,12 @@
  *   lockfs-torture-check LOG...
  *
  * and asserts, for each key, over the confirmed intervals (acquired, and
- * the fsync at the end returned 0): no two overlap ([enter, exit], times
- * from the one CLOCK_MONOTONIC of this host), and their fences strictly
- * increase in enter order (an equal fence on two holders is a failure).
+ * the fsync at the end returned 0): no writer's overlaps any other ([enter,
+ * exit], times from the one CLOCK_MONOTONIC of this host), readers (the
+ * shared idioms, flocksh-* and fcntlrd-*) overlap only readers, and in
+ * enter order a writer's fence is greater than every fence before it
+ * (an equal fence on two holders is a failure) while a reader's is at
+ * least every writer's before it (readers get the current fence).
  * Then, more strictly, over the trusted intervals: [enter, exit] when
  * confirmed, else [enter, TRUST_NS] when poll(2) still said the lock was
  * trusted (SEMANTICS: a holder learns it lost the lock before anyone else
@@ -153,39 +156,65 @@ static int cmp_rec(const void *a, const void *b)
 
 struct verdict {
 	long overlaps, fence_errors, nofence;
+	long shared_overlaps; /* reader intervals overlapping another reader */
 };
+
+/* The shared idioms (torture_worker.c's method names). */
+static bool is_reader(const struct rec *r)
+{
+	return !strncmp(r->method, "flocksh-", 8) ||
+	       !strncmp(r->method, "fcntlrd-", 8);
+}
 
 /* One key's intervals v[0..n), sorted by enter: overlaps (tag) and, when
  * fences is set, fences that do not strictly increase. */
 static void judge_key(struct rec **v, size_t n, const char *tag, bool fences,
 		      struct verdict *out)
 {
-	const struct rec *last_end = NULL, *last_fence = NULL;
+	/* The latest end of any interval so far, and of a writer's; the
+	 * greatest fence so far, and a writer's. */
+	const struct rec *last_end = NULL, *last_wend = NULL;
+	const struct rec *last_fence = NULL, *last_wfence = NULL;
+	const struct rec *last_rend = NULL;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		const struct rec *r = v[i];
+		bool rd = is_reader(r);
+		/* A writer may overlap nobody, a reader no writer. */
+		const struct rec *lim = rd ? last_wend : last_end;
 
-		if (last_end && r->enter_ns < last_end->end_ns) {
+		if (lim && r->enter_ns < lim->end_ns) {
 			if (out->overlaps < MAX_SHOWN)
-				print_violation(tag, last_end, r);
+				print_violation(tag, lim, r);
 			out->overlaps++;
 		}
+		if (rd && last_rend && r->enter_ns < last_rend->end_ns)
+			out->shared_overlaps++;
 		if (!last_end || r->end_ns > last_end->end_ns)
 			last_end = r;
+		if (!rd && (!last_wend || r->end_ns > last_wend->end_ns))
+			last_wend = r;
+		if (rd && (!last_rend || r->end_ns > last_rend->end_ns))
+			last_rend = r;
 		if (!fences)
 			continue;
 		if (r->fence <= 0) {
 			out->nofence++;
 			continue;
 		}
-		if (last_fence && r->fence <= last_fence->fence) {
+		if (rd ? last_wfence && r->fence < last_wfence->fence
+		       : last_fence && r->fence <= last_fence->fence) {
 			if (out->fence_errors < MAX_SHOWN)
-				print_violation("FENCE", last_fence, r);
+				print_violation("FENCE",
+						rd ? last_wfence : last_fence,
+						r);
 			out->fence_errors++;
 		}
 		if (!last_fence || r->fence > last_fence->fence)
 			last_fence = r;
+		if (!rd && (!last_wfence || r->fence > last_wfence->fence))
+			last_wfence = r;
 	}
 }
 
@@ -291,6 +320,7 @@ int main(int argc, char **argv)
 	       conf.nofence);
 	printf("overlaps %ld\nfence_errors %ld\ntrust_overlaps %ld\n",
 	       conf.overlaps, conf.fence_errors, trust.overlaps);
+	printf("shared_overlaps %ld\n", conf.shared_overlaps);
 	print_tallies("key", &keys);
 	print_tallies("method", &methods);
 	print_tallies("mount", &mounts);

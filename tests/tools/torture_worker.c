@@ -3,12 +3,14 @@
  *
  *   lockfs-torture-worker run --dir MNT --mount NAME --keys K1,K2,..
  *       --log FILE --stop FILE --cap SECS [--wait SECS] [--long-pct N]
- *       [--methods excl,flock,fcntl] [--seed N]
+ *       [--methods excl,flock,fcntl,flocksh,fcntlrd] [--seed N]
  *   lockfs-torture-worker now        prints CLOCK_MONOTONIC in ns
  *
  * "run" loops until the file --stop exists or --cap seconds passed. Each
  * cycle forks a child in a process group of its own (so hold=pgrp ends with
- * it), which picks a key and an idiom, tries to acquire the key for at most
+ * it), which picks a key and an idiom (O_CREAT|O_EXCL, flock LOCK_EX,
+ * F_SETLKW F_WRLCK, or a reader's flock LOCK_SH or F_SETLKW F_RDLCK, the
+ * last two when --methods names them), tries to acquire the key for at most
  * --wait seconds, and when it got it: notes enter (CLOCK_MONOTONIC), reads
  * the lock's text through the holding fd (the holder's first read allocates
  * the fence), works a few ms (now and then much longer, --long-pct), asks
@@ -61,11 +63,11 @@ struct cfg {
 	int nkeys;
 	double cap_s, wait_s;
 	int long_pct;
-	int methods; /* bit 0 excl, 1 flock, 2 fcntl */
+	int methods; /* bit 0 excl, 1 flock, 2 fcntl, 3 flocksh, 4 fcntlrd */
 	unsigned seed;
 };
 
-enum method { M_EXCL, M_FLOCK, M_FCNTL };
+enum method { M_EXCL, M_FLOCK, M_FCNTL, M_FLOCKSH, M_FCNTLRD, M__COUNT };
 
 struct rec {
 	const char *key, *method;
@@ -219,11 +221,12 @@ static int acquire_excl(const char *path, double wait_s, unsigned *seed)
 	}
 }
 
-/* open(O_CREAT) then a blocking flock or F_SETLKW, interrupted by an
- * alarm after the wait: the fd or -errno. */
+/* open(O_CREAT) then a blocking flock or F_SETLKW (shared for a reader's
+ * idiom), interrupted by an alarm after the wait: the fd or -errno. */
 static int acquire_wait(const char *path, enum method m, double wait_s)
 {
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	struct flock fl = { .l_type = m == M_FCNTLRD ? F_RDLCK : F_WRLCK,
+			    .l_whence = SEEK_SET };
 	int fd, rc, e;
 
 	fd = open(path, O_CREAT | O_RDWR, 0644);
@@ -231,8 +234,8 @@ static int acquire_wait(const char *path, enum method m, double wait_s)
 		return -errno;
 	alarmed = 0;
 	alarm((unsigned)(wait_s + 0.999));
-	if (m == M_FLOCK)
-		rc = flock(fd, LOCK_EX);
+	if (m == M_FLOCK || m == M_FLOCKSH)
+		rc = flock(fd, m == M_FLOCKSH ? LOCK_SH : LOCK_EX);
 	else
 		rc = fcntl(fd, F_SETLKW, &fl);
 	e = errno;
@@ -266,19 +269,23 @@ static void release(int fd, const char *path, enum method m, int variant,
 		_exit(0); /* dies holding: hold=pgrp and hold=fd release */
 	if (m == M_EXCL)
 		unlink(path);
-	else if (m == M_FLOCK && !variant)
+	else if ((m == M_FLOCK || m == M_FLOCKSH) && !variant)
 		flock(fd, LOCK_UN);
-	else if (m == M_FCNTL && !variant)
+	else if ((m == M_FCNTL || m == M_FCNTLRD) && !variant)
 		fcntl(fd, F_SETLK, &fl);
 	close(fd);
 }
 
+/* The method column: the idiom, then how it lets go. torture_check.c
+ * knows the readers by their names. */
 static const char *method_name(enum method m, int variant)
 {
-	static const char *names[3][2] = {
+	static const char *names[M__COUNT][2] = {
 		{ "excl-unlink", "excl-exit" },
 		{ "flock-un", "flock-close" },
 		{ "fcntl-un", "fcntl-close" },
+		{ "flocksh-un", "flocksh-close" },
+		{ "fcntlrd-un", "fcntlrd-close" },
 	};
 
 	return names[m][variant];
@@ -289,7 +296,7 @@ static enum method pick_method(const struct cfg *c, unsigned *seed)
 	enum method m;
 
 	do
-		m = (enum method)(rand_r(seed) % 3);
+		m = (enum method)(rand_r(seed) % M__COUNT);
 	while (!(c->methods & (1 << m)));
 	return m;
 }
@@ -429,14 +436,17 @@ static int run(const struct cfg *c)
 
 static int parse_methods(const char *s)
 {
-	int m = 0;
+	static const char *names[M__COUNT] = { "excl", "flock", "fcntl",
+					       "flocksh", "fcntlrd" };
+	char *copy = strdup(s), *save = NULL, *w;
+	int m = 0, i;
 
-	if (strstr(s, "excl"))
-		m |= 1 << M_EXCL;
-	if (strstr(s, "flock"))
-		m |= 1 << M_FLOCK;
-	if (strstr(s, "fcntl"))
-		m |= 1 << M_FCNTL;
+	for (w = copy ? strtok_r(copy, ",", &save) : NULL; w;
+	     w = strtok_r(NULL, ",", &save))
+		for (i = 0; i < M__COUNT; i++)
+			if (!strcmp(w, names[i]))
+				m |= 1 << i;
+	free(copy);
 	return m;
 }
 
@@ -445,7 +455,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lockfs-torture-worker run --dir MNT --mount NAME "
 		"--keys K1,K2 --log FILE --stop FILE --cap SECS\n"
-		"           [--wait SECS] [--long-pct N] [--methods LIST] "
+		"           [--wait SECS] [--long-pct N] [--methods LIST "
+		"(excl,flock,fcntl,flocksh,fcntlrd)] "
 		"[--seed N]\n"
 		"       lockfs-torture-worker now\n");
 	exit(2);

@@ -13,7 +13,9 @@
  * made first): the kernel serializes creates and unlinks per directory.
  * Prints: "<mode> cycles=N threads=T total_s=... per_s=... p50_us=...
  * p90_us=... p99_us=...". The driver script bench/cycle.sh runs both and
- * prints the ratio. */
+ * prints the ratio. With CYCLE_SAMPLES=FILE in the environment, every
+ * cycle's time in microseconds is appended to FILE, one per line (for the
+ * plots). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -140,6 +142,7 @@ static int run(const char *mode, struct worker *ws, int threads, long n,
 	int64_t *all = calloc((size_t)(n * threads), sizeof(int64_t));
 	int64_t t0, total_us;
 	int i, failures = 0;
+	const char *samples_path;
 
 	if (!all)
 		return 1;
@@ -156,6 +159,23 @@ static int run(const char *mode, struct worker *ws, int threads, long n,
 	}
 	total_us = clk_sys_mono_us() - t0;
 	qsort(all, (size_t)(n * threads), sizeof(int64_t), cmp64);
+	samples_path = getenv("CYCLE_SAMPLES");
+	if (samples_path && *samples_path) {
+		FILE *f = fopen(samples_path, "a");
+
+		if (!f) {
+			perror(samples_path);
+			free(all);
+			return 1;
+		}
+		for (long j = 0; j < n * threads; j++)
+			fprintf(f, "%lld\n", (long long)all[j]);
+		if (fclose(f)) {
+			perror(samples_path);
+			free(all);
+			return 1;
+		}
+	}
 	printf("%s cycles=%ld threads=%d failures=%d total_s=%.3f per_s=%.1f "
 	       "p50_us=%lld p90_us=%lld p99_us=%lld\n",
 	       mode, n * threads, threads, failures, total_us / 1e6,

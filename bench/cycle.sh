@@ -3,7 +3,8 @@
 # same two DynamoDB requests sent directly, measured in the same run against
 # the same private DynamoDB Local on 127.0.0.1.
 #
-#   bench/cycle.sh [--rtt MS] [N] [THREADS] [ROUNDS]   defaults 2000 1 3
+#   bench/cycle.sh [--rtt MS] [--peers[=node,python]] [N] [THREADS] [ROUNDS]
+#                                                    defaults 2000 1 3
 #
 # It builds the release binaries, starts its own DynamoDB Local, creates a
 # table, mounts lockfs, warms the server up (its JIT makes the
@@ -25,17 +26,35 @@
 # runs without it. The added round trip is printed with the results. An odd
 # MS is rounded down to an even one. Default: no proxy, plain loopback.
 #
-# Environment: BENCH_BUILD_DIR (default build/, a release build).
+# --peers (or --peers=node / --peers=python): in every round, after lockfs,
+# the same N cycles on THREADS workers with npm dynamodb-lock-client
+# (FailClosed) and python_dynamodb_lock (bench/peers/), through the same
+# endpoint (and proxy), and their time per cycle against the direct floor's.
+# They are installed once, at pinned versions, into a cache
+# (bench/peers/peers.sh: ~/.cache/lockfs/bench-peers); exit 2 if a registry
+# cannot be reached. dynamodb-lock-client gets a table of its own (HASH
+# lock_key only) in the same DynamoDB Local: its FailClosed client cannot
+# take lockfs's sort key.
+#
+# Every cycle's time goes to OUT/cycle-NAME.us and, with matplotlib
+# (contrib/install-deps bench), their distributions to
+# OUT/cycle-latency.png (bench/plot.py); OUT is printed at the end.
+#
+# Environment: BENCH_BUILD_DIR (default build/, a release build), BENCH_OUT
+# (default bench/out/, which git ignores).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 RTT=${RTT_MS:-}
+PEER_SPEC=-
 args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rtt) RTT=${2:?--rtt needs MS}; shift 2 ;;
 	--rtt=*) RTT=${1#--rtt=}; shift ;;
+	--peers) PEER_SPEC=; shift ;;
+	--peers=*) PEER_SPEC=${1#--peers=}; shift ;;
 	*) args+=("$1"); shift ;;
 	esac
 done
@@ -47,6 +66,14 @@ N=${args[0]:-2000}
 THREADS=${args[1]:-1}
 ROUNDS=${args[2]:-3}
 BUILD=${BENCH_BUILD_DIR:-$ROOT/build}
+OUT=${BENCH_OUT:-$ROOT/bench/out}
+if [ "$PEER_SPEC" != - ]; then
+	. "$ROOT/bench/peers/peers.sh"
+	peers_parse "$PEER_SPEC"
+	peers_install
+fi
+mkdir -p "$OUT"
+rm -f "$OUT"/cycle-*.us "$OUT/cycle-latency.png" "$OUT/cycle.order"
 TMP=$(mktemp -d /tmp/lockfs-bench.XXXXXX)
 MNT=$TMP/mnt
 PROXY_PID=
@@ -93,6 +120,20 @@ CYCLE=$BUILD/bench/bench_cycle
 echo "warming up DynamoDB Local..."
 "$CYCLE" direct "$E" bench 3000 2 >/dev/null
 "$CYCLE" mount "$MNT" 1500 2 >/dev/null
+PEER_NAMES=()
+if [ -n "${PEERS:-}" ]; then
+	echo "peers: $(peers_versions)"
+	if peers_has node; then
+		peer_node create-table "$E" bench_node
+		peer_node cycle "$E" bench_node 500 2 >/dev/null
+		PEER_NAMES+=(dynamodb-lock-client)
+	fi
+	if peers_has python; then
+		peer_py cycle "$E" bench 300 2 >/dev/null
+		PEER_NAMES+=(python_dynamodb_lock)
+	fi
+fi
+printf '%s\n' direct lockfs lockfs-fresh lockfs-dirs "${PEER_NAMES[@]}" >"$OUT/cycle.order"
 RTT_LINE=
 if [ -n "$RTT" ]; then
 	ctl latency $((RTT / 2))
@@ -111,19 +152,50 @@ fresh_ratios=()
 dirs_ratios=()
 mount_ticks=0
 mount_cycles=0
+field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+# Per-round figures for the summary, by name: cycles/s, time per cycle /
+# the floor's, p50 and p50 / the floor's p50 (less swayed by the stalls of
+# a loaded machine than the totals are).
+declare -A R_RATIO R_P50 R_PS R_P50R
+note() { # NAME LINE FLOOR_LINE
+	local ps p50
+	ps=$(field per_s "$2")
+	p50=$(field p50_us "$2")
+	R_PS[$1]+="$ps "
+	R_P50[$1]+="$p50 "
+	R_RATIO[$1]+="$(awk -v a="$(field per_s "$3")" -v b="$ps" 'BEGIN { printf "%.3f", a / b }') "
+	R_P50R[$1]+="$(awk -v a="$p50" -v b="$(field p50_us "$3")" 'BEGIN { printf "%.3f", a / b }') "
+}
+samples() { CYCLE_SAMPLES=$OUT/cycle-$1.us; export CYCLE_SAMPLES; }
 for r in $(seq 1 "$ROUNDS"); do
-	d=$("$CYCLE" direct "$E" bench "$N" "$THREADS")
+	d=$(samples direct; "$CYCLE" direct "$E" bench "$N" "$THREADS")
 	c0=$(cpu_ticks)
-	m=$("$CYCLE" mount "$MNT" "$N" "$THREADS")
+	m=$(samples lockfs; "$CYCLE" mount "$MNT" "$N" "$THREADS")
 	c1=$(cpu_ticks)
-	f=$("$CYCLE" mount "$MNT" "$N" "$THREADS" fresh)
-	x=$("$CYCLE" mount "$MNT" "$N" "$THREADS" dirs)
+	f=$(samples lockfs-fresh; "$CYCLE" mount "$MNT" "$N" "$THREADS" fresh)
+	x=$(samples lockfs-dirs; "$CYCLE" mount "$MNT" "$N" "$THREADS" dirs)
 	mount_ticks=$((mount_ticks + c1 - c0))
 	mount_cycles=$((mount_cycles + N * THREADS))
 	echo "round $r: $d"
 	echo "round $r: $m"
 	echo "round $r: $f"
 	echo "round $r: $x"
+	note direct "$d" "$d"
+	note lockfs "$m" "$d"
+	note lockfs-fresh "$f" "$d"
+	note lockfs-dirs "$x" "$d"
+	for p in "${PEER_NAMES[@]}"; do
+		case "$p" in
+		dynamodb-lock-client)
+			y=$(peer_node cycle "$E" bench_node "$N" "$THREADS" \
+				--samples "$OUT/cycle-$p.us") ;;
+		python_dynamodb_lock)
+			y=$(peer_py cycle "$E" bench "$N" "$THREADS" \
+				--samples "$OUT/cycle-$p.us") ;;
+		esac
+		echo "round $r: $y"
+		note "$p" "$y" "$d"
+	done
 	dp=$(sed -n 's/.* per_s=\([0-9.]*\).*/\1/p' <<<"$d")
 	mp=$(sed -n 's/.* per_s=\([0-9.]*\).*/\1/p' <<<"$m")
 	fp=$(sed -n 's/.* per_s=\([0-9.]*\).*/\1/p' <<<"$f")
@@ -142,4 +214,32 @@ echo "  one directory per thread: $(median "${dirs_ratios[@]}")x   (same key; wi
 echo "throughput, mount / direct: same key $(awk -v r="$(median "${ratios[@]}")" 'BEGIN { printf "%.2f", 1 / r }')x, one directory per thread $(awk -v r="$(median "${dirs_ratios[@]}")" 'BEGIN { printf "%.2f", 1 / r }')x"
 if [ "$mount_cycles" -gt 0 ] && [ -n "$DAEMON" ]; then
 	echo "daemon CPU per cycle (same key): $(awk -v t="$mount_ticks" -v hz="$TICKS" -v n="$mount_cycles" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }') us"
+fi
+echo
+echo "summary, medians of $ROUNDS rounds of $N cycles x $THREADS worker(s), against the direct floor of the same round:"
+[ -n "$RTT_LINE" ] && echo "  $RTT_LINE"
+label() {
+	case "$1" in
+	direct) echo "direct floor (PutItem + DeleteItem)" ;;
+	lockfs) echo "lockfs, same key" ;;
+	lockfs-fresh) echo "lockfs, fresh keys" ;;
+	lockfs-dirs) echo "lockfs, one directory per thread" ;;
+	dynamodb-lock-client) echo "dynamodb-lock-client (FailClosed)" ;;
+	*) echo "$1" ;;
+	esac
+}
+# shellcheck disable=SC2086 # the per-round lists split on purpose
+printf '  %-36s %9s %13s %8s %9s\n' "" cycles/s "time/cycle" "p50 us" "p50"
+for k in direct lockfs lockfs-fresh lockfs-dirs "${PEER_NAMES[@]}"; do
+	printf '  %-36s %9s %12sx %8s %8sx\n' "$(label "$k")" \
+		"$(median ${R_PS[$k]})" "$(median ${R_RATIO[$k]})" \
+		"$(median ${R_P50[$k]})" "$(median ${R_P50R[$k]})"
+done
+if [ ${#PEER_NAMES[@]} -gt 0 ]; then
+	echo "  (peers: $(peers_versions); each times $N cycles after 100 untimed" \
+		"ones of its own; dynamodb-lock-client on a table of its own, HASH key only)"
+fi
+echo "samples: $OUT/cycle-*.us"
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 "$ROOT/bench/plot.py" cycle "$OUT" >/dev/null; then
+	echo "plot: $OUT/cycle-latency.png"
 fi

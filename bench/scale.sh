@@ -19,12 +19,17 @@
 # mean, heartbeat failures, locks lost, the daemon's max RSS, its CPU time
 # per renewal, DynamoDB requests per second by operation and their mean
 # time, and the writes per second with their on-demand cost per month.
+# The per-second samples go to OUT/scale-samples.txt and, with matplotlib
+# (contrib/install-deps bench), bench/plot.py draws the renewals in each
+# second of the hold (OUT/scale-heartbeats.png) and the cost a month against
+# the locks held (OUT/scale-cost.png).
 #
 # Environment:
 #   BENCH_BUILD_DIR   build directory (default build/; configured as a
 #                     Release build and built if missing)
+#   BENCH_OUT         OUT (default bench/out/, which git ignores)
 #   RTT_MS            the same as --rtt
-#   SCALE_SAMPLES     keep the per-second samples in this file
+#   SCALE_SAMPLES     keep the per-second samples in this file instead
 #   SCALE_PRICE       USD per million write request units (default below)
 #
 # Not part of the test suite; run it by hand. Every wait is bounded and
@@ -43,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--rtt=*) RTT=${1#--rtt=}; shift ;;
 	--dirs) DIRS=${2:?--dirs needs a number}; shift 2 ;;
 	--threads) THREADS=${2:?--threads needs a number}; shift 2 ;;
-	-h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "scale.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
 	*) args+=("$1"); shift ;;
 	esac
@@ -66,6 +71,10 @@ PRICE=${SCALE_PRICE:-0.625}
 SETTLE_S=5
 ACQUIRE_MAX_S=1200
 BUILD=${BENCH_BUILD_DIR:-$ROOT/build}
+OUT=${BENCH_OUT:-$ROOT/bench/out}
+mkdir -p "$OUT"
+SAMPLES=${SCALE_SAMPLES:-$OUT/scale-samples.txt}
+rm -f "$SAMPLES" "$OUT/scale-heartbeats.png" "$OUT/scale-cost.png"
 TMP=$(mktemp -d /tmp/lockfs-scale.XXXXXX)
 chmod 0755 "$TMP"
 MNT=$TMP/mnt
@@ -173,13 +182,17 @@ echo "  $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n): $(nproc) cores," \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 echo "  added round trip: $((RTT / 2 * 2)) ms (lockfs-faultproxy, $((RTT / 2)) ms each way)"
 echo "  build: $BUILD ($BTYPE); options: hold=unlink, default lease/heartbeat/safe_period"
-samples=()
-[ -n "${SCALE_SAMPLES:-}" ] && samples=(--samples "$SCALE_SAMPLES")
 rc=0
 timeout $((ACQUIRE_MAX_S + SETTLE_S + HOLD_S + 120)) "$BUILD/bench/bench_scale" \
 	--mnt "$MNT" --pid "$DAEMON_PID" --locks "$N" --dirs "$DIRS" \
 	--threads "$THREADS" --hold "$HOLD_S" --settle "$SETTLE_S" \
-	--acquire-max "$ACQUIRE_MAX_S" --price "$PRICE" "${samples[@]}" || rc=$?
+	--acquire-max "$ACQUIRE_MAX_S" --price "$PRICE" --samples "$SAMPLES" || rc=$?
+echo "samples: $SAMPLES"
+# The heartbeat period: lockfs's default (5 s), which this mount uses.
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 "$ROOT/bench/plot.py" scale \
+	"$OUT" "$SAMPLES" "$N" 5 "$PRICE" >/dev/null; then
+	echo "plots: $OUT/scale-heartbeats.png $OUT/scale-cost.png"
+fi
 echo "  load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 if ! alive "$DAEMON_PID"; then
 	echo "scale.sh: the daemon died; its log:" >&2

@@ -480,8 +480,11 @@ bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
 	observe_note(fs->obs, r->key, r->rvn, r->lease_ms, &ob);
 	*seen_real_ms = ob.first_seen_real_ms;
 	/* A shared row whose readers all left is free (anyone may take it
-	 * at once): no lock to show. */
-	return !ob.expired && !(r->shared && !r->n_readers);
+	 * at once): no lock to show. Unless another mount's writer marked
+	 * it: that writer takes it next, and an acquire here is refused, so
+	 * it is shown held (a create that opens it must not then find it
+	 * gone). */
+	return !ob.expired && !lock_row_free(fs->eng, r);
 }
 
 /* What rel is now. both: ask for the lock and the directory row at once

@@ -157,6 +157,10 @@ int lock_downgrade(struct lock_engine *e, struct lock *lk);
  * writer. */
 bool lock_row_admits(struct lock_engine *e, const struct lock_record *row,
 		     bool shared, bool expired);
+/* Whether a row read from the store is free to take at once: shared,
+ * every reader gone, and no live mark of another mount's writer (which
+ * takes it next). Such a row holds no lock: lookups do not show it. */
+bool lock_row_free(struct lock_engine *e, const struct lock_record *row);
 /* A writer waiting on key marks a shared row so that no new reader joins
  * it (readers in it go on until they leave): v (RECORD_RVN_MAX bytes, ""
  * at first) is the mark's version, refreshed by each call. row is the row

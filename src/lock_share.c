@@ -79,6 +79,11 @@ bool lock_share_row_free(struct lock_engine *e, const struct lock_record *row)
 	return row->shared && !row->n_readers && !other_writer(e, row);
 }
 
+bool lock_row_free(struct lock_engine *e, const struct lock_record *row)
+{
+	return lock_share_row_free(e, row);
+}
+
 bool lock_row_admits(struct lock_engine *e, const struct lock_record *row,
 		     bool shared, bool expired)
 {

@@ -22,7 +22,7 @@ if [ ! -x "$PY" ] || ! "$PY" -c 'import boto3' >/dev/null 2>&1; then
 fi
 RUN=${LOCKFS_RUN_BIN:-$(dirname "$LOCKFS_BIN")/lockfs-run}
 
-plan 90
+plan 91
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the fault proxy"; exit 1; }
@@ -139,7 +139,8 @@ stream() {
 	while [ "$(now_ms)" -lt "$end" ]; do
 		m=$A
 		[ $((i % 2)) = 1 ] && m=$B
-		timeout 30 flock -s "$m/s" sleep 1 &
+		{ timeout 30 flock -s "$m/s" sleep 1 2>>"$WORK/stream.err" ||
+			echo "$m $?" >>"$WORK/stream.fail"; } &
 		i=$((i + 1))
 		sleep 0.25
 	done
@@ -162,6 +163,10 @@ diag "writer wait under a steady stream of readers: $waited ms"
 wtext=$(cat "$WORK/wtext")
 is "$(field "$wtext" owner)/$(field "$wtext" mode)" "sh-c/" "the writer held s alone (no reader)"
 _reap "$spid" 30 >/dev/null
+# Around the writer's turn the row has no reader but the writer's mark: it
+# is still shown held, so that a reader's open(O_CREAT) never finds it gone.
+is "$(cat "$WORK/stream.fail" 2>/dev/null | wc -l)" 0 \
+	"every reader of the stream got its lock ($(head -c 200 "$WORK/stream.err" 2>/dev/null))"
 
 # ---- reader death ------------------------------------------------------------------
 # A reader process killed: its share is freed at once.
@@ -329,7 +334,7 @@ mount_start d "owner=sh-d"   # default 1 s caches, as ops.t
 D=$(mnt d)
 many=()
 for i in 1 2 3 4 5 6; do
-	timeout 30 flock -s "$B/many$i" sleep 8 &
+	timeout 30 flock -o -s "$B/many$i" sleep 8 &
 	many+=("$!")
 	track_pid $!
 done

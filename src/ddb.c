@@ -1423,8 +1423,8 @@ static const char *key_of(const cJSON *obj)
  * Scan's :p), else "table=T". Never another attribute's value (data). */
 static void request_subject(const cJSON *req, char *out, size_t len)
 {
-	const cJSON *tx = cJSON_GetObjectItemCaseSensitive(req,
-							    "TransactItems");
+	const cJSON *tx =
+		cJSON_GetObjectItemCaseSensitive(req, "TransactItems");
 	const cJSON *vals, *v;
 	const char *k;
 
@@ -1457,8 +1457,7 @@ static void request_subject(const cJSON *req, char *out, size_t len)
 /* One -d line per call: operation, subject, HTTP status, milliseconds,
  * retries, and the error if any (awserr_format: never a credential). */
 static void log_request(const char *name, const cJSON *req, int rc,
-			const struct ddb_call *call, int attempts,
-			int64_t us)
+			const struct ddb_call *call, int attempts, int64_t us)
 {
 	char subject[300], status[24] = "-", why[400] = "";
 
@@ -1470,8 +1469,8 @@ static void log_request(const char *name, const cJSON *req, int rc,
 		why[1] = ' ';
 		awserr_format(&call->err, why + 2, sizeof(why) - 2);
 	}
-	log_debug("ddb", "%s %s status=%s ms=%lld retries=%d%s", name,
-		  subject, status, (long long)(us / 1000),
+	log_debug("ddb", "%s %s status=%s ms=%lld retries=%d%s", name, subject,
+		  status, (long long)(us / 1000),
 		  attempts > 1 ? attempts - 1 : 0, why);
 }
 

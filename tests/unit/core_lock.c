@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -383,27 +384,57 @@ static void *heartbeat_thread(void *arg)
 	return NULL;
 }
 
+/* The renewal is in flight (told to the test) for 200 ms. */
+static atomic_int renew_started;
+
+static int slow_renew(void *arg, enum store_fault_op op, const char *key)
+{
+	(void)arg;
+	(void)key;
+	if (op == SF_RENEW) {
+		atomic_store(&renew_started, 1);
+		usleep(200 * 1000);
+	}
+	return 0;
+}
+
 static void test_release_waits_for_heartbeat(void)
 {
 	struct lock_holder h = holder(getpgrp());
-	struct store_mem_faults slow = { .delay_ms = 200 }, fast = { 0 };
+	struct store_fault sf;
 	struct race r;
 	pthread_t t;
-	int i;
+	int i, j;
 
 	/* With real threads: a heartbeat is in flight (slow store) when the
 	 * release comes; the release must wait and delete the RVN the
-	 * heartbeat wrote, and nothing may re-create the row afterwards. */
+	 * heartbeat wrote, and nothing may re-create the row afterwards.
+	 * The release is sent once the renewal has reached the store (not
+	 * after a guessed time: a loaded machine may start the thread
+	 * late). */
 	for (i = 0; i < 5; i++) {
+		struct lock_callbacks cb = { on_lost, on_released, NULL };
+		struct lock_config cfg;
+
 		setup(HOLD_UNLINK);
+		cfg = *lock_engine_config(eng);
+		cfg.owner = "me";
+		cfg.host = "testhost";
+		lock_engine_free(eng);
+		store_fault_init(&sf, st);
+		eng = lock_engine_new(&cfg, &sf.base, obs, &fclk.clk, &met, &cb);
+		CHECK(eng != NULL);
 		CHECK_INT(lock_acquire(eng, "a", &h, &r.lk, NULL, NULL), 0);
-		store_mem_set_faults(st, &slow);
+		atomic_store(&renew_started, 0);
+		sf.before = slow_renew;
 		CHECK_INT(pthread_create(&t, NULL, heartbeat_thread, &r), 0);
-		usleep(50000);
+		for (j = 0; j < 5000 && !atomic_load(&renew_started); j++)
+			usleep(1000);
+		CHECK_INT(atomic_load(&renew_started), 1);
 		CHECK_INT(lock_release(eng, r.lk), 0);
 		pthread_join(t, NULL);
 		CHECK_INT(r.rc, 0);
-		store_mem_set_faults(st, &fast);
+		sf.before = NULL;
 		CHECK_INT(store_mem_lock_count(st), 0);
 		advance(3000);
 		CHECK_INT(store_mem_lock_count(st), 0);

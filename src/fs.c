@@ -788,6 +788,53 @@ static int node_info(struct fs *fs, uint64_t ino, char **rel, bool *is_dir,
 	return rc;
 }
 
+/* A directory's attributes from its confirmed view, if fresh. */
+static bool dir_view_get(struct fs *fs, uint64_t ino, const char *rel,
+			 struct fs_attr *a)
+{
+	int64_t fresh_ms = (int64_t)(fs->cfg.attr_timeout_s * 1000);
+	struct fs_node *n;
+	bool ok = false;
+
+	pthread_mutex_lock(&fs->mu);
+	n = fs_int_find_node(fs, ino);
+	if (n && n->is_dir && n->dir_ok_mono_ms &&
+	    clk_sys_mono_ms() - n->dir_ok_mono_ms < fresh_ms) {
+		*a = n->dir_attr;
+		ok = true;
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (ok)
+		fs_dirstat_apply(fs->dirstat, rel, a);
+	return ok;
+}
+
+static void dir_view_set(struct fs *fs, uint64_t ino, const struct fs_attr *a)
+{
+	struct fs_node *n;
+
+	pthread_mutex_lock(&fs->mu);
+	n = fs_int_find_node(fs, ino);
+	if (n && n->is_dir) {
+		n->dir_attr = *a;
+		n->dir_ok_mono_ms = clk_sys_mono_ms();
+	}
+	pthread_mutex_unlock(&fs->mu);
+}
+
+void fs_int_dir_view_forget(struct fs *fs, const char *rel)
+{
+	char *pk = fs_int_path_key(rel, true);
+	struct fs_node *n;
+
+	pthread_mutex_lock(&fs->mu);
+	n = pk ? smap_get(&fs->by_path, pk) : NULL;
+	if (n)
+		n->dir_ok_mono_ms = 0;
+	pthread_mutex_unlock(&fs->mu);
+	free(pk);
+}
+
 int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 	       double *timeout_s)
 {
@@ -812,6 +859,10 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 		free(rel);
 		return 0;
 	}
+	if (is_dir && dir_view_get(fs, ino, rel, a)) {
+		free(rel);
+		return 0;
+	}
 	fs_int_resolved_init(&r);
 	rc = fs_int_resolve(fs, rel, is_dir, &r);
 	if (!rc) {
@@ -819,6 +870,8 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 			rc = -ENOENT;
 		else
 			resolved_attr(fs, ino, rel, &r, a);
+		if (!rc && is_dir)
+			dir_view_set(fs, ino, a);
 	}
 	if (!rc && !is_dir) {
 		struct fs_node *n;

@@ -125,6 +125,7 @@ int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 	full = fs_int_full_key(fs, rel);
 	rc = full ? fs->st->ops->set_dir_mode(fs->st, full, mode & 01777, 0)
 		  : -ENOMEM;
+	fs_int_dir_view_forget(fs, rel);
 	rc = fs_int_user_err(rc, "chmod", rel);
 	free(full);
 	return rc;
@@ -251,8 +252,10 @@ int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		pthread_mutex_lock(&fs->mu);
 		free(smap_del(&fs->implicit, full));
 		n = pk ? smap_get(&fs->by_path, pk) : NULL;
-		if (n)
+		if (n) {
+			n->dir_ok_mono_ms = 0;
 			fs_int_unmap_path(fs, n);
+		}
 		pthread_mutex_unlock(&fs->mu);
 		free(pk);
 	}

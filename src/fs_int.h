@@ -29,6 +29,13 @@ struct fs_node {
 	bool is_dir;
 	bool in_path_map; /* mu: by_path points at this node */
 	bool fixed;	  /* root and control nodes: never freed */
+	/* mu: a directory's attributes as DynamoDB last confirmed them, and
+	 * when (0: not known). The kernel asks for a directory's attributes
+	 * after every create or unlink in it; within attr_timeout of the
+	 * last confirmation that is answered from here, without a request
+	 * (a view: it never decides a lock). */
+	int64_t dir_ok_mono_ms;
+	struct fs_attr dir_attr;
 };
 
 struct fs_handle {
@@ -109,6 +116,8 @@ void fs_int_maybe_free_node(struct fs *fs, struct fs_node *n);
 struct fs_node *fs_int_get_node(struct fs *fs, const char *rel, bool is_dir,
 				bool count);
 struct fs_node *fs_int_find_node(struct fs *fs, uint64_t ino);
+/* The confirmed view of directory rel is stale now (chmod, rmdir here). */
+void fs_int_dir_view_forget(struct fs *fs, const char *rel);
 char *fs_int_full_key(const struct fs *fs, const char *rel);
 void fs_int_dir_attr(const struct fs *fs, uint64_t ino,
 		     const struct dir_record *d, struct fs_attr *a);

@@ -6,7 +6,9 @@
  * Input: "KEY\nOPS" then answers separated by "\n--\n", each "STATUS\n"
  * and a body (no status: 200). OPS letters: g get, l lookup, L list,
  * p put, P takeover, r renew, d delete, f fence, m mkdir, M chmod dir,
- * D rmdir, c check table, C create table. Checked: every record and
+ * D rmdir, c check table, C create table; shared rows: s put shared, j
+ * join, R a reader's renewal, J leave, e evict a reader, w mark a writer,
+ * W clear the mark, F read the fence. Checked: every record and
  * directory that comes out has its numbers in range (times within years
  * 1970..9999, ids and pids in their types, mode <= 07777, a lease of 1 ms
  * to 10^9 s), renders as valid UTF-8 text, and every error is -errno.
@@ -97,6 +99,15 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 		.set_fence = true,
 		.fence = 7
 	};
+	struct record_reader me = {
+		.id = "fuzz:reader",
+		.v = "44444444-2222-3333-4444-555555555555",
+		.host = "h",
+		.pid = 1,
+		.cmd = "c",
+		.acquired_real_ms = 1700000000000LL,
+		.heartbeat_real_ms = 1700000000000LL,
+	};
 	char msg[512];
 	bool has_cur = false;
 	uint64_t fence = 0;
@@ -167,6 +178,51 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 	case 'C':
 		rc = store_ddb_create_table(d, "lockfs", 1, NULL, msg,
 					    sizeof(msg));
+		break;
+	case 's':
+	case 'j':
+		record_set_str(&rec.key, key);
+		record_set_str(&rec.owner, "fuzz:owner");
+		text_copy(rec.rvn, sizeof(rec.rvn), rn.new_rvn);
+		rec.lease_ms = 30000;
+		rec.expiry_real_s = 1700003600;
+		rec.has_lockfs = true;
+		rec.acquired_real_ms = rec.heartbeat_real_ms = 1700000000000LL;
+		rec.shared = true;
+		rc = record_reader_add(&rec, &me);
+		if (!rc && op == 's')
+			rc = s->ops->put_lock(s, &rec, NULL, 0, &cur, &has_cur);
+		else if (!rc)
+			rc = s->ops->join_shared(s, &rec, true, 0, &cur,
+						 &has_cur);
+		break;
+	case 'R':
+		rn.reader = me.id;
+		rn.row_rvn = "22222222-2222-3333-4444-555555555555";
+		rn.set_data = false;
+		rc = s->ops->renew_lock(s, key, me.v, &rn, 0, &cur, &has_cur);
+		if (!rc && has_cur)
+			check_record(&cur);
+		break;
+	case 'J':
+		rc = s->ops->leave_shared(s, key, me.id, me.v,
+					  "33333333-2222-3333-4444-555555555555",
+					  0, &cur, &has_cur);
+		break;
+	case 'e':
+		rc = s->ops->evict_reader(s, key, "fuzz:dead", "dead-v", 0);
+		break;
+	case 'w':
+		rc = s->ops->mark_writer(s, key, "fuzz:writer", "writer-v",
+					 "stale-v", 0, &cur, &has_cur);
+		break;
+	case 'W':
+		rc = s->ops->clear_writer(s, key, "writer-v", 0);
+		break;
+	case 'F':
+		rc = s->ops->read_fence(s, key, 0, &fence);
+		if (!rc && fence > INT64_MAX)
+			abort();
 		break;
 	default:
 		break;

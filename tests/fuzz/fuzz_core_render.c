@@ -10,6 +10,7 @@
  * -ENODATA. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,9 +21,11 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const field_names[] = {
-	"key",	    "state",	 "owner",   "version", "fence", "lease",
-	"acquired", "heartbeat", "expires", "holder",  "data",
+	"key",	   "state",	"mode",	   "owner",	     "version",
+	"fence",   "lease",	"acquired", "heartbeat",    "expires",
+	"readers", "holder",	"writer_waiting", "data",
 };
+#define HOLDER 11 /* one line per reading mount on a shared row */
 #define N_NAMES (sizeof(field_names) / sizeof(field_names[0]))
 
 static int field_index(const char *name, size_t len)
@@ -88,8 +91,9 @@ static void check_text(const char *text, size_t len, bool present[N_NAMES])
 		if (!colon || colon[1] != ' ')
 			abort();
 		i = field_index(line, (size_t)(colon - line));
-		if (i <= last)
-			abort(); /* known fields, in order, once */
+		if (i < last || (i == last && i != HOLDER) || i < 0)
+			abort(); /* known fields, in order, once (holder: once
+				  * per reader) */
 		present[i] = true;
 		last = i;
 		line = end + 1;
@@ -140,6 +144,13 @@ static void check_xattrs(const struct lock_record *r, enum render_state st,
 		if (rc || !present[i])
 			abort();
 		tv = text_value(text, (int)i, &tl);
+		if (i == HOLDER && r->shared && r->n_readers > 1) {
+			/* the readers' lines joined by "; ": the first one
+			 * starts it */
+			if (!tv || v.len < tl || memcmp(buf_str(&v), tv, tl))
+				abort();
+			continue;
+		}
 		if (!tv || v.len != tl || memcmp(buf_str(&v), tv, tl))
 			abort(); /* the xattr is exactly the line's value */
 	}
@@ -236,6 +247,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (flags & 2) {
 		r.has_data =
 			false; /* data may be absent, or present and empty */
+	}
+	if (flags & 4) {
+		/* Held shared: up to three readers made of the same parts,
+		 * and a writer's mark. */
+		unsigned n = (flags >> 3) & 3, k;
+
+		r.shared = true;
+		for (k = 0; k < n; k++) {
+			struct record_reader rd = {
+				.id = r.owner ? r.owner : "id",
+				.host = r.host,
+				.pid = r.pid,
+				.uid = r.uid,
+				.cmd = r.cmd,
+				.heartbeat_real_ms = r.heartbeat_real_ms,
+				.acquired_real_ms = r.acquired_real_ms,
+				.fence = r.fence,
+			};
+			char id[32];
+
+			if (k) {
+				snprintf(id, sizeof(id), "%s%u",
+					 r.owner ? "" : "id", k);
+				rd.id = id;
+			}
+			if (record_reader_add(&r, &rd))
+				abort();
+		}
+		if (flags & 32)
+			record_set_str(&r.writer_id, r.key ? r.key : "w");
 	}
 	render_all(&r, query ? query : "owner");
 out:

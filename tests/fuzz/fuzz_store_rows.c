@@ -84,6 +84,19 @@ static int on_row(void *arg, const struct store_row *row)
 	return ++*rows > 100000; /* stop a runaway listing */
 }
 
+/* The lock row our writes put: key, owner, rvn and fixed times. */
+static void lock_row(struct lock_record *rec, const char *key,
+		     const char *rvn)
+{
+	record_set_str(&rec->key, key);
+	record_set_str(&rec->owner, "fuzz:owner");
+	text_copy(rec->rvn, sizeof(rec->rvn), rvn);
+	rec->lease_ms = 30000;
+	rec->expiry_real_s = 1700003600;
+	rec->has_lockfs = true;
+	rec->acquired_real_ms = rec->heartbeat_real_ms = 1700000000000LL;
+}
+
 static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 {
 	struct lock_record rec, cur;
@@ -136,13 +149,7 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 		break;
 	case 'p':
 	case 'P':
-		record_set_str(&rec.key, key);
-		record_set_str(&rec.owner, "fuzz:owner");
-		text_copy(rec.rvn, sizeof(rec.rvn), rn.new_rvn);
-		rec.lease_ms = 30000;
-		rec.expiry_real_s = 1700003600;
-		rec.has_lockfs = true;
-		rec.acquired_real_ms = rec.heartbeat_real_ms = 1700000000000LL;
+		lock_row(&rec, key, rn.new_rvn);
 		rc = s->ops->put_lock(s, &rec, op == 'P' ? "old-rvn" : NULL, 0,
 				      &cur, &has_cur);
 		break;
@@ -181,13 +188,7 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 		break;
 	case 's':
 	case 'j':
-		record_set_str(&rec.key, key);
-		record_set_str(&rec.owner, "fuzz:owner");
-		text_copy(rec.rvn, sizeof(rec.rvn), rn.new_rvn);
-		rec.lease_ms = 30000;
-		rec.expiry_real_s = 1700003600;
-		rec.has_lockfs = true;
-		rec.acquired_real_ms = rec.heartbeat_real_ms = 1700000000000LL;
+		lock_row(&rec, key, rn.new_rvn);
 		rec.shared = true;
 		rc = record_reader_add(&rec, &me);
 		if (!rc && op == 's')

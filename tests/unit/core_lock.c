@@ -444,6 +444,23 @@ static void test_release_waits_for_heartbeat(void)
 	}
 }
 
+/* A child that leads its own process group and waits to be killed; it
+ * leads the group by the time this returns (bounded: 200 ms). */
+static pid_t group_leader_child(void)
+{
+	pid_t child = fork();
+	int i;
+
+	if (child == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	for (i = 0; i < 200 && getpgid(child) != child; i++)
+		usleep(1000);
+	return child;
+}
+
 static pid_t dead_pgrp(void)
 {
 	pid_t child = fork();
@@ -635,7 +652,7 @@ static void test_lease_path_parallel(void)
 	struct lock_engine *e;
 	struct lock *slow, *fast;
 	struct lock_holder h;
-	int renews, status, i;
+	int renews, status;
 	pid_t child;
 
 	CHECK(mem && o);
@@ -643,14 +660,7 @@ static void test_lease_path_parallel(void)
 	sf.before = slow_delete;
 	e = lock_engine_new(&cfg, &sf.base, o, &clk_system, NULL, NULL);
 	CHECK(e);
-	child = fork();
-	if (child == 0) {
-		setpgid(0, 0);
-		pause();
-		_exit(0);
-	}
-	for (i = 0; i < 200 && getpgid(child) != child; i++)
-		usleep(1000);
+	child = group_leader_child();
 	/* Started first: starting 65 threads can take longer than the safe
 	 * period under ThreadSanitizer on a loaded machine. */
 	CHECK_INT(lease_start(e), 0);
@@ -704,14 +714,7 @@ static void test_exit_notification(void)
 	CHECK(mem && o);
 	e = lock_engine_new(&cfg, mem, o, &clk_system, NULL, NULL);
 	CHECK(e);
-	child = fork();
-	if (child == 0) {
-		setpgid(0, 0);
-		pause();
-		_exit(0);
-	}
-	for (i = 0; i < 200 && getpgid(child) != child; i++)
-		usleep(1000);
+	child = group_leader_child();
 	CHECK_INT(lease_start(e), 0);
 	usleep(50 * 1000); /* the first group check is behind us */
 	h = holder(child);

@@ -1,6 +1,7 @@
 /* core_share: shared locks. The in-memory store keeps the conditions of
  * shared rows that store_ddb keeps in DynamoDB (store_share_checks.h, run
- * on both, directly and through store_fault). Then the engine, three
+ * on both, directly, through store_fault, and with every write sent again
+ * after it landed). Then the engine, three
  * mounts (A, B, C: three engines, each behind its own store_fault, on one
  * store_mem and one fake clock): readers join, renew their own entries
  * and leave, the last one deleting the row; a dead reader's entry is
@@ -29,6 +30,8 @@ static void test_store_rows(void)
 	store_share_checks(mem, "direct/");
 	store_fault_init(&sf, mem);
 	store_share_checks(&sf.base, "wrapped/");
+	store_fault_set_send_twice(&sf, 1);
+	store_share_checks(&sf.base, "twice/");
 	store_free(mem);
 }
 

@@ -7,7 +7,8 @@
  * forced delete; markers of the old form (sort key lockfs:dir) are still
  * read, changed and removed; shared rows keep their conditions (joins,
  * renewals, leaves, evictions, writer marks: store_share_checks.h, which
- * core_share runs on store_mem too). The test's threads each make their own
+ * core_share runs on store_mem too), also with every write sent again
+ * after it landed. The test's threads each make their own
  * requests; the table is left behind (DynamoDB Local keeps it in memory). */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #include "ddb.h"
 #include "record.h"
 #include "store_ddb.h"
+#include "store_fault.h"
 #include "store_share_checks.h"
 #include "text.h"
 
@@ -230,6 +232,7 @@ static void check_race(void)
 int main(void)
 {
 	struct ddb_local_env env;
+	struct store_fault twice;
 	char uuid[37], msg[256];
 	int rc = ddb_local_open(&env);
 
@@ -248,6 +251,9 @@ int main(void)
 	check_old_markers();
 	check_race();
 	store_share_checks(st, "share/");
+	store_fault_init(&twice, st);
+	store_fault_set_send_twice(&twice, 1);
+	store_share_checks(&twice.base, "twice/");
 
 	store_free(st);
 	ddb_local_close(&env);

@@ -20,14 +20,25 @@ void store_fault_lose_next(struct store_fault *f, int n)
 	__atomic_store_n(&f->lose_next, n, __ATOMIC_SEQ_CST);
 }
 
+void store_fault_set_send_twice(struct store_fault *f, int twice)
+{
+	__atomic_store_n(&f->send_twice, twice, __ATOMIC_SEQ_CST);
+}
+
+/* Whether a conditional write that answered rc is sent again. */
+static bool again(struct store *s, int rc)
+{
+	return rc == 0 && __atomic_load_n(&SF(s)->send_twice, __ATOMIC_SEQ_CST);
+}
+
 /* Takes one of the replies still to lose, if any. */
 static bool take_lose_next(struct store_fault *f)
 {
 	int n = __atomic_load_n(&f->lose_next, __ATOMIC_SEQ_CST);
 
 	while (n > 0)
-		if (__atomic_compare_exchange_n(&f->lose_next, &n, n - 1,
-						false, __ATOMIC_SEQ_CST,
+		if (__atomic_compare_exchange_n(&f->lose_next, &n, n - 1, false,
+						__ATOMIC_SEQ_CST,
 						__ATOMIC_SEQ_CST))
 			return true;
 	return false;
@@ -76,39 +87,47 @@ static int f_put(struct store *s, const struct lock_record *rec,
 		 const char *expect, int64_t d, struct lock_record *cur,
 		 bool *has)
 {
+	struct store *in = SF(s)->inner;
 	bool lose;
 	int rc = gate(s, SF_PUT, rec->key, true, &lose);
 
 	if (rc)
 		return rc;
-	return after(lose, SF(s)->inner->ops->put_lock(SF(s)->inner, rec,
-						       expect, d, cur, has));
+	rc = in->ops->put_lock(in, rec, expect, d, cur, has);
+	if (again(s, rc))
+		rc = in->ops->put_lock(in, rec, expect, d, cur, has);
+	return after(lose, rc);
 }
 
 static int f_renew(struct store *s, const char *key, const char *expect,
 		   const struct lock_renewal *rn, int64_t d,
 		   struct lock_record *cur, bool *has)
 {
+	struct store *in = SF(s)->inner;
 	bool lose;
 	int rc = gate(s, SF_RENEW, key, true, &lose);
 
 	if (rc)
 		return rc;
-	return after(lose, SF(s)->inner->ops->renew_lock(SF(s)->inner, key,
-							 expect, rn, d, cur,
-							 has));
+	rc = in->ops->renew_lock(in, key, expect, rn, d, cur, has);
+	if (again(s, rc))
+		rc = in->ops->renew_lock(in, key, expect, rn, d, cur, has);
+	return after(lose, rc);
 }
 
 static int f_delete(struct store *s, const char *key, const char *expect,
 		    int64_t d, struct lock_record *cur, bool *has)
 {
+	struct store *in = SF(s)->inner;
 	bool lose;
 	int rc = gate(s, SF_DELETE, key, true, &lose);
 
 	if (rc)
 		return rc;
-	return after(lose, SF(s)->inner->ops->delete_lock(SF(s)->inner, key,
-							  expect, d, cur, has));
+	rc = in->ops->delete_lock(in, key, expect, d, cur, has);
+	if (again(s, rc))
+		rc = in->ops->delete_lock(in, key, expect, d, cur, has);
+	return after(lose, rc);
 }
 
 static int f_fence(struct store *s, const char *key, int64_t d, uint64_t *out)
@@ -118,8 +137,8 @@ static int f_fence(struct store *s, const char *key, int64_t d, uint64_t *out)
 
 	if (rc)
 		return rc;
-	return after(lose, SF(s)->inner->ops->next_fence(SF(s)->inner, key, d,
-							 out));
+	return after(lose,
+		     SF(s)->inner->ops->next_fence(SF(s)->inner, key, d, out));
 }
 
 static int f_put_dir(struct store *s, const struct dir_record *dr,
@@ -131,7 +150,7 @@ static int f_put_dir(struct store *s, const struct dir_record *dr,
 	if (rc)
 		return rc;
 	return after(lose, SF(s)->inner->ops->put_dir(SF(s)->inner, dr,
-							      expect_rvn, d));
+						      expect_rvn, d));
 }
 
 static int f_set_dir_mode(struct store *s, const char *key, uint32_t mode,
@@ -153,8 +172,7 @@ static int f_delete_dir(struct store *s, const char *key, int64_t d)
 
 	if (rc)
 		return rc;
-	return after(lose,
-		     SF(s)->inner->ops->delete_dir(SF(s)->inner, key, d));
+	return after(lose, SF(s)->inner->ops->delete_dir(SF(s)->inner, key, d));
 }
 
 static int f_list(struct store *s, const char *prefix, int64_t d,
@@ -180,64 +198,78 @@ static int f_read_fence(struct store *s, const char *key, int64_t d,
 static int f_join(struct store *s, const struct lock_record *rec, bool raise,
 		  int64_t d, struct lock_record *cur, bool *has)
 {
+	struct store *in = SF(s)->inner;
 	bool lose;
 	int rc = gate(s, SF_SHARE, rec->key, true, &lose);
 
 	if (rc)
 		return rc;
-	return after(lose, SF(s)->inner->ops->join_shared(SF(s)->inner, rec,
-							  raise, d, cur, has));
+	rc = in->ops->join_shared(in, rec, raise, d, cur, has);
+	if (again(s, rc))
+		rc = in->ops->join_shared(in, rec, raise, d, cur, has);
+	return after(lose, rc);
 }
 
 static int f_leave(struct store *s, const char *key, const char *id,
 		   const char *v, const char *rvn, int64_t d,
 		   struct lock_record *cur, bool *has)
 {
+	struct store *in = SF(s)->inner;
 	bool lose;
 	int rc = gate(s, SF_SHARE, key, true, &lose);
 
 	if (rc)
 		return rc;
-	return after(lose, SF(s)->inner->ops->leave_shared(SF(s)->inner, key,
-							   id, v, rvn, d, cur,
-							   has));
+	rc = in->ops->leave_shared(in, key, id, v, rvn, d, cur, has);
+	if (again(s, rc))
+		rc = in->ops->leave_shared(in, key, id, v, rvn, d, cur, has);
+	return after(lose, rc);
 }
 
 static int f_evict(struct store *s, const char *key, const char *id,
 		   const char *v, int64_t d)
 {
+	struct store *in = SF(s)->inner;
 	bool lose;
 	int rc = gate(s, SF_SHARE, key, true, &lose);
 
 	if (rc)
 		return rc;
-	return after(lose, SF(s)->inner->ops->evict_reader(SF(s)->inner, key,
-							   id, v, d));
+	rc = in->ops->evict_reader(in, key, id, v, d);
+	if (again(s, rc))
+		rc = in->ops->evict_reader(in, key, id, v, d);
+	return after(lose, rc);
 }
 
 static int f_mark(struct store *s, const char *key, const char *id,
 		  const char *v, const char *replace_v, int64_t d,
 		  struct lock_record *cur, bool *has)
 {
+	struct store *in = SF(s)->inner;
 	bool lose;
 	int rc = gate(s, SF_SHARE, key, true, &lose);
 
 	if (rc)
 		return rc;
-	return after(lose, SF(s)->inner->ops->mark_writer(SF(s)->inner, key,
-							  id, v, replace_v, d,
-							  cur, has));
+	rc = in->ops->mark_writer(in, key, id, v, replace_v, d, cur, has);
+	if (again(s, rc))
+		rc = in->ops->mark_writer(in, key, id, v, replace_v, d, cur,
+					  has);
+	return after(lose, rc);
 }
 
 static int f_clear(struct store *s, const char *key, const char *v, int64_t d)
 {
+	struct store *in = SF(s)->inner;
 	bool lose;
 	int rc = gate(s, SF_SHARE, key, true, &lose);
 
 	if (rc)
 		return rc;
-	return after(lose, SF(s)->inner->ops->clear_writer(SF(s)->inner, key,
-							   v, d));
+	rc = in->ops->clear_writer(in, key, v, d);
+	if (again(s, rc))
+		rc = in->ops->clear_writer(in, key, v, d);
+	return after(lose, rc);
 }
 
 static void f_destroy(struct store *s)

@@ -1,8 +1,8 @@
 /* store_fault: a store that wraps any other store and injects the faults of
  * a network between lockfs and DynamoDB: a link that is down, replies lost
- * after the write landed, and a hook run before every request (to take
- * time on a fake clock, sleep, block one key, or record the order of
- * events). Test-only: never linked into lockfs.
+ * after the write landed, writes sent again after they landed, and a hook run
+ * before every request (to take time on a fake clock, sleep, block one key, or
+ * record the order of events). Test-only: never linked into lockfs.
  *
  * Threads: any; the knobs are read atomically, the hook runs in the
  * caller's thread without any lock held. */
@@ -29,6 +29,10 @@ struct store_fault {
 	int down;	  /* every request fails with -ETIMEDOUT */
 	int lose_replies; /* writes land, then report -ETIMEDOUT */
 	int lose_next;	  /* the next n writes do (then they answer) */
+	/* Every conditional write that lands is sent again, as the request
+	 * layer does when its answer was lost; the second answer is returned
+	 * (a refusal showing the write's own effect). */
+	int send_twice;
 	/* Before every request, when set: a non-zero return fails the
 	 * request with that -errno, without reaching the inner store. */
 	int (*before)(void *arg, enum store_fault_op op, const char *key);
@@ -41,5 +45,6 @@ void store_fault_init(struct store_fault *f, struct store *inner);
 void store_fault_set_down(struct store_fault *f, int down);
 void store_fault_set_lose_replies(struct store_fault *f, int lose);
 void store_fault_lose_next(struct store_fault *f, int n);
+void store_fault_set_send_twice(struct store_fault *f, int twice);
 
 #endif

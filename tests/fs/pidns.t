@@ -4,7 +4,7 @@
 # safe period to make locks lost (lease=5,heartbeat=0.5,safe_period=2.5,
 # hold=pgrp, lost_signal=USR1). lockfs knows a holder by the pid FUSE
 # reports, which is the caller's pid in the daemon's PID namespace, and by
-# that pid's process group and its leader's start time (src/procgrp.c).
+# that pid's process group and its leader's start time (src/lock/procgrp.c).
 #
 #  1  A daemon on the host, a holder that is pid 1 in process group 1 of a
 #     PID namespace of its own (a container's init): lockfs records its host

@@ -21,11 +21,11 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const field_names[] = {
-	"key",	   "state",	"mode",	   "owner",	     "version",
-	"fence",   "lease",	"acquired", "heartbeat",    "expires",
-	"readers", "holder",	"writer_waiting", "data",
+	"key",	   "state",  "mode",	       "owner",	    "version",
+	"fence",   "lease",  "acquired",       "heartbeat", "expires",
+	"readers", "holder", "writer_waiting", "data",
 };
-#define HOLDER 11 /* one line per reading mount on a shared row */
+#define HOLDER	11 /* one line per reading mount on a shared row */
 #define N_NAMES (sizeof(field_names) / sizeof(field_names[0]))
 
 static int field_index(const char *name, size_t len)

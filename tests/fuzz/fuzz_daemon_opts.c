@@ -10,7 +10,7 @@
  * path ending in '/'), an owner of printable UTF-8 (no control character),
  * an http(s) endpoint, a mountpoint unless only creating the table; a
  * parse that fails says why.
- * fuzz-src: src/opts.c
+ * fuzz-src: src/daemon/opts.c
  * fuzz-link: lockfs_core lockfs_http PkgConfig::FUSE3 */
 #define FUSE_USE_VERSION 314
 #include <fuse_opt.h>

@@ -3,7 +3,8 @@
  * lock file, and back to an item. Whatever the row, the text must be valid
  * UTF-8 with one "name: value" per line, and a record must survive the
  * round trip through an item unchanged.
- * fuzz-src: tests/fuzz/support/ddb_mutator.c */
+ * fuzz-src: tests/fuzz/support/ddb_mutator.c
+ * fuzz-link: lockfs_fs */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -14,7 +14,7 @@
  * to 10^9 s), renders as valid UTF-8 text, and every error is -errno.
  * fuzz-wrap: awsreq_json awsreq_clock
  * fuzz-src: tests/fuzz/support/fake_awsreq.c tests/fuzz/support/ddb_mutator.c
- * fuzz-link: lockfs_store
+ * fuzz-link: lockfs_store lockfs_fs
  * fuzz-runs: 5000 */
 #include <errno.h>
 #include <stdint.h>
@@ -85,8 +85,7 @@ static int on_row(void *arg, const struct store_row *row)
 }
 
 /* The lock row our writes put: key, owner, rvn and fixed times. */
-static void lock_row(struct lock_record *rec, const char *key,
-		     const char *rvn)
+static void lock_row(struct lock_record *rec, const char *key, const char *rvn)
 {
 	record_set_str(&rec->key, key);
 	record_set_str(&rec->owner, "fuzz:owner");
@@ -206,9 +205,10 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 			check_record(&cur);
 		break;
 	case 'J':
-		rc = s->ops->leave_shared(s, key, me.id, me.v,
-					  "33333333-2222-3333-4444-555555555555",
-					  0, &cur, &has_cur);
+		rc = s->ops->leave_shared(
+			s, key, me.id, me.v,
+			"33333333-2222-3333-4444-555555555555", 0, &cur,
+			&has_cur);
 		break;
 	case 'e':
 		rc = s->ops->evict_reader(s, key, "fuzz:dead", "dead-v", 0);

@@ -118,10 +118,11 @@ static void check_timed_wait(void)
 	pthread_cond_destroy(&cv);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	check_conversion();
-	check_system_clocks();
-	check_timed_wait();
+	check_cases(argc, argv);
+	CHECK_CASE(check_conversion);
+	CHECK_CASE(check_system_clocks);
+	CHECK_CASE(check_timed_wait);
 	CHECK_DONE();
 }

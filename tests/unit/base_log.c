@@ -215,7 +215,7 @@ static void test_log_file(void)
 	CHECK_HAS(where, "log_file=");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char cmd[128];
 
@@ -224,10 +224,11 @@ int main(void)
 	snprintf(dir, sizeof(dir), "/tmp/lockfs-base-log.XXXXXX");
 	CHECK(mkdtemp(dir) != NULL);
 	unsetenv("JOURNAL_STREAM");
-	test_errno_names();
-	test_journal_prefixes();
-	test_background_choice();
-	test_log_file();
+	check_cases(argc, argv);
+	CHECK_CASE(test_errno_names);
+	CHECK_CASE(test_journal_prefixes);
+	CHECK_CASE(test_background_choice);
+	CHECK_CASE(test_log_file);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0);
 	CHECK_DONE();

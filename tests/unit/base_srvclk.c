@@ -385,14 +385,15 @@ static void check_threads(void)
 	srvclk_free(r.sc);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	/* The skew warnings are expected here. */
 	log_setup(LOGL_ERR, false, "base_srvclk");
-	check_parse();
-	check_sample();
-	check_estimator();
-	check_monotone();
-	check_threads();
+	check_cases(argc, argv);
+	CHECK_CASE(check_parse);
+	CHECK_CASE(check_sample);
+	CHECK_CASE(check_estimator);
+	CHECK_CASE(check_monotone);
+	CHECK_CASE(check_threads);
 	CHECK_DONE();
 }

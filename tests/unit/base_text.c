@@ -86,11 +86,12 @@ static void test_bounded(void)
 	CHECK_STR(out, "");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_controls();
-	test_bidi();
-	test_utf8();
-	test_bounded();
+	check_cases(argc, argv);
+	CHECK_CASE(test_controls);
+	CHECK_CASE(test_bidi);
+	CHECK_CASE(test_utf8);
+	CHECK_CASE(test_bounded);
 	CHECK_DONE();
 }

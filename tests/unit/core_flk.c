@@ -569,16 +569,17 @@ static void test_writer_not_starved(void)
 	teardown();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
-	test_interrupt_during_first_attempt();
-	test_own_lock_ahead_of_waiters();
-	test_attempts_do_not_undo_grants();
-	test_sweep();
-	test_entry_freed_while_waiting();
-	test_shared_local();
-	test_conversions_and_getlk();
-	test_writer_not_starved();
+	check_cases(argc, argv);
+	CHECK_CASE(test_interrupt_during_first_attempt);
+	CHECK_CASE(test_own_lock_ahead_of_waiters);
+	CHECK_CASE(test_attempts_do_not_undo_grants);
+	CHECK_CASE(test_sweep);
+	CHECK_CASE(test_entry_freed_while_waiting);
+	CHECK_CASE(test_shared_local);
+	CHECK_CASE(test_conversions_and_getlk);
+	CHECK_CASE(test_writer_not_starved);
 	CHECK_DONE();
 }

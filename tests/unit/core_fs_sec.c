@@ -390,20 +390,21 @@ static void test_status_view(struct mount *a)
 	fs_release(a->fs, f3);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct mount a, b;
 
 	log_setup(LOGL_ERR, false, NULL);
 	st = store_mem_new();
+	check_cases(argc, argv);
 	mount_init(&a, "A", NULL);
 	mount_init(&b, "B", NULL);
-	test_listing_owner(&a);
-	test_create_taken(&a, &b);
-	test_foreign_rows(&a);
-	test_limits();
-	test_write_coalescing(&a, &b);
-	test_status_view(&a);
+	CHECK_CASE(test_listing_owner, &a);
+	CHECK_CASE(test_create_taken, &a, &b);
+	CHECK_CASE(test_foreign_rows, &a);
+	CHECK_CASE(test_limits);
+	CHECK_CASE(test_write_coalescing, &a, &b);
+	CHECK_CASE(test_status_view, &a);
 	mount_fini(&a);
 	mount_fini(&b);
 	store_free(st);

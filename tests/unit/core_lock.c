@@ -422,7 +422,8 @@ static void test_release_waits_for_heartbeat(void)
 		cfg.host = "testhost";
 		lock_engine_free(eng);
 		store_fault_init(&sf, st);
-		eng = lock_engine_new(&cfg, &sf.base, obs, &fclk.clk, &met, &cb);
+		eng = lock_engine_new(&cfg, &sf.base, obs, &fclk.clk, &met,
+				      &cb);
 		CHECK(eng != NULL);
 		CHECK_INT(lock_acquire(eng, "a", &h, &r.lk, NULL, NULL), 0);
 		atomic_store(&renew_started, 0);
@@ -980,25 +981,26 @@ static void test_many_locks(void)
 	teardown();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
-	test_acquire_and_conflict();
-	test_takeover_by_observation();
-	test_heartbeat_and_spread();
-	test_safe_period_and_cleanup();
-	test_stolen();
-	test_ambiguous_writes();
-	test_release_waits_for_heartbeat();
-	test_hold_modes();
-	test_fence_and_data();
-	test_release_all();
-	test_trust_ends_by_clock();
-	test_lease_path_parallel();
-	test_exit_notification();
-	test_stop_tells_holders_first();
-	test_lost_not_replaced();
-	test_many_locks();
-	test_many_pgrp_locks();
+	check_cases(argc, argv);
+	CHECK_CASE(test_acquire_and_conflict);
+	CHECK_CASE(test_takeover_by_observation);
+	CHECK_CASE(test_heartbeat_and_spread);
+	CHECK_CASE(test_safe_period_and_cleanup);
+	CHECK_CASE(test_stolen);
+	CHECK_CASE(test_ambiguous_writes);
+	CHECK_CASE(test_release_waits_for_heartbeat);
+	CHECK_CASE(test_hold_modes);
+	CHECK_CASE(test_fence_and_data);
+	CHECK_CASE(test_release_all);
+	CHECK_CASE(test_trust_ends_by_clock);
+	CHECK_CASE(test_lease_path_parallel);
+	CHECK_CASE(test_exit_notification);
+	CHECK_CASE(test_stop_tells_holders_first);
+	CHECK_CASE(test_lost_not_replaced);
+	CHECK_CASE(test_many_locks);
+	CHECK_CASE(test_many_pgrp_locks);
 	CHECK_DONE();
 }

@@ -19,12 +19,12 @@
 #include "store_fault.h"
 #include "store_mem.h"
 
-#define HOSTS 3
-#define KEYS 4
-#define STEPS 20000
-#define LEASE_MS 2000
+#define HOSTS	     3
+#define KEYS	     4
+#define STEPS	     20000
+#define LEASE_MS     2000
 #define HEARTBEAT_MS 400
-#define SAFE_MS 1500
+#define SAFE_MS	     1500
 
 /* Each request over a host's link takes up to this long on the shared
  * clock, so that a lease path busy with one request shows. */
@@ -48,8 +48,8 @@ struct host {
 	struct store_fault link;
 	struct observe *obs;
 	struct lock_engine *eng;
-	struct lock *held[KEYS];  /* our references, or NULL */
-	uint64_t held_id[KEYS];   /* which acquisition it was */
+	struct lock *held[KEYS]; /* our references, or NULL */
+	uint64_t held_id[KEYS];	 /* which acquisition it was */
 	int generation;
 	char owner[32];
 };
@@ -58,7 +58,7 @@ static struct store *shared;
 static struct host hosts[HOSTS];
 static const char *const keys[KEYS] = { "a", "b", "c", "d/e" };
 static uint64_t last_fence[KEYS];
-static uint64_t last_fence_id[KEYS];  /* acquisition that got it */
+static uint64_t last_fence_id[KEYS]; /* acquisition that got it */
 static uint64_t acquisitions;
 static uint64_t rng;
 
@@ -144,7 +144,8 @@ static void check_safety(int step)
 			believers += b.holds;
 		}
 		if (believers > 1) {
-			fprintf(stderr, "step %d: %d hosts believe they hold %s\n",
+			fprintf(stderr,
+				"step %d: %d hosts believe they hold %s\n",
 				step, believers, keys[k]);
 			CHECK(believers <= 1);
 		}
@@ -155,8 +156,9 @@ static void step_once(int step)
 {
 	int i = (int)rnd(HOSTS), k = (int)rnd(KEYS);
 	struct host *h = &hosts[i];
-	struct lock_holder who = { .pid = 1, .uid = 0, .gid = 0, .pgid = 1,
-				   .mode = 0644 };
+	struct lock_holder who = {
+		.pid = 1, .uid = 0, .gid = 0, .pgid = 1, .mode = 0644
+	};
 	uint64_t fence;
 	int op = (int)rnd(100);
 
@@ -184,11 +186,14 @@ static void step_once(int step)
 			 * holder keeps its own. */
 			bool same = h->held_id[k] == last_fence_id[k];
 
-			if (same ? fence != last_fence[k] :
-				   fence <= last_fence[k]) {
-				fprintf(stderr, "step %d: fence %llu after %llu on %s\n",
+			if (same ? fence != last_fence[k]
+				 : fence <= last_fence[k]) {
+				fprintf(stderr,
+					"step %d: fence %llu after %llu on "
+					"%s\n",
 					step, (unsigned long long)fence,
-					(unsigned long long)last_fence[k], keys[k]);
+					(unsigned long long)last_fence[k],
+					keys[k]);
 				CHECK(!"fences out of order");
 			}
 			last_fence[k] = fence;
@@ -239,7 +244,8 @@ int main(int argc, char **argv)
 		for (i = 0; i < HOSTS; i++) {
 			for (k = 0; k < KEYS; k++)
 				if (hosts[i].held[k])
-					lock_unref(hosts[i].eng, hosts[i].held[k]);
+					lock_unref(hosts[i].eng,
+						   hosts[i].held[k]);
 			lock_engine_free(hosts[i].eng);
 			observe_free(hosts[i].obs);
 		}

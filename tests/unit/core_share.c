@@ -552,16 +552,17 @@ static void test_downgrade_and_leases(void)
 	teardown();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
-	test_store_rows();
-	test_readers_share();
-	test_dead_reader();
-	test_writer_mark();
-	test_loss_while_shared();
-	test_ambiguous();
-	test_other_clients();
-	test_downgrade_and_leases();
+	check_cases(argc, argv);
+	CHECK_CASE(test_store_rows);
+	CHECK_CASE(test_readers_share);
+	CHECK_CASE(test_dead_reader);
+	CHECK_CASE(test_writer_mark);
+	CHECK_CASE(test_loss_while_shared);
+	CHECK_CASE(test_ambiguous);
+	CHECK_CASE(test_other_clients);
+	CHECK_CASE(test_downgrade_and_leases);
 	CHECK_DONE();
 }

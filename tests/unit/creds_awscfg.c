@@ -134,10 +134,11 @@ static void test_endpoint(void)
 	CHECK_INT(awscfg_resolve(NULL, NULL, NULL, &s, NULL, 0), -EINVAL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	ct_init();
-	test_region_order();
-	test_endpoint();
+	check_cases(argc, argv);
+	CHECK_CASE(test_region_order);
+	CHECK_CASE(test_endpoint);
 	CHECK_DONE();
 }

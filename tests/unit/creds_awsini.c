@@ -182,12 +182,13 @@ static void test_load(void)
 	buf_fini(&big);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	ct_init();
-	test_basic();
-	test_merge_and_continuation();
-	test_errors();
-	test_load();
+	check_cases(argc, argv);
+	CHECK_CASE(test_basic);
+	CHECK_CASE(test_merge_and_continuation);
+	CHECK_CASE(test_errors);
+	CHECK_CASE(test_load);
 	CHECK_DONE();
 }

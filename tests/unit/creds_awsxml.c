@@ -92,7 +92,6 @@ int main(void)
 		   "a<b>&cdA\xe2\x98\xba\xf0\x9f\x98\x80");
 	check_text("<K>a<!-- c --><?pi x?>b</K>", "K", "ab");
 	check_text("<K></K>", "K", "");
-
 	/* Malformed documents. */
 	CHECK_INT(rc_of("<K>unterminated", "K"), -EPROTO);
 	CHECK_INT(rc_of("<K>x</L>", "K"), -EPROTO);

@@ -1,9 +1,9 @@
 /* creds_chain: the default chain as a whole: the provider order, a
  * configured provider that fails stops the chain (and its message follows
- * every earlier provider's reason, as when none has credentials), the cache (refresh before
- * expiry, short-lived credentials, a failed refresh keeps still-valid
- * credentials and retries later), one refresh in flight with several
- * threads, and no secret in any error message. */
+ * every earlier provider's reason, as when none has credentials), the cache
+ * (refresh before expiry, short-lived credentials, a failed refresh keeps
+ * still-valid credentials and retries later), one refresh in flight with
+ * several threads, and no secret in any error message. */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -508,16 +508,17 @@ static void test_no_secret_in_messages(void)
 	CHECK_CONTAINS(e.message, "InvalidIdentityToken");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	ct_init();
-	test_order();
-	test_failure_stops();
-	test_every_reason();
-	test_refresh_before_expiry();
-	test_failed_refresh_keeps_cached();
-	test_one_refresh_in_flight();
-	test_no_secret_in_messages();
+	check_cases(argc, argv);
+	CHECK_CASE(test_order);
+	CHECK_CASE(test_failure_stops);
+	CHECK_CASE(test_every_reason);
+	CHECK_CASE(test_refresh_before_expiry);
+	CHECK_CASE(test_failed_refresh_keeps_cached);
+	CHECK_CASE(test_one_refresh_in_flight);
+	CHECK_CASE(test_no_secret_in_messages);
 	aws_creds_clear(&c);
 	CHECK_DONE();
 }

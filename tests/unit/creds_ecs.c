@@ -161,11 +161,12 @@ static void test_failures(void)
 	CHECK_CONTAINS(e.message, "RELATIVE_URI");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	ct_init();
-	test_success();
-	test_failures();
+	check_cases(argc, argv);
+	CHECK_CASE(test_success);
+	CHECK_CASE(test_failures);
 	aws_creds_clear(&c);
 	CHECK_DONE();
 }

@@ -234,10 +234,11 @@ static void test_set_dup(void)
 	CHECK_INT(creds_status_errno(404), -EPROTO);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_time();
-	test_json();
-	test_set_dup();
+	check_cases(argc, argv);
+	CHECK_CASE(test_time);
+	CHECK_CASE(test_json);
+	CHECK_CASE(test_set_dup);
 	CHECK_DONE();
 }

@@ -220,12 +220,13 @@ static void test_failures(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	ct_init();
-	test_success();
-	test_token_put_headers();
-	test_failures();
+	check_cases(argc, argv);
+	CHECK_CASE(test_success);
+	CHECK_CASE(test_token_put_headers);
+	CHECK_CASE(test_failures);
 	aws_creds_clear(&c);
 	CHECK_DONE();
 }

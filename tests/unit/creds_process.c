@@ -179,13 +179,14 @@ static void test_refresh_runs_again(void)
 	CHECK_STR(runs, "x\n");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	ct_init();
-	test_success();
-	test_failures();
-	test_stderr_passes();
-	test_refresh_runs_again();
+	check_cases(argc, argv);
+	CHECK_CASE(test_success);
+	CHECK_CASE(test_failures);
+	CHECK_CASE(test_stderr_passes);
+	CHECK_CASE(test_refresh_runs_again);
 	aws_creds_clear(&c);
 	CHECK_DONE();
 }

@@ -221,12 +221,13 @@ static void test_resolved_once(void)
 	creds_chain_free(ch);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	ct_init();
-	test_env();
-	test_files();
-	test_resolved_once();
+	check_cases(argc, argv);
+	CHECK_CASE(test_env);
+	CHECK_CASE(test_files);
+	CHECK_CASE(test_resolved_once);
 	aws_creds_clear(&c);
 	CHECK_DONE();
 }

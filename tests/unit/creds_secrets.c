@@ -517,11 +517,12 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "scrub-child"))
 		return scrub_child();
 	ct_init();
-	test_trust();
-	test_refused_before_run();
-	test_helper_env_fds();
-	test_refresher();
-	test_scrub();
+	check_cases(argc, argv);
+	CHECK_CASE(test_trust);
+	CHECK_CASE(test_refused_before_run);
+	CHECK_CASE(test_helper_env_fds);
+	CHECK_CASE(test_refresher);
+	CHECK_CASE(test_scrub);
 	aws_creds_clear(&c);
 	CHECK_DONE();
 }

@@ -313,13 +313,14 @@ static void test_rotation_and_profile(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	ct_init();
-	test_success();
-	test_errors();
-	test_plain_http();
-	test_rotation_and_profile();
+	check_cases(argc, argv);
+	CHECK_CASE(test_success);
+	CHECK_CASE(test_errors);
+	CHECK_CASE(test_plain_http);
+	CHECK_CASE(test_rotation_and_profile);
 	aws_creds_clear(&c);
 	CHECK_DONE();
 }

@@ -507,7 +507,7 @@ static void check_no_credentials(struct scenario *sc)
 	buf_fini(&resp);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static struct scenario sc = { .mu = PTHREAD_MUTEX_INITIALIZER };
 	struct creds_config cc = { 0 };
@@ -523,13 +523,14 @@ int main(void)
 	chain = creds_chain_new(&cc);
 	CHECK(chain);
 
-	check_signed_headers(&sc);
-	check_retries(&sc);
-	check_deadlines(&sc);
-	check_bad_answers(&sc);
-	check_threads(&sc);
+	check_cases(argc, argv);
+	CHECK_CASE(check_signed_headers, &sc);
+	CHECK_CASE(check_retries, &sc);
+	CHECK_CASE(check_deadlines, &sc);
+	CHECK_CASE(check_bad_answers, &sc);
+	CHECK_CASE(check_threads, &sc);
 	creds_chain_free(chain);
-	check_no_credentials(&sc);
+	CHECK_CASE(check_no_credentials, &sc);
 	http_global_cleanup();
 	CHECK_DONE();
 }

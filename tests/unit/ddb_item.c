@@ -571,12 +571,13 @@ static void check_maps(void)
 	ddb_item_free(outer);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	check_maps();
-	check_types();
-	check_numbers();
-	check_json();
-	check_parsers();
+	check_cases(argc, argv);
+	CHECK_CASE(check_maps);
+	CHECK_CASE(check_types);
+	CHECK_CASE(check_numbers);
+	CHECK_CASE(check_json);
+	CHECK_CASE(check_parsers);
 	CHECK_DONE();
 }

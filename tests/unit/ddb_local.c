@@ -437,7 +437,7 @@ static void check_transactions(void)
 	ddb_item_free(t2);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct ddb_local_env env;
 	char uuid[37];
@@ -450,13 +450,13 @@ int main(void)
 	expiry_s = clk_sys_real_ms() / 1000 + 3600;
 	snprintf(table, sizeof(table), "lockfs-ddb-test-%.8s", uuid);
 
-	check_tables();
-	check_conditional_writes();
-	check_values();
-	check_query();
-	check_scan();
-	check_transactions();
-
+	check_tables(); /* and the table the cases use */
+	check_cases(argc, argv);
+	CHECK_CASE(check_conditional_writes);
+	CHECK_CASE(check_values);
+	CHECK_CASE(check_query);
+	CHECK_CASE(check_scan);
+	CHECK_CASE(check_transactions);
 	ddb_local_close(&env);
 	CHECK_DONE();
 }

@@ -778,7 +778,7 @@ static void check_tables(struct ddb *d)
 		  -EPROTO);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct creds_config cc = { 0 };
 	struct creds_chain *chain;
@@ -810,15 +810,15 @@ int main(void)
 	CHECK(d && d_short);
 	CHECK(!ddb_new(NULL));
 
-	check_get(d);
-	check_put(d);
-	check_retried_write(d_short);
-	check_update(d);
-	check_delete(d);
-	check_pages(d);
-	check_transact(d);
-	check_tables(d);
-
+	check_cases(argc, argv);
+	CHECK_CASE(check_get, d);
+	CHECK_CASE(check_put, d);
+	CHECK_CASE(check_retried_write, d_short);
+	CHECK_CASE(check_update, d);
+	CHECK_CASE(check_delete, d);
+	CHECK_CASE(check_pages, d);
+	CHECK_CASE(check_transact, d);
+	CHECK_CASE(check_tables, d);
 	script(NULL, 0);
 	ddb_free(d);
 	ddb_free(d_short);

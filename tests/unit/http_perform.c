@@ -56,8 +56,11 @@ int main(void)
 	http_response_init(&r);
 
 	snprintf(url, sizeof(url), "%s/echo", fakehttp_url(s));
-	struct http_request post = { .method = "POST", .url = url, .headers = h,
-				     .n_headers = 1, .body = "hello",
+	struct http_request post = { .method = "POST",
+				     .url = url,
+				     .headers = h,
+				     .n_headers = 1,
+				     .body = "hello",
 				     .body_len = 5 };
 	CHECK_INT(http_perform(c, &post, &r), 0);
 	CHECK_INT(r.status, 200);
@@ -93,18 +96,23 @@ int main(void)
 	get.url = "ftp://127.0.0.1/";
 	CHECK_INT(http_perform(c, &get, &r), -EINVAL);
 
-	CHECK_INT(http_url_host_path("http://127.0.0.1:8000", host, sizeof(host),
-				     path, sizeof(path)), 0);
+	CHECK_INT(http_url_host_path("http://127.0.0.1:8000", host,
+				     sizeof(host), path, sizeof(path)),
+		  0);
 	CHECK_STR(host, "127.0.0.1:8000");
 	CHECK_STR(path, "/");
-	CHECK_INT(http_url_host_path("https://dynamodb.us-east-1.amazonaws.com/x",
-				     host, sizeof(host), path, sizeof(path)), 0);
+	CHECK_INT(
+		http_url_host_path("https://dynamodb.us-east-1.amazonaws.com/x",
+				   host, sizeof(host), path, sizeof(path)),
+		0);
 	CHECK_STR(host, "dynamodb.us-east-1.amazonaws.com");
 	CHECK_STR(path, "/x");
 	CHECK_INT(http_url_host_path("file:///etc/passwd", host, sizeof(host),
-				     path, sizeof(path)), -EINVAL);
+				     path, sizeof(path)),
+		  -EINVAL);
 	CHECK_INT(http_url_host_path("http://user@host/", host, sizeof(host),
-				     path, sizeof(path)), -EINVAL);
+				     path, sizeof(path)),
+		  -EINVAL);
 
 	http_response_fini(&r);
 	http_client_free(c);

@@ -107,7 +107,7 @@ static int client_socket_to(int port)
 	return found;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct fakehttp *s = fakehttp_start(handler, NULL);
 	struct http_opts opts = { 0 }, allow = { .allow_plain_http = 1 };
@@ -119,7 +119,8 @@ int main(void)
 
 	CHECK(s);
 	CHECK_INT(http_global_init(), 0);
-	test_judgement();
+	check_cases(argc, argv);
+	CHECK_CASE(test_judgement);
 	c = http_client_new(&opts);
 	ca = http_client_new(&allow);
 	CHECK(c && ca);

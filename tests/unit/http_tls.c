@@ -48,26 +48,25 @@ static int make_certs(void)
 {
 	char cmd[2048];
 
-	snprintf(
-		cmd, sizeof(cmd),
-		"cd %s && exec >openssl.log 2>&1 && "
-		"printf 'subjectAltName=IP:127.0.0.1\\n' >ok.ext && "
-		"printf 'subjectAltName=DNS:other.example\\n' >other.ext && "
-		"openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
-		"-out ca.pem -days 2 -subj '/CN=lockfs test CA' && "
-		"openssl req -newkey rsa:2048 -nodes -keyout srv.key "
-		"-out srv.csr -subj '/CN=127.0.0.1' && "
-		"openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key "
-		"-CAcreateserial -days 2 -extfile ok.ext -out srv.pem && "
-		"openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key "
-		"-CAcreateserial -days 2 -extfile other.ext -out other.pem && "
-		"openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key "
-		"-CAcreateserial -days -1 -extfile ok.ext -out expired.pem && "
-		"openssl req -x509 -newkey rsa:2048 -nodes -keyout self.key "
-		"-out self.pem -days 2 -subj '/CN=127.0.0.1' "
-		"-addext subjectAltName=IP:127.0.0.1 && "
-		"echo 'not a certificate' >junk.pem",
-		dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && exec >openssl.log 2>&1 && "
+		 "printf 'subjectAltName=IP:127.0.0.1\\n' >ok.ext && "
+		 "printf 'subjectAltName=DNS:other.example\\n' >other.ext && "
+		 "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
+		 "-out ca.pem -days 2 -subj '/CN=lockfs test CA' && "
+		 "openssl req -newkey rsa:2048 -nodes -keyout srv.key "
+		 "-out srv.csr -subj '/CN=127.0.0.1' && "
+		 "openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key "
+		 "-CAcreateserial -days 2 -extfile ok.ext -out srv.pem && "
+		 "openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key "
+		 "-CAcreateserial -days 2 -extfile other.ext -out other.pem && "
+		 "openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key "
+		 "-CAcreateserial -days -1 -extfile ok.ext -out expired.pem && "
+		 "openssl req -x509 -newkey rsa:2048 -nodes -keyout self.key "
+		 "-out self.pem -days 2 -subj '/CN=127.0.0.1' "
+		 "-addext subjectAltName=IP:127.0.0.1 && "
+		 "echo 'not a certificate' >junk.pem",
+		 dir);
 	return system(cmd);
 }
 
@@ -276,7 +275,7 @@ static void test_not_tls(void)
 	plain_stop(&p);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char cmd[128];
 
@@ -292,8 +291,9 @@ int main(void)
 		CHECK(!"openssl could not make the certificates");
 	}
 	CHECK_INT(http_global_init(), 0);
-	test_server_certificates();
-	test_not_tls();
+	check_cases(argc, argv);
+	CHECK_CASE(test_server_certificates);
+	CHECK_CASE(test_not_tls);
 	http_global_cleanup();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0);

@@ -176,7 +176,7 @@ static void check_variant(bool with_token, const char *want_signed,
 	buf_fini(&authz2);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct sigv4_header h[] = {
 		{ "Content-Type", CTYPE },
@@ -190,12 +190,12 @@ int main(void)
 	struct sigv4_params params = { "us-east-1", "dynamodb", DATE, true };
 	struct buf out = BUF_INIT;
 
-	check_key_chain();
+	check_cases(argc, argv);
+	CHECK_CASE(check_key_chain);
 	check_variant(false, A_SIGNED, A_CREQ, A_CREQ_HASH, STS(A_CREQ_HASH),
 		      A_SIGNATURE, AUTHZ(A_SIGNED, A_SIGNATURE));
 	check_variant(true, B_SIGNED, B_CREQ, B_CREQ_HASH, STS(B_CREQ_HASH),
 		      B_SIGNATURE, AUTHZ(B_SIGNED, B_SIGNATURE));
-
 	/* The full Authorization values of the document, from sigv4_sign. */
 	CHECK_INT(sigv4_sign("POST", "/", "", h, 4, BODY, strlen(BODY),
 			     &creds_a, &params, &out),

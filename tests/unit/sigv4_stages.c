@@ -569,20 +569,21 @@ static void test_amz_date(void)
 	CHECK_STR(d, "99991231T235959Z");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_header_values();
-	test_header_order();
-	test_many_headers();
-	test_header_errors();
-	test_uri_encoding();
-	test_paths();
-	test_queries();
-	test_canonical_shape();
-	test_digests();
-	test_scope_and_sts();
-	test_key_signature_authz();
-	test_sign_preconditions();
-	test_amz_date();
+	check_cases(argc, argv);
+	CHECK_CASE(test_header_values);
+	CHECK_CASE(test_header_order);
+	CHECK_CASE(test_many_headers);
+	CHECK_CASE(test_header_errors);
+	CHECK_CASE(test_uri_encoding);
+	CHECK_CASE(test_paths);
+	CHECK_CASE(test_queries);
+	CHECK_CASE(test_canonical_shape);
+	CHECK_CASE(test_digests);
+	CHECK_CASE(test_scope_and_sts);
+	CHECK_CASE(test_key_signature_authz);
+	CHECK_CASE(test_sign_preconditions);
+	CHECK_CASE(test_amz_date);
 	CHECK_DONE();
 }

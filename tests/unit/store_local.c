@@ -229,7 +229,7 @@ static void check_race(void)
 	       RACE_NAMES);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct ddb_local_env env;
 	struct store_fault twice;
@@ -247,9 +247,10 @@ int main(void)
 	st = store_ddb_new(d, table, 30000);
 	CHECK(st);
 
-	check_one_item_per_name();
-	check_old_markers();
-	check_race();
+	check_cases(argc, argv);
+	CHECK_CASE(check_one_item_per_name);
+	CHECK_CASE(check_old_markers);
+	CHECK_CASE(check_race);
 	store_share_checks(st, "share/");
 	store_fault_init(&twice, st);
 	store_fault_set_send_twice(&twice, 1);

@@ -24,7 +24,7 @@ struct conn {
 	int fd;
 	pthread_t thread;
 	int used;
-	int done;      /* atomic: the connection thread has finished */
+	int done; /* atomic: the connection thread has finished */
 };
 
 struct fakehttp {
@@ -35,9 +35,9 @@ struct fakehttp {
 	void *arg;
 	pthread_t accept_thread;
 	pthread_mutex_t mu;
-	int stopping;          /* protected by mu */
+	int stopping;			       /* protected by mu */
 	struct conn conns[FAKEHTTP_MAX_CONNS]; /* protected by mu */
-	int requests;          /* atomic */
+	int requests;			       /* atomic */
 };
 
 static int read_line_block(int fd, char *buf, size_t cap, size_t *len,
@@ -123,9 +123,12 @@ static void *conn_main(void *argp)
 			break;
 		}
 		sp1 = memchr(buf, ' ', head_end);
-		sp2 = sp1 ? memchr(sp1 + 1, ' ', head_end - (size_t)(sp1 + 1 - buf)) : NULL;
+		sp2 = sp1 ? memchr(sp1 + 1, ' ',
+				   head_end - (size_t)(sp1 + 1 - buf))
+			  : NULL;
 		hdr = strstr(buf, "\r\n");
-		if (!sp1 || !sp2 || !hdr || (size_t)(sp1 - buf) >= sizeof(req->method) ||
+		if (!sp1 || !sp2 || !hdr ||
+		    (size_t)(sp1 - buf) >= sizeof(req->method) ||
 		    (size_t)(sp2 - sp1 - 1) >= sizeof(req->target)) {
 			free(req);
 			break;
@@ -134,7 +137,8 @@ static void *conn_main(void *argp)
 		memcpy(req->target, sp1 + 1, (size_t)(sp2 - sp1 - 1));
 		hdr += 2;
 		if ((size_t)(buf + head_end - 2 - hdr) < sizeof(req->headers))
-			memcpy(req->headers, hdr, (size_t)(buf + head_end - 2 - hdr));
+			memcpy(req->headers, hdr,
+			       (size_t)(buf + head_end - 2 - hdr));
 		if (!fakehttp_header(req, "Content-Length", cl, sizeof(cl)))
 			want = strtoul(cl, NULL, 10);
 		if (want > FAKEHTTP_MAX_BODY) {
@@ -161,12 +165,14 @@ static void *conn_main(void *argp)
 		req->body_len = have;
 		/* Keep bytes of a pipelined next request. */
 		if (len > head_end + have) {
-			memmove(buf, buf + head_end + have, len - head_end - have);
+			memmove(buf, buf + head_end + have,
+				len - head_end - have);
 			len -= head_end + have;
 		} else {
 			len = 0;
 		}
-		req->index = __atomic_fetch_add(&s->requests, 1, __ATOMIC_SEQ_CST);
+		req->index =
+			__atomic_fetch_add(&s->requests, 1, __ATOMIC_SEQ_CST);
 
 		resp.status = 200;
 		s->handler(req, &resp, s->arg);
@@ -182,8 +188,8 @@ static void *conn_main(void *argp)
 				 "HTTP/1.1 %d X\r\nContent-Type: %s\r\n"
 				 "Content-Length: %zu\r\n",
 				 resp.status,
-				 resp.content_type ? resp.content_type :
-						     "application/json",
+				 resp.content_type ? resp.content_type
+						   : "application/json",
 				 blen);
 		write_all(c->fd, line, (size_t)n);
 		if (resp.extra_headers)

@@ -9,21 +9,21 @@
 
 struct fakehttp_request {
 	char method[16];
-	char target[2048];       /* path and query as sent */
-	char headers[16384];     /* raw header lines, "Name: value\r\n" each */
-	char *body;              /* NUL-terminated; body_len bytes */
+	char target[2048];   /* path and query as sent */
+	char headers[16384]; /* raw header lines, "Name: value\r\n" each */
+	char *body;	     /* NUL-terminated; body_len bytes */
 	size_t body_len;
-	int index;               /* 0 for the first request the server saw */
+	int index; /* 0 for the first request the server saw */
 };
 
 struct fakehttp_response {
-	int status;              /* default 200 */
-	const char *content_type;/* default application/json */
-	const char *body;        /* default "" */
-	size_t body_len;         /* 0: strlen(body) */
+	int status;		   /* default 200 */
+	const char *content_type;  /* default application/json */
+	const char *body;	   /* default "" */
+	size_t body_len;	   /* 0: strlen(body) */
 	const char *extra_headers; /* "Name: value\r\n..." or NULL */
-	int delay_ms;            /* sleep before answering */
-	int drop;                /* close the connection without an answer */
+	int delay_ms;		   /* sleep before answering */
+	int drop;		   /* close the connection without an answer */
 };
 
 typedef void (*fakehttp_handler)(const struct fakehttp_request *req,

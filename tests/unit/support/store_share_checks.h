@@ -235,9 +235,9 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 		  -ECANCELED);
 	rc = st->ops->evict_reader(st, key, "host-c:77", "c1", 0);
 	ssc_get(st, key, &row);
-	CHECK_INT(ssc_landed(rc, !record_reader_find(&row, "host-c:77"),
-			     "evict"),
-		  0);
+	CHECK_INT(
+		ssc_landed(rc, !record_reader_find(&row, "host-c:77"), "evict"),
+		0);
 	CHECK_INT(st->ops->evict_reader(st, key, "host-c:77", "c1", 0),
 		  -ECANCELED);
 	ssc_get(st, key, &row);

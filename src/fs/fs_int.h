@@ -58,9 +58,9 @@ struct fs {
 	struct store *st;
 	struct observe *obs;
 	struct metrics *m;
-	struct flk *flk;	/* set once before the mount */
-	struct fs_quota *quota; /* per-uid limits */
-	struct fs_wb *wb;	/* coalesced data writes */
+	struct flk *flk;	    /* set once before the mount */
+	struct fs_quota *quota;	    /* per-uid limits */
+	struct fs_wb *wb;	    /* coalesced data writes */
 	struct fs_dirstat *dirstat; /* directories' nlink and times */
 	int64_t mount_real_ms;
 

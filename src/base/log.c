@@ -78,8 +78,8 @@ void log_setup(enum log_level level, bool use_syslog, const char *ident)
 		log_sink_now = LOG_SINK_SYSLOG;
 		open_syslog(ident);
 	} else {
-		log_sink_now = fd_is_journal(2) ? LOG_SINK_JOURNAL
-						: LOG_SINK_STDERR;
+		log_sink_now =
+			fd_is_journal(2) ? LOG_SINK_JOURNAL : LOG_SINK_STDERR;
 	}
 }
 
@@ -92,8 +92,9 @@ static bool is_socket(const char *path)
 
 static int open_log_file(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-				    O_NOCTTY | O_NOFOLLOW,
+	int fd = open(path,
+		      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY |
+			      O_NOFOLLOW,
 		      0640);
 	struct stat st;
 
@@ -239,10 +240,10 @@ static int format_line(char *out, size_t outlen, enum log_level level,
 			     ts.tv_nsec / 1000000, (long)getpid(),
 			     level_names[level], tag, text);
 	else
-		n = snprintf(out, outlen, "%02d:%02d:%02d.%03ld lockfs %s %s: %s\n",
-			     tm.tm_hour, tm.tm_min, tm.tm_sec,
-			     ts.tv_nsec / 1000000, level_names[level], tag,
-			     text);
+		n = snprintf(
+			out, outlen, "%02d:%02d:%02d.%03ld lockfs %s %s: %s\n",
+			tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+			level_names[level], tag, text);
 	return n;
 }
 
@@ -274,7 +275,8 @@ static int write_lost_note(void)
 	uint64_t lost = atomic_load(&lines_lost);
 	int rc, len;
 
-	snprintf(note, sizeof(note), "%llu log line(s) could not be written: %s",
+	snprintf(note, sizeof(note),
+		 "%llu log line(s) could not be written: %s",
 		 (unsigned long long)lost,
 		 log_errno(-atomic_load(&lines_lost_errno), why, sizeof(why)));
 	len = format_line(line, sizeof(line), LOGL_WARN, "log", note);

@@ -89,8 +89,8 @@ struct group_memo {
 
 static bool group_alive(struct group_memo *m, const struct lock_holder *h)
 {
-	unsigned i = (unsigned)(((uint64_t)h->pgid * 0x9E3779B97F4A7C15ULL) >>
-				58);
+	unsigned i =
+		(unsigned)(((uint64_t)h->pgid * 0x9E3779B97F4A7C15ULL) >> 58);
 
 	if (m->slot[i].pgid != h->pgid || m->slot[i].start != h->pgid_start) {
 		m->slot[i].pgid = h->pgid;
@@ -469,9 +469,10 @@ int lease_start(struct lock_engine *e)
 	/* Without it (no pidfds: kernels before 5.3) groups are polled. */
 	pw = procwatch_new(lease_groups_changed, e, 0);
 	if (!pw)
-		log_warn(TAG, "no exit notifications (%s): process groups "
-			      "are polled every %lld ms", strerror(errno),
-			 (long long)e->cfg.pgrp_poll_ms);
+		log_warn(TAG,
+			 "no exit notifications (%s): process groups "
+			 "are polled every %lld ms",
+			 strerror(errno), (long long)e->cfg.pgrp_poll_ms);
 	pthread_mutex_lock(&e->mu);
 	e->procwatch = pw;
 	pthread_mutex_unlock(&e->mu);

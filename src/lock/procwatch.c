@@ -123,7 +123,8 @@ fail:
 
 int procwatch_add(struct procwatch *pw, int64_t pid)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)pid };
+	struct epoll_event ev = { .events = EPOLLIN,
+				  .data.u64 = (uint64_t)pid };
 	int fd, rc = 0;
 
 	if (pid <= 1)

@@ -270,8 +270,7 @@ static bool owner_ok(const char *s)
 		if (c < 0x20 || c == 0x7f)
 			return false;
 		/* U+0080..U+009F: 0xC2 0x80..0x9F in UTF-8 */
-		if (c == 0xc2 && i + 1 < n &&
-		    (unsigned char)s[i + 1] >= 0x80 &&
+		if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
 		    (unsigned char)s[i + 1] <= 0x9f)
 			return false;
 	}
@@ -302,8 +301,7 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 			 "too many arguments: want [SOURCE] MOUNTPOINT");
 		return -1;
 	}
-	if (seconds("lease", o->lease_s, 1, 30000, &o->lease_ms, err,
-		    errlen) ||
+	if (seconds("lease", o->lease_s, 1, 30000, &o->lease_ms, err, errlen) ||
 	    seconds("heartbeat", o->heartbeat_s, OPTS_HEARTBEAT_MIN_MS, 5000,
 		    &o->heartbeat_ms, err, errlen) ||
 	    seconds("safe_period", o->safe_period_s, 1, 20000,

@@ -295,8 +295,8 @@ static void url_authority(const char *url, char *out, size_t len)
 }
 
 /* The server's certificate was refused: which check failed. */
-static void say_cert_refused(struct http_client *c, const char *url,
-			     char *out, size_t len)
+static void say_cert_refused(struct http_client *c, const char *url, char *out,
+			     size_t len)
 {
 	char host[256] = "";
 	long vr = 0;
@@ -348,7 +348,8 @@ static void say_ca_file(struct http_client *c, char *out, size_t len)
 	const char *path = c->opts.ca_file;
 
 	if (!path) {
-		snprintf(out, len, "TLS: cannot use the system's CA store: %.200s",
+		snprintf(out, len,
+			 "TLS: cannot use the system's CA store: %.200s",
 			 c->errbuf[0] ? c->errbuf : "no reason given");
 		return;
 	}
@@ -378,7 +379,8 @@ static void say_handshake(struct http_client *c, const char *url, char *out,
 	for (i = 0; not_tls[i]; i++) {
 		if (strcasestr(c->errbuf, not_tls[i])) {
 			snprintf(out, len,
-				 "TLS handshake failed: %.160s does not speak TLS "
+				 "TLS handshake failed: %.160s does not speak "
+				 "TLS "
 				 "(an http:// endpoint?)",
 				 where);
 			return;

@@ -1,7 +1,7 @@
 /* names: the rules for file names, mount prefixes and lock keys. A file
- * <mnt>/a/b/c is the key <prefix>a/b/c. Names are 1..255 bytes of valid UTF-8 without '/' or
- * NUL; "." and ".." are not names; names starting with ".lockfs" are
- * reserved; a whole key is at most 1024 bytes. No state. */
+ * <mnt>/a/b/c is the key <prefix>a/b/c. Names are 1..255 bytes of valid UTF-8
+ * without '/' or NUL; "." and ".." are not names; names starting with ".lockfs"
+ * are reserved; a whole key is at most 1024 bytes. No state. */
 #ifndef LOCKFS_NAMES_H
 #define LOCKFS_NAMES_H
 

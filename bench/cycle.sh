@@ -76,17 +76,11 @@ mkdir -p "$OUT"
 rm -f "$OUT"/cycle-*.us "$OUT/cycle-latency.png" "$OUT/cycle.order"
 TMP=$(mktemp -d /tmp/lockfs-bench.XXXXXX)
 MNT=$TMP/mnt
-PROXY_PID=
-export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+. "$ROOT/bench/lib.sh"
 
 cleanup() {
 	fusermount3 -u "$MNT" 2>/dev/null || true
-	if [ -n "$PROXY_PID" ]; then
-		kill "$PROXY_PID" 2>/dev/null || true
-		wait "$PROXY_PID" 2>/dev/null || true
-	fi
-	"$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" stop >/dev/null 2>&1 || true
+	bench_stop
 	chattr -i "$MNT" 2>/dev/null || true  # lockfs makes it immutable
 	rm -rf "$TMP"
 }
@@ -94,24 +88,8 @@ trap cleanup EXIT
 
 targets=(lockfs bench_cycle)
 [ -n "$RTT" ] && targets+=(lockfs-faultproxy)
-cmake -S "$ROOT" -B "$BUILD" >/dev/null
-cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" >/dev/null
-read -r PORT _ < <("$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" start 2>/dev/null)
-E=http://127.0.0.1:$PORT
-PROXY=$BUILD/tests/tools/lockfs-faultproxy
-ctl() { timeout 10 "$PROXY" --control "$TMP/proxy.ctl" "$@" >/dev/null; }
-if [ -n "$RTT" ]; then
-	# Both the mount and the direct baseline go through the proxy.
-	"$PROXY" --target "127.0.0.1:$PORT" --control "$TMP/proxy.ctl" \
-		>"$TMP/proxy.port" 2>"$TMP/proxy.log" &
-	PROXY_PID=$!
-	for _ in $(seq 100); do
-		[ -s "$TMP/proxy.port" ] && break
-		sleep 0.1
-	done
-	read -r PPORT <"$TMP/proxy.port"
-	E=http://127.0.0.1:$PPORT
-fi
+bench_build "${targets[@]}"
+bench_start "$RTT" # both the mount and the direct baseline use E
 "$BUILD/lockfs" --create-table -o "endpoint=$E,table=bench" >/dev/null
 mkdir -p "$MNT"
 "$BUILD/lockfs" -o "endpoint=$E,table=bench" "$MNT"
@@ -136,7 +114,7 @@ fi
 printf '%s\n' direct lockfs lockfs-fresh lockfs-dirs "${PEER_NAMES[@]}" >"$OUT/cycle.order"
 RTT_LINE=
 if [ -n "$RTT" ]; then
-	ctl latency $((RTT / 2))
+	bench_ctl latency $((RTT / 2))
 	RTT_LINE="added round trip: $((RTT / 2 * 2)) ms (lockfs-faultproxy, $((RTT / 2)) ms each way, mount and direct alike)"
 	echo "$RTT_LINE"
 fi

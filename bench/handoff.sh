@@ -67,20 +67,14 @@ fi
 mkdir -p "$OUT"
 rm -f "$OUT"/handoff-*.ms "$OUT/handoff.png" "$OUT/handoff.order"
 TMP=$(mktemp -d /tmp/lockfs-bench.XXXXXX)
-PROXY_PID=
 MOUNTS=()
-export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+. "$ROOT/bench/lib.sh"
 
 cleanup() {
 	for m in "${MOUNTS[@]}"; do
 		fusermount3 -u "$m" 2>/dev/null || true
 	done
-	if [ -n "$PROXY_PID" ]; then
-		kill "$PROXY_PID" 2>/dev/null || true
-		wait "$PROXY_PID" 2>/dev/null || true
-	fi
-	"$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" stop >/dev/null 2>&1 || true
+	bench_stop
 	find "$TMP" -maxdepth 1 -type d -exec chattr -i {} + 2>/dev/null || true
 	rm -rf "$TMP"
 }
@@ -88,22 +82,8 @@ trap cleanup EXIT
 
 targets=(lockfs bench_cycle bench_handoff)
 [ -n "$RTT" ] && targets+=(lockfs-faultproxy)
-cmake -S "$ROOT" -B "$BUILD" >/dev/null
-cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" >/dev/null
-read -r PORT _ < <("$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" start 2>/dev/null)
-E=http://127.0.0.1:$PORT
-PROXY=$BUILD/tests/tools/lockfs-faultproxy
-if [ -n "$RTT" ]; then
-	"$PROXY" --target "127.0.0.1:$PORT" --control "$TMP/proxy.ctl" \
-		>"$TMP/proxy.port" 2>"$TMP/proxy.log" &
-	PROXY_PID=$!
-	for _ in $(seq 100); do
-		[ -s "$TMP/proxy.port" ] && break
-		sleep 0.1
-	done
-	read -r PPORT <"$TMP/proxy.port"
-	E=http://127.0.0.1:$PPORT
-fi
+bench_build "${targets[@]}"
+bench_start "$RTT"
 "$BUILD/lockfs" --create-table -o "endpoint=$E,table=bench" >/dev/null
 mount_one() {  # NAME OPTIONS
 	mkdir -p "$TMP/$1"
@@ -120,7 +100,7 @@ echo "warming up DynamoDB Local..."
 "$BUILD/bench/bench_cycle" direct "$E" bench 3000 2 >/dev/null
 "$H" death "$TMP/a" "$TMP/a" 5 >/dev/null || true
 if [ -n "$RTT" ]; then
-	timeout 10 "$PROXY" --control "$TMP/proxy.ctl" latency $((RTT / 2)) >/dev/null
+	bench_ctl latency $((RTT / 2))
 	echo "added round trip: $((RTT / 2 * 2)) ms (lockfs-faultproxy, mounts and floor alike)"
 fi
 

@@ -1,0 +1,45 @@
+# bench/lib.sh: what the benchmark scripts share, sourced after they set
+# ROOT, BUILD and TMP: the fake credentials, the build of their targets,
+# DynamoDB Local, and lockfs-faultproxy in front of it for --rtt. Sets E
+# (the endpoint the mounts and the baseline use), PORT (DynamoDB Local's),
+# PROXY (the proxy's binary) and PROXY_PID; bench_stop undoes the start.
+
+export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench
+export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+PROXY=$BUILD/tests/tools/lockfs-faultproxy
+PROXY_PID=
+
+# bench_build TARGET...: configures BUILD and builds the targets.
+bench_build() {
+	cmake -S "$ROOT" -B "$BUILD" >/dev/null
+	cmake --build "$BUILD" -j "$(nproc)" --target "$@" >/dev/null
+}
+
+# bench_start RTT: DynamoDB Local in TMP/ddb; with RTT non-empty, the proxy
+# in front of it (no latency yet: bench_latency adds it after warming up).
+bench_start() {
+	read -r PORT _ < <("$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" start 2>/dev/null)
+	E=http://127.0.0.1:$PORT
+	[ -n "$1" ] || return 0
+	"$PROXY" --target "127.0.0.1:$PORT" --control "$TMP/proxy.ctl" \
+		>"$TMP/proxy.port" 2>"$TMP/proxy.log" &
+	PROXY_PID=$!
+	for _ in $(seq 100); do
+		[ -s "$TMP/proxy.port" ] && break
+		sleep 0.1
+	done
+	read -r PPORT <"$TMP/proxy.port" || { echo "lockfs-faultproxy did not start" >&2; exit 1; }
+	E=http://127.0.0.1:$PPORT
+}
+
+# bench_ctl CMD...: one control command to the proxy.
+bench_ctl() { timeout 10 "$PROXY" --control "$TMP/proxy.ctl" "$@" >/dev/null; }
+
+# bench_stop: stops the proxy and DynamoDB Local (from the EXIT trap).
+bench_stop() {
+	if [ -n "$PROXY_PID" ]; then
+		kill "$PROXY_PID" 2>/dev/null || true
+		wait "$PROXY_PID" 2>/dev/null || true
+	fi
+	"$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" stop >/dev/null 2>&1 || true
+}

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lease.h"
+#include "lock_rows.h"
 #include "procgrp.h"
 #include "log.h"
 #include "text.h"
@@ -588,7 +589,7 @@ static int acquire(struct lock_engine *e, const char *key,
 	}
 	pthread_mutex_unlock(&e->mu);
 
-	takeover = observe_expired_rvn(e->obs, key, expired_rvn);
+	takeover = lock_rows_lapsed_rvn(e, key, expired_rvn);
 	rc = shared ? build_shared_record(e, key, h, &rec)
 		    : build_record(e, key, h, &rec);
 	if (rc)
@@ -631,10 +632,7 @@ again:
 	}
 	if (rc == -ECANCELED) {
 		if (has) {
-			struct observation ob;
-
-			observe_note(e->obs, key, now_row.rvn, now_row.lease_ms,
-				     &ob);
+			lock_rows_judge(e, &now_row, NULL);
 			if (cur)
 				record_copy(cur, &now_row);
 			if (has_cur)
@@ -730,7 +728,7 @@ taken:
 	forget_recent(e, key);
 	pthread_mutex_unlock(&e->mu);
 
-	observe_forget(e->obs, key);
+	lock_rows_forget(e, key);
 	metrics_inc(e->metrics, MC_ACQUIRES);
 	if (takeover)
 		metrics_inc(e->metrics, MC_TAKEOVERS);
@@ -1349,7 +1347,7 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 	note_recent_release(e, lk->key);
 	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
-	observe_forget(e->obs, lk->key);
+	lock_rows_forget(e, lk->key);
 	metrics_inc(e->metrics, automatic ? MC_AUTO_RELEASES : MC_RELEASES);
 	log_debug(TAG, "released key=%s%s", lk->key,
 		  automatic ? " (holder gone)" : "");

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "clk.h"
+#include "lock_rows.h"
 #include "log.h"
 #include "text.h"
 
@@ -48,7 +49,7 @@ static char *mark_obs_key(const char *key)
  * stopped waiting without removing it, or died). */
 static bool mark_stale(struct lock_engine *e, const struct lock_record *row)
 {
-	struct observation ob = { 0 };
+	bool stale;
 	char *k;
 
 	if (!row->writer_id)
@@ -56,9 +57,10 @@ static bool mark_stale(struct lock_engine *e, const struct lock_record *row)
 	k = mark_obs_key(row->key);
 	if (!k)
 		return false;
-	observe_note(e->obs, k, row->writer_v, row->lease_ms, &ob);
+	stale = lock_rows_judge_version(e, k, row->writer_v, row->lease_ms,
+					NULL);
 	free(k);
-	return ob.expired;
+	return stale;
 }
 
 /* A mark of another mount's writer that is not stale. */
@@ -115,8 +117,6 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 	if (takeover_rvn)
 		text_copy(over, sizeof(over), takeover_rvn);
 	for (attempt = 0; attempt < SHARE_TRIES; attempt++) {
-		struct observation ob;
-
 		record_fini(cur);
 		*has_cur = false;
 		if (join) {
@@ -150,7 +150,7 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 			over[0] = '\0';
 			continue;
 		}
-		observe_note(e->obs, rec->key, c->rvn, c->lease_ms, &ob);
+		lock_rows_judge(e, c, NULL);
 		if (!c->shared)
 			return -EEXIST; /* a writer's (or another client's) */
 		if (c->writer_id && strcmp(c->writer_id, e->owner) &&
@@ -186,7 +186,6 @@ void lock_share_evict(struct lock_engine *e, const char *key,
 {
 	for (size_t i = 0; i < row->n_readers; i++) {
 		const struct record_reader *rd = &row->readers[i];
-		struct observation ob;
 		char *k;
 		int rc;
 
@@ -195,13 +194,12 @@ void lock_share_evict(struct lock_engine *e, const char *key,
 		k = entry_obs_key(key, rd->id);
 		if (!k)
 			return;
-		observe_note(e->obs, k, rd->v, row->lease_ms, &ob);
-		if (ob.expired) {
+		if (lock_rows_judge_version(e, k, rd->v, row->lease_ms, NULL)) {
 			rc = e->store->ops->evict_reader(
 				e->store, key, rd->id, rd->v,
 				lock_int_op_deadline(e));
 			if (!rc)
-				observe_forget(e->obs, k);
+				lock_rows_forget(e, k);
 			log_info(
 				TAG,
 				"key=%s: reader %s stood still for a lease: %s",

@@ -1,11 +1,14 @@
-/* text: UTF-8, escapes, decimal seconds, hex, UUIDs. No shared state. */
+/* text: UTF-8, escapes, decimal seconds, signals, hex, UUIDs. No shared
+ * state. */
 #include "text.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 
 /* Length of the UTF-8 sequence at s (1..4), or 0 if invalid. */
@@ -213,6 +216,30 @@ int text_parse_i64(const char *s, int64_t *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+int text_parse_signal(const char *s, int *out)
+{
+	int64_t n;
+	int i;
+
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	if (!text_parse_i64(s, &n)) {
+		if (n < 1 || n >= NSIG)
+			return -EINVAL;
+		*out = (int)n;
+		return 0;
+	}
+	for (i = 1; i < NSIG; i++) {
+		const char *a = sigabbrev_np(i);
+
+		if (a && !strcasecmp(a, s)) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 int text_copy(char *out, size_t outlen, const char *s)

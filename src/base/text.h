@@ -39,6 +39,11 @@ void text_format_seconds_short(int64_t ms, char *out, size_t outlen);
  */
 int text_parse_i64(const char *s, int64_t *out);
 
+/* A signal by name or number: "TERM", "SIGTERM", "term", "SigTerm", "15"
+ * or "SIG15" (any name sigabbrev_np(3) knows, numbers 1 to NSIG-1). 0 and
+ * *out, or -EINVAL. */
+int text_parse_signal(const char *s, int *out);
+
 /* Copies at most outlen-1 bytes and terminates; returns -ENAMETOOLONG if
  * truncated (the truncated copy is still written). */
 int text_copy(char *out, size_t outlen, const char *s);

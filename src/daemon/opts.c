@@ -115,35 +115,6 @@ static int opt_proc(void *data, const char *arg, int key,
 	return 1;
 }
 
-static int parse_signal(const char *s, int *out)
-{
-	static const struct {
-		const char *name;
-		int sig;
-	} sigs[] = {
-		{ "HUP", SIGHUP },   { "INT", SIGINT },	  { "QUIT", SIGQUIT },
-		{ "KILL", SIGKILL }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
-		{ "TERM", SIGTERM }, { "ALRM", SIGALRM }, { "CONT", SIGCONT },
-		{ "STOP", SIGSTOP }, { "ABRT", SIGABRT }, { "PIPE", SIGPIPE },
-	};
-	int64_t n;
-	size_t i;
-
-	if (!strncasecmp(s, "SIG", 3))
-		s += 3;
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		if (!strcasecmp(s, sigs[i].name)) {
-			*out = sigs[i].sig;
-			return 0;
-		}
-	}
-	if (!text_parse_i64(s, &n) && n >= 1 && n < NSIG) {
-		*out = (int)n;
-		return 0;
-	}
-	return -EINVAL;
-}
-
 /* A per-user limit: 0 (none) to 1000000, else the default. */
 static int user_limit(const char *name, const char *s, uint32_t dflt,
 		      uint32_t *out, char *err, size_t errlen)
@@ -349,7 +320,7 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 		return -1;
 	}
 	if (o->lost_signal_s &&
-	    parse_signal(o->lost_signal_s, &o->lost_signal)) {
+	    text_parse_signal(o->lost_signal_s, &o->lost_signal)) {
 		snprintf(err, errlen,
 			 "lost_signal=%s: want a signal name (TERM, USR1, ...) "
 			 "or a number from 1 to %d",

@@ -14,24 +14,6 @@
 
 #include "text.h"
 
-int run_args_signal(const char *s)
-{
-	int64_t n;
-	int i;
-
-	if (!text_parse_i64(s, &n))
-		return n >= 1 && n < NSIG ? (int)n : -1;
-	if (!strncasecmp(s, "SIG", 3))
-		s += 3;
-	for (i = 1; i < NSIG; i++) {
-		const char *a = sigabbrev_np(i);
-
-		if (a && !strcasecmp(a, s))
-			return i;
-	}
-	return -1;
-}
-
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -90,8 +72,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o,
 			o->conflict_code = (int)n;
 			break;
 		case 'S':
-			o->lost_sig = run_args_signal(optarg);
-			if (o->lost_sig < 0)
+			if (text_parse_signal(optarg, &o->lost_sig))
 				return fail(err, errlen,
 					    "--signal: unknown signal '%s'",
 					    optarg);

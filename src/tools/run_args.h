@@ -34,9 +34,6 @@ enum {
 int run_args_parse(int argc, char **argv, struct run_opts *o, char *err,
 		   size_t errlen);
 
-/* "TERM", "SIGTERM", "term" or "15": the signal number, -1 if none. */
-int run_args_signal(const char *s);
-
 /* The value of the first "name: value" line of text, or "" (malloc'd;
  * NULL on ENOMEM). */
 char *run_text_field(const char *text, const char *name);

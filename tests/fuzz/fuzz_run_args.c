@@ -17,6 +17,7 @@
 
 #include "fuzz_util.h"
 #include "run_args.h"
+#include "text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,12 +47,12 @@ static void check_parse(int argc, char **argv)
 
 static void check_signal(const char *s)
 {
-	int sig = run_args_signal(s);
+	int sig = -1, again = -1;
 
-	if (sig != -1 && (sig < 1 || sig >= NSIG))
+	if (!text_parse_signal(s, &sig) && (sig < 1 || sig >= NSIG))
 		abort();
 	if (sig > 0 && sigabbrev_np(sig) &&
-	    run_args_signal(sigabbrev_np(sig)) != sig)
+	    (text_parse_signal(sigabbrev_np(sig), &again) || again != sig))
 		abort();
 }
 

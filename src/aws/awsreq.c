@@ -182,15 +182,6 @@ const struct clk *awsreq_clock(const struct awsreq *r)
 	return r->cfg.clock;
 }
 
-static void sleep_ms(int64_t ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000,
-			       .tv_nsec = (ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 /* True if the body starts (after white space) with '{': the least a JSON
  * 1.0 success answer is. The callers parse it fully. */
 static bool looks_like_object(const struct buf *b)
@@ -453,7 +444,7 @@ int awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
 				  awserr_format(err, why, sizeof(why)));
 		}
 		metrics_inc(r->cfg.metrics, MC_DDB_RETRIES);
-		sleep_ms(delay);
+		retry_sleep_ms(delay);
 		now = clk_mono_ms(r->cfg.clock);
 	}
 	return rc;

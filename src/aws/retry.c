@@ -1,6 +1,9 @@
-/* retry: full-jitter exponential backoff. No shared state: the random state
- * belongs to the caller. */
+/* retry: full-jitter exponential backoff and the pause between attempts.
+ * No shared state: the random state belongs to the caller. */
 #include "retry.h"
+
+#include <errno.h>
+#include <time.h>
 
 #define RETRY_DEFAULT_ATTEMPTS 8
 #define RETRY_DEFAULT_BASE_MS  25
@@ -44,4 +47,13 @@ int retry_should_retry(const struct retry_policy *p, int attempts_done,
 	if (deadline_mono_ms && now_mono_ms + delay_ms >= deadline_mono_ms)
 		return 0;
 	return 1;
+}
+
+void retry_sleep_ms(int64_t ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
 }

@@ -21,5 +21,8 @@ int retry_should_retry(const struct retry_policy *p, int attempts_done,
 		       int64_t now_mono_ms, int64_t delay_ms,
 		       int64_t deadline_mono_ms);
 uint64_t retry_rng_next(uint64_t *rng);
+/* Sleeps ms milliseconds (the pause between attempts or polls), resuming
+ * after signals. */
+void retry_sleep_ms(int64_t ms);
 
 #endif

@@ -56,7 +56,6 @@ static const char *const op_names[DDB_OP__COUNT] = {
 	[DDB_OP_DESCRIBE_TABLE] = "DescribeTable",
 	[DDB_OP_UPDATE_TTL] = "UpdateTimeToLive",
 	[DDB_OP_DESCRIBE_TTL] = "DescribeTimeToLive",
-	[DDB_OP_TRANSACT_WRITE] = "TransactWriteItems",
 };
 
 static uint64_t load(const uint64_t *p)

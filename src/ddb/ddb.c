@@ -1,4 +1,4 @@
-/* ddb: DynamoDB JSON 1.0 operations (items, queries, transactions, tables)
+/* ddb: DynamoDB JSON 1.0 operations (items, queries, tables)
  * and the AttributeValue item model, so that cJSON stays in this file and
  * awsreq.c. Items and pages belong to the thread that holds them; struct ddb
  * is immutable after ddb_new and used from any thread (the network state is
@@ -18,7 +18,6 @@
 #include "text.h"
 
 #define DDB_TARGET_PREFIX "DynamoDB_20120810."
-#define DDB_TX_MAX_OPS	  100
 /* Table waits: DescribeTable every POLL_MIN_MS, growing to POLL_MAX_MS. */
 #define DDB_POLL_MIN_MS	    50
 #define DDB_POLL_MAX_MS	    1000
@@ -1155,117 +1154,6 @@ int ddb_parse_condition_failure(const char *body, size_t len,
 	return parse_field_item(body, len, "Item", old_out);
 }
 
-/* The errno of one cancellation reason code, 0 for "no problem here". */
-static int reason_errno(const char *code, size_t len)
-{
-	static const struct {
-		const char *code;
-		int err;
-	} map[] = {
-		{ "None", 0 },
-		{ "ConditionalCheckFailed", -ECANCELED },
-		{ "TransactionConflict", -EAGAIN },
-		{ "ThrottlingError", -EAGAIN },
-		{ "ProvisionedThroughputExceeded", -EAGAIN },
-		{ "RequestLimitExceeded", -EAGAIN },
-		{ "ItemCollectionSizeLimitExceeded", -ENOSPC },
-		{ "ValidationError", -EINVAL },
-	};
-	size_t i;
-
-	if (!len || (len == 4 && !memcmp(code, "null", 4)))
-		return 0;
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (strlen(map[i].code) == len &&
-		    !memcmp(map[i].code, code, len))
-			return map[i].err;
-	return -EIO;
-}
-
-/* Folds one reason into the verdict: the first failed condition wins;
- * otherwise a transient reason beats a permanent one. */
-static void fold_reason(int err, int index, int *verdict, int *failed_index)
-{
-	if (!err || *verdict == -ECANCELED)
-		return;
-	if (err == -ECANCELED) {
-		*verdict = err;
-		*failed_index = index;
-	} else if (!*verdict || err == -EAGAIN) {
-		*verdict = err;
-	}
-}
-
-/* Without CancellationReasons, the message lists the codes:
- * "Transaction cancelled, please refer cancellation reasons for specific
- * reasons [None, ConditionalCheckFailed]". */
-static void reasons_from_message(const char *msg, int *verdict,
-				 int *failed_index)
-{
-	const char *p = msg ? strrchr(msg, '[') : NULL;
-	const char *end = p ? strchr(p, ']') : NULL;
-	int index = 0;
-
-	if (!end)
-		return;
-	p++;
-	while (p < end) {
-		const char *comma = memchr(p, ',', (size_t)(end - p));
-		const char *stop = comma ? comma : end;
-
-		while (p < stop && *p == ' ')
-			p++;
-		fold_reason(reason_errno(p, (size_t)(stop - p)), index, verdict,
-			    failed_index);
-		index++;
-		p = stop + 1;
-	}
-}
-
-int ddb_parse_tx_cancel(const char *body, size_t len, int *failed_index,
-			struct ddb_item **old_out)
-{
-	const cJSON *reasons, *r, *failed = NULL;
-	int verdict = 0, index = -1, i = 0;
-	cJSON *root;
-	int rc;
-
-	if (failed_index)
-		*failed_index = -1;
-	if (old_out)
-		*old_out = NULL;
-	rc = parse_object(body, len, &root);
-	if (rc)
-		return rc;
-	reasons = member(root, "CancellationReasons");
-	if (cJSON_IsArray(reasons)) {
-		cJSON_ArrayForEach(r, reasons)
-		{
-			const char *code = member_string(r, "Code");
-			int err = reason_errno(code ? code : "",
-					       code ? strlen(code) : 0);
-
-			fold_reason(err, i, &verdict, &index);
-			if (err == -ECANCELED && index == i)
-				failed = r;
-			i++;
-		}
-	} else if (!reasons) {
-		const char *msg = member_string(root, "Message");
-
-		if (!msg)
-			msg = member_string(root, "message");
-		reasons_from_message(msg, &verdict, &index);
-	}
-	rc = verdict ? verdict : -EPROTO;
-	if (failed && optional_item(failed, "Item", old_out))
-		rc = -EPROTO;
-	if (rc == -ECANCELED && failed_index)
-		*failed_index = index;
-	cJSON_Delete(root);
-	return rc;
-}
-
 /* ---- calls ---------------------------------------------------------- */
 
 struct ddb {
@@ -1419,17 +1307,13 @@ static const char *key_of(const cJSON *obj)
 }
 
 /* What a request is about, for -d: "key=K" (the Item or Key of a write or
- * read, the first element of a transaction, a Query's :k), "prefix=P" (a
+ * read, a Query's :k), "prefix=P" (a
  * Scan's :p), else "table=T". Never another attribute's value (data). */
 static void request_subject(const cJSON *req, char *out, size_t len)
 {
-	const cJSON *tx =
-		cJSON_GetObjectItemCaseSensitive(req, "TransactItems");
 	const cJSON *vals, *v;
 	const char *k;
 
-	if (cJSON_IsArray(tx) && tx->child && tx->child->child)
-		req = tx->child->child; /* {"Put": {...}}: the inner request */
 	k = key_of(cJSON_GetObjectItemCaseSensitive(req, "Item"));
 	if (!k)
 		k = key_of(cJSON_GetObjectItemCaseSensitive(req, "Key"));
@@ -1709,88 +1593,6 @@ int ddb_scan(struct ddb *d, const char *table, const struct ddb_read *rd,
 			 call);
 }
 
-/* One element of TransactItems: {"Put": {...}} and friends. */
-static cJSON *tx_element(const char *table, const struct ddb_tx_op *op)
-{
-	static const char *const kinds[] = {
-		[DDB_TX_PUT] = "Put",
-		[DDB_TX_UPDATE] = "Update",
-		[DDB_TX_DELETE] = "Delete",
-		[DDB_TX_CHECK] = "ConditionCheck",
-	};
-	cJSON *el, *inner;
-
-	if ((unsigned)op->kind >= sizeof(kinds) / sizeof(kinds[0]) ||
-	    !op->item || (op->kind == DDB_TX_UPDATE) != !!op->expr.update ||
-	    (op->kind == DDB_TX_CHECK && !op->expr.condition))
-		return NULL;
-	el = cJSON_CreateObject();
-	inner = new_request(table);
-	if (!el || !inner ||
-	    add_item(inner, op->kind == DDB_TX_PUT ? "Item" : "Key",
-		     op->item) ||
-	    add_expr(inner, &op->expr) ||
-	    !cJSON_AddItemToObject(el, kinds[op->kind], inner)) {
-		cJSON_Delete(inner);
-		cJSON_Delete(el);
-		return NULL;
-	}
-	return el;
-}
-
-int ddb_transact_write(struct ddb *d, const char *table,
-		       const struct ddb_tx_op *ops, size_t n, int *failed_index,
-		       struct ddb_item **old_out, struct ddb_call *call)
-{
-	struct ddb_call scratch;
-	struct buf resp = BUF_INIT;
-	cJSON *req, *list;
-	char token[37];
-	size_t i;
-	int rc;
-
-	call = call_begin(call, &scratch);
-	if (failed_index)
-		*failed_index = -1;
-	if (old_out)
-		*old_out = NULL;
-	if (!d || !table || !ops || !n || n > DDB_TX_MAX_OPS)
-		return local_error(call, -EINVAL, "invalid argument");
-	/* The token makes a retry of an applied transaction a no-op. */
-	rc = text_uuid4(token);
-	if (rc)
-		return local_error(call, rc, "no random token");
-	req = cJSON_CreateObject();
-	list = req ? cJSON_AddArrayToObject(req, "TransactItems") : NULL;
-	if (!list || add_string(req, "ClientRequestToken", token)) {
-		rc = local_error(call, -ENOMEM, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		cJSON *el = tx_element(table, &ops[i]);
-
-		if (!el) {
-			rc = local_error(call, -EINVAL,
-					 "invalid transaction element");
-			goto out;
-		}
-		cJSON_AddItemToArray(list, el);
-	}
-	rc = send_request(d, DDB_OP_TRANSACT_WRITE, "TransactWriteItems", req,
-			  &resp, call);
-	if (rc && !strcmp(call->err.type, "TransactionCanceledException")) {
-		rc = ddb_parse_tx_cancel(resp.data, resp.len, failed_index,
-					 old_out);
-		if (rc == -EPROTO)
-			rc = unreadable(call, rc,
-					"TransactionCanceledException");
-	}
-out:
-	cJSON_Delete(req);
-	buf_fini(&resp);
-	return rc;
-}
-
 /* ---- tables --------------------------------------------------------- */
 
 static int add_key_attr(cJSON *defs, cJSON *schema, const char *name,
@@ -1872,15 +1674,6 @@ int ddb_describe_table(struct ddb *d, const char *table,
 	return rc;
 }
 
-static void sleep_ms(int64_t ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000,
-			       .tv_nsec = (ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 int ddb_wait_table_active(struct ddb *d, const char *table,
 			  int64_t deadline_mono_ms, struct ddb_call *call)
 {
@@ -1913,7 +1706,7 @@ int ddb_wait_table_active(struct ddb *d, const char *table,
 		now = clk_mono_ms(clock);
 		if (now + poll_ms >= deadline_mono_ms)
 			break;
-		sleep_ms(poll_ms);
+		retry_sleep_ms(poll_ms);
 		poll_ms = poll_ms * 2 > DDB_POLL_MAX_MS ? DDB_POLL_MAX_MS
 							: poll_ms * 2;
 	}

@@ -170,32 +170,6 @@ int ddb_scan(struct ddb *d, const char *table, const struct ddb_read *rd,
 	     struct ddb_call *call);
 void ddb_page_fini(struct ddb_page *page);
 
-/* TransactWriteItems on one table, 1..100 ops. ops[i].item is the whole
- * item (PUT) or the key (UPDATE, DELETE, CHECK); UPDATE needs expr.update,
- * CHECK needs expr.condition. A fresh ClientRequestToken per call makes
- * retries of an applied transaction harmless. On a failed condition returns
- * -ECANCELED with *failed_index the first op whose condition failed and
- * *old_out its current item (NULL if none). A transaction cancelled for
- * another reason: -EAGAIN (TransactionConflict, throttling), -EINVAL
- * (ValidationError), -ENOSPC (item collection too large), -EIO (other);
- * *failed_index stays -1. */
-enum ddb_tx_kind {
-	DDB_TX_PUT,
-	DDB_TX_UPDATE,
-	DDB_TX_DELETE,
-	DDB_TX_CHECK,
-};
-
-struct ddb_tx_op {
-	enum ddb_tx_kind kind;
-	const struct ddb_item *item;
-	struct ddb_expr expr;
-};
-
-int ddb_transact_write(struct ddb *d, const char *table,
-		       const struct ddb_tx_op *ops, size_t n, int *failed_index,
-		       struct ddb_item **old_out, struct ddb_call *call);
-
 /* ---- tables --------------------------------------------------------- */
 
 struct ddb_table_info {
@@ -252,12 +226,4 @@ int ddb_parse_ttl(const char *body, size_t len, char *status, size_t status_len,
 /* A ConditionalCheckFailedException answer: its "Item" (NULL when absent). */
 int ddb_parse_condition_failure(const char *body, size_t len,
 				struct ddb_item **old_out);
-/* A TransactionCanceledException answer: returns the errno of the
- * cancellation as ddb_transact_write does (-ECANCELED with the index and
- * Item of the first ConditionalCheckFailed reason), from CancellationReasons
- * or, when absent, from the list in the message; -EPROTO when neither says
- * why. */
-int ddb_parse_tx_cancel(const char *body, size_t len, int *failed_index,
-			struct ddb_item **old_out);
-
 #endif

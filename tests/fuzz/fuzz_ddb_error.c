@@ -1,8 +1,6 @@
 /* fuzz_ddb_error: error answers on arbitrary bytes: the envelope
- * (awserr_from_json, both message spellings), the Item of a
- * ConditionalCheckFailedException and the CancellationReasons (or the
- * reason list in the message) of a TransactionCanceledException. Never a
- * memory error; the errno and index stay in their documented ranges.
+ * (awserr_from_json, both message spellings) and the Item of a
+ * ConditionalCheckFailedException. Never a memory error.
  * fuzz-src: tests/fuzz/support/ddb_mutator.c */
 #include <errno.h>
 #include <stdint.h>
@@ -22,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct aws_error err;
 	struct ddb_item *it;
 	char line[512];
-	int rc, idx;
+	int rc;
 
 	awserr_from_json(&err, 400, body, size);
 	if (!memchr(err.type, '\0', sizeof(err.type)) ||
@@ -34,26 +32,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = ddb_parse_condition_failure(body, size, &it);
 	if (rc && it)
 		abort();
-	ddb_item_free(it);
-
-	rc = ddb_parse_tx_cancel(body, size, &idx, &it);
-	switch (rc) {
-	case -ECANCELED:
-		if (idx < 0)
-			abort();
-		break;
-	case -EAGAIN:
-	case -EINVAL:
-	case -ENOSPC:
-	case -EIO:
-	case -EPROTO:
-	case -ENOMEM:
-		if (idx != -1 || it)
-			abort();
-		break;
-	default:
-		abort();
-	}
 	ddb_item_free(it);
 	return 0;
 }

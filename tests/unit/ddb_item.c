@@ -351,7 +351,6 @@ static void check_parsers(void)
 	struct ddb_table_info info;
 	char status[32], attr[64];
 	const char *s;
-	int idx;
 
 	const char *get = "{\"Item\":{\"lock_key\":{\"S\":\"k\"}}}";
 	CHECK_INT(ddb_parse_get_item(LEN(get), &it), 0);
@@ -472,56 +471,6 @@ static void check_parsers(void)
 	CHECK_INT(
 		ddb_parse_condition_failure(LEN("{\"Item\":{\"a\":{}}}"), &it),
 		-EPROTO);
-
-	/* Transaction cancellations. */
-	const char *tx =
-		"{\"__type\":\"x#TransactionCanceledException\","
-		"\"Message\":\"Transaction cancelled [None, "
-		"ConditionalCheckFailed]\",\"CancellationReasons\":"
-		"[{\"Code\":\"None\"},{\"Code\":\"ConditionalCheckFailed\","
-		"\"Message\":\"The conditional request failed\","
-		"\"Item\":{\"k\":{\"S\":\"held\"}}}]}";
-	CHECK_INT(ddb_parse_tx_cancel(LEN(tx), &idx, &it), -ECANCELED);
-	CHECK_INT(idx, 1);
-	CHECK_INT(ddb_item_get_s(it, "k", &s), 0);
-	CHECK_STR(s, "held");
-	ddb_item_free(it);
-	CHECK_INT(ddb_parse_tx_cancel(
-			  LEN("{\"CancellationReasons\":[{\"Code\":"
-			      "\"TransactionConflict\"},{\"Code\":\"None\"}]}"),
-			  &idx, &it),
-		  -EAGAIN);
-	CHECK_INT(idx, -1);
-	CHECK(!it);
-	CHECK_INT(ddb_parse_tx_cancel(
-			  LEN("{\"CancellationReasons\":[{\"Code\":"
-			      "\"ValidationError\"},{\"Code\":null}]}"),
-			  &idx, &it),
-		  -EINVAL);
-	CHECK_INT(ddb_parse_tx_cancel(LEN("{\"CancellationReasons\":[{\"Code\":"
-					  "\"ValidationError\"},{\"Code\":"
-					  "\"ConditionalCheckFailed\"}]}"),
-				      &idx, &it),
-		  -ECANCELED);
-	CHECK_INT(idx, 1);
-	CHECK(!it);
-	CHECK_INT(ddb_parse_tx_cancel(
-			  LEN("{\"message\":\"Transaction cancelled, please "
-			      "refer cancellation reasons for specific reasons "
-			      "[None, None, ConditionalCheckFailed]\"}"),
-			  &idx, &it),
-		  -ECANCELED);
-	CHECK_INT(idx, 2);
-	CHECK(!it);
-	CHECK_INT(ddb_parse_tx_cancel(LEN("{\"message\":\"no list\"}"), &idx,
-				      &it),
-		  -EPROTO);
-	CHECK_INT(ddb_parse_tx_cancel(
-			  LEN("{\"CancellationReasons\":[{\"Code\":"
-			      "\"ConditionalCheckFailed\",\"Item\":7}]}"),
-			  &idx, &it),
-		  -EPROTO);
-	CHECK(!it);
 }
 
 /* Maps: an item of its own, in and out, nested; names in order. */

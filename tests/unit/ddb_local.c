@@ -2,9 +2,8 @@
  * LOCKFS_DDB_ENDPOINT (skipped, exit 77, when unset): table creation and
  * TTL, conditional put/update/delete with the old item on failure, missing
  * items and tables, reserved words through placeholders, N and B round
- * trips, Query by hash key, paged Scan with a filter, and transactions with
- * a failing condition. Tables are left behind: DynamoDB Local keeps them in
- * memory. */
+ * trips, Query by hash key, and paged Scan with a filter. Tables are left
+ * behind: DynamoDB Local keeps them in memory. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,76 +366,6 @@ static void check_scan(void)
 	ddb_item_free(values);
 }
 
-static void check_transactions(void)
-{
-	struct ddb_item *t1 = lock_item("tx/1", "rvn-t1");
-	struct ddb_item *t2 = lock_item("tx/2", "rvn-t2");
-	struct ddb_item *k1 = key_of("tx/1", "-"), *k2 = key_of("tx/2", "-");
-	struct ddb_item *values = ddb_item_new(), *old, *got;
-	struct ddb_call call = { 0 };
-	int idx;
-
-	/* Both new: applied together. */
-	struct ddb_tx_op both[] = {
-		{ DDB_TX_PUT,
-		  t1,
-		  { .condition = "attribute_not_exists(lock_key)" } },
-		{ DDB_TX_PUT,
-		  t2,
-		  { .condition = "attribute_not_exists(lock_key)" } },
-	};
-	CHECK_INT(ddb_transact_write(d, table, both, 2, &idx, &old, &call), 0);
-	CHECK_INT(idx, -1);
-	CHECK(!old);
-	CHECK_INT(ddb_get_item(d, table, k2, true, &got, &call), 0);
-	ddb_item_free(got);
-
-	/* Again: the first put fails its condition. */
-	CHECK_INT(ddb_transact_write(d, table, both, 2, &idx, &old, &call),
-		  -ECANCELED);
-	CHECK_INT(idx, 0);
-	CHECK(old);
-	check_s(old, "record_version_number", "rvn-t1");
-	ddb_item_free(old);
-
-	/* Update t1, delete a missing key, check t2 is absent: the check
-	 * (index 2) fails, nothing is applied. */
-	struct ddb_item *k3 = key_of("tx/3", "-");
-	struct ddb_tx_op mixed[] = {
-		{ DDB_TX_UPDATE,
-		  k1,
-		  { .update = "SET owner_name = :o", .values = values } },
-		{ DDB_TX_DELETE, k3, { 0 } },
-		{ DDB_TX_CHECK,
-		  k2,
-		  { .condition = "attribute_not_exists(lock_key)" } },
-	};
-	CHECK_INT(ddb_item_set_s(values, ":o", "changed"), 0);
-	CHECK_INT(ddb_transact_write(d, table, mixed, 3, &idx, &old, &call),
-		  -ECANCELED);
-	CHECK_INT(idx, 2);
-	CHECK(old);
-	check_s(old, "record_version_number", "rvn-t2");
-	ddb_item_free(old);
-	CHECK_INT(ddb_get_item(d, table, k1, true, &got, &call), 0);
-	check_s(got, "owner_name", "host:test");
-	ddb_item_free(got);
-
-	/* With the check passing, the update lands. */
-	mixed[2].expr.condition = "attribute_exists(lock_key)";
-	CHECK_INT(ddb_transact_write(d, table, mixed, 3, &idx, &old, &call), 0);
-	CHECK_INT(ddb_get_item(d, table, k1, true, &got, &call), 0);
-	check_s(got, "owner_name", "changed");
-	ddb_item_free(got);
-
-	ddb_item_free(k3);
-	ddb_item_free(values);
-	ddb_item_free(k1);
-	ddb_item_free(k2);
-	ddb_item_free(t1);
-	ddb_item_free(t2);
-}
-
 int main(int argc, char **argv)
 {
 	struct ddb_local_env env;
@@ -456,7 +385,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(check_values);
 	CHECK_CASE(check_query);
 	CHECK_CASE(check_scan);
-	CHECK_CASE(check_transactions);
 	ddb_local_close(&env);
 	CHECK_DONE();
 }

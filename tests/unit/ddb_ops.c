@@ -1,9 +1,9 @@
 /* ddb_ops: every DynamoDB operation against a scripted loopback server:
  * the JSON each request carries (parsed back with cJSON), the target, how
  * each answer shape comes back to the caller (items, old items on failed
- * conditions in both message spellings, pages, cancellation reasons, table
- * and TTL descriptions), pagination, the idempotency token of retried
- * transactions, and a retried write whose first attempt timed out. */
+ * conditions in both message spellings, pages, table and TTL
+ * descriptions), pagination, and a retried write whose first attempt timed
+ * out. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <pthread.h>
@@ -535,127 +535,6 @@ static void check_pages(struct ddb *d)
 	ddb_item_free(values);
 }
 
-static void check_transact(struct ddb *d)
-{
-	struct ddb_item *put = lock_key("t1"), *k2 = lock_key("t2"),
-			*k3 = lock_key("t3"), *k4 = lock_key("t4"),
-			*values = ddb_item_new(), *old;
-	struct ddb_tx_op ops[] = {
-		{ DDB_TX_PUT,
-		  put,
-		  { .condition = "attribute_not_exists(lock_key)" } },
-		{ DDB_TX_UPDATE,
-		  k2,
-		  { .update = "SET n = :one", .values = values } },
-		{ DDB_TX_DELETE, k3, { 0 } },
-		{ DDB_TX_CHECK,
-		  k4,
-		  { .condition = "attribute_exists(lock_key)" } },
-	};
-	struct answer a[] = {
-		{ 500,
-		  "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
-		  "InternalServerError\"}",
-		  0 },
-		{ 400,
-		  "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
-		  "TransactionCanceledException\",\"Message\":\"Transaction "
-		  "cancelled, please refer cancellation reasons for specific "
-		  "reasons [None, None, None, ConditionalCheckFailed]\","
-		  "\"CancellationReasons\":[{\"Code\":\"None\"},{\"Code\":"
-		  "\"None\"},{\"Code\":\"None\"},{\"Code\":"
-		  "\"ConditionalCheckFailed\",\"Message\":\"The conditional "
-		  "request failed\",\"Item\":{\"lock_key\":{\"S\":\"t4\"},"
-		  "\"owner_name\":{\"S\":\"x\"}}}]}",
-		  0 },
-	};
-	struct ddb_call call = { 0 };
-	const char *s;
-	int idx;
-	cJSON *j;
-
-	ddb_item_set_n(values, ":one", 1);
-	script(a, 2);
-	CHECK_INT(ddb_transact_write(d, "locks", ops, 4, &idx, &old, &call),
-		  -ECANCELED);
-	CHECK_INT(idx, 3);
-	CHECK_INT(call.attempts, 2);
-	CHECK_INT(ddb_item_get_s(old, "owner_name", &s), 0);
-	CHECK_STR(s, "x");
-	ddb_item_free(old);
-	/* The retry is the same request: same idempotency token. */
-	CHECK_INT(seen(), 2);
-	CHECK_STR(fx.body[0], fx.body[1]);
-	j = request(0, "TransactWriteItems");
-	CHECK_INT(strlen(jstr(j, "ClientRequestToken")), 36);
-	CHECK_INT(cJSON_GetArraySize(jget(j, "TransactItems")), 4);
-	CHECK_STR(jstr(j, "TransactItems.0.Put.TableName"), "locks");
-	CHECK_STR(jstr(j, "TransactItems.0.Put.Item.lock_key.S"), "t1");
-	CHECK_STR(jstr(j, "TransactItems.0.Put.ConditionExpression"),
-		  "attribute_not_exists(lock_key)");
-	CHECK_STR(jstr(j, "TransactItems.0.Put."
-			  "ReturnValuesOnConditionCheckFailure"),
-		  "ALL_OLD");
-	CHECK_STR(jstr(j, "TransactItems.1.Update.Key.lock_key.S"), "t2");
-	CHECK_STR(jstr(j, "TransactItems.1.Update.UpdateExpression"),
-		  "SET n = :one");
-	CHECK_STR(jstr(j, "TransactItems.1.Update.ExpressionAttributeValues."
-			  ":one.N"),
-		  "1");
-	CHECK_STR(jstr(j, "TransactItems.2.Delete.Key.lock_key.S"), "t3");
-	CHECK(!jstr(j, "TransactItems.2.Delete.ConditionExpression"));
-	CHECK_STR(jstr(j, "TransactItems.3.ConditionCheck.ConditionExpression"),
-		  "attribute_exists(lock_key)");
-	cJSON_Delete(j);
-
-	/* Every call gets a new token. */
-	char token[40];
-	answer1(200, "{}");
-	CHECK_INT(ddb_transact_write(d, "locks", ops, 1, &idx, &old, &call), 0);
-	CHECK_INT(idx, -1);
-	CHECK(!old);
-	j = request(0, "TransactWriteItems");
-	snprintf(token, sizeof(token), "%s", jstr(j, "ClientRequestToken"));
-	cJSON_Delete(j);
-	answer1(200, "{}");
-	CHECK_INT(ddb_transact_write(d, "locks", ops, 1, NULL, NULL, NULL), 0);
-	j = request(0, "TransactWriteItems");
-	CHECK(strcmp(token, jstr(j, "ClientRequestToken")) != 0);
-	cJSON_Delete(j);
-
-	answer1(400, "{\"__type\":\"x#TransactionCanceledException\","
-		     "\"CancellationReasons\":[{\"Code\":"
-		     "\"TransactionConflict\"}]}");
-	CHECK_INT(ddb_transact_write(d, "locks", ops, 1, &idx, &old, &call),
-		  -EAGAIN);
-	CHECK_INT(idx, -1);
-	CHECK_STR(call.err.type, "TransactionCanceledException");
-	answer1(400, "{\"__type\":\"x#TransactionCanceledException\"}");
-	CHECK_INT(ddb_transact_write(d, "locks", ops, 1, &idx, &old, &call),
-		  -EPROTO);
-
-	/* Refused before sending. */
-	script(NULL, 0);
-	struct ddb_tx_op check_nocond = { DDB_TX_CHECK, k4, { 0 } };
-	struct ddb_tx_op update_noexpr = { DDB_TX_UPDATE, k2, { 0 } };
-	CHECK_INT(ddb_transact_write(d, "locks", ops, 0, &idx, &old, &call),
-		  -EINVAL);
-	CHECK_INT(ddb_transact_write(d, "locks", ops, 101, &idx, &old, &call),
-		  -EINVAL);
-	CHECK_INT(ddb_transact_write(d, "locks", &check_nocond, 1, &idx, &old,
-				     &call),
-		  -EINVAL);
-	CHECK_INT(ddb_transact_write(d, "locks", &update_noexpr, 1, &idx, &old,
-				     &call),
-		  -EINVAL);
-	CHECK_INT(seen(), 0);
-	ddb_item_free(values);
-	ddb_item_free(put);
-	ddb_item_free(k2);
-	ddb_item_free(k3);
-	ddb_item_free(k4);
-}
-
 #define TABLE_JSON(status)                                                     \
 	"{\"Table\":{\"TableName\":\"locks\",\"TableStatus\":\"" status "\","  \
 	"\"KeySchema\":[{\"AttributeName\":\"lock_key\",\"KeyType\":"          \
@@ -817,7 +696,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(check_update, d);
 	CHECK_CASE(check_delete, d);
 	CHECK_CASE(check_pages, d);
-	CHECK_CASE(check_transact, d);
 	CHECK_CASE(check_tables, d);
 	script(NULL, 0);
 	ddb_free(d);

@@ -26,6 +26,8 @@
 #define FS_CTL_DIR_NAME	   ".lockfs"
 #define FS_MAX_DATA	   65536
 
+struct host;
+
 struct fs_config {
 	const char *prefix; /* key prefix of the mount root ("" none) */
 	double attr_timeout_s;
@@ -50,6 +52,9 @@ struct fs_config {
 	 * free them. Both may be NULL (tests). */
 	void (*poll_notify)(void *ph);
 	void (*poll_destroy)(void *ph);
+	/* The machine: clocks, who a caller is (host.h). NULL: the real one
+	 * (host_system()). */
+	const struct host *host;
 };
 
 /* Who is asking: from the FUSE request context. */

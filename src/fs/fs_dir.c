@@ -1,9 +1,8 @@
 /* fs_dir: directories: mkdir, rmdir, chmod of directories, listings
- * (one consistent Scan per opendir, served by index), the directories of a
- * mount prefix, and the directories known only through keys below them
- * (written by other clients): a listing of their parent adds them and
- * drops the ones no longer there. Threads: FUSE workers; fs->mu as in
- * fs.c, never held across a request. */
+ * (one consistent Scan per opendir, served by index), and the directories
+ * of a mount prefix. A listing notes the directories known only through
+ * keys below them (written by other clients) in fs_seen. Threads: FUSE
+ * workers; fs->mu as in fs_int.h, never held across a request. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,73 +30,6 @@ struct fs_dirlist {
 	struct fs_dirent *ents;
 	size_t n, cap;
 };
-
-bool fs_int_implicit_dir_known(struct fs *fs, const char *full)
-{
-	bool yes;
-
-	pthread_mutex_lock(&fs->mu);
-	yes = smap_get(&fs->implicit, full) != NULL;
-	pthread_mutex_unlock(&fs->mu);
-	return yes;
-}
-
-struct prune {
-	struct fs *fs;
-	const char *under; /* "<prefix><dir>/" of the listing */
-	size_t len;
-	int64_t listed_mono_ms; /* entries seen before this are gone */
-	char *gone[64];
-	int n;
-};
-
-static void prune_cb(void *arg, const char *key, void *value)
-{
-	struct prune *p = arg;
-	int64_t *seen = value;
-
-	if (p->n < 64 && !strncmp(key, p->under, p->len) &&
-	    !strchr(key + p->len, '/') && *seen < p->listed_mono_ms)
-		p->gone[p->n++] = (char *)key;
-}
-
-/* After a listing of under: forget implicit directories directly in it
- * that the listing did not show. */
-static void implicit_dir_prune(struct fs *fs, const char *under,
-			       int64_t listed_mono_ms)
-{
-	struct prune p = { fs, under, strlen(under), listed_mono_ms, { 0 }, 0 };
-	int i;
-
-	pthread_mutex_lock(&fs->mu);
-	smap_each(&fs->implicit, prune_cb, &p);
-	for (i = 0; i < p.n; i++) {
-		char *k = strdup(p.gone[i]);
-
-		if (k)
-			free(smap_del(&fs->implicit, k));
-		free(k);
-	}
-	pthread_mutex_unlock(&fs->mu);
-}
-
-static void implicit_dir_note(struct fs *fs, const char *full)
-{
-	int64_t *seen;
-
-	pthread_mutex_lock(&fs->mu);
-	seen = smap_get(&fs->implicit, full);
-	if (!seen && fs->implicit.count < 65536) {
-		seen = malloc(sizeof(*seen));
-		if (seen && smap_put(&fs->implicit, full, seen)) {
-			free(seen);
-			seen = NULL;
-		}
-	}
-	if (seen)
-		*seen = clk_sys_mono_ms();
-	pthread_mutex_unlock(&fs->mu);
-}
 
 /* chmod of a directory made with mkdir: by its owner as shown (see
  * fs_int_dir_attr: never nobody) or root. The root of the mount and
@@ -168,7 +100,7 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		d.mode = mode & 01777;
 		d.uid = ctx->uid;
 		d.gid = ctx->gid;
-		d.created_real_ms = clk_sys_real_ms();
+		d.created_real_ms = clk_real_ms(fs->host->clk);
 		rc = d.key ? put_dir_over_lapsed(fs, &d) : -ENOMEM;
 		rc = fs_int_user_err(rc, "mkdir", rel);
 		/* A lock released here by that name is a directory now. */
@@ -336,7 +268,7 @@ static int list_row(void *arg, const struct store_row *row)
 		char *dkey = strndup(key, w->skip + len);
 
 		if (dkey) {
-			implicit_dir_note(w->fs, dkey);
+			fs_int_implicit_dir_note(w->fs, dkey);
 			free(dkey);
 		}
 	}
@@ -377,7 +309,7 @@ static int list_row(void *arg, const struct store_row *row)
 	d->ours = ours;
 	if (!slash && row->kind == STORE_ROW_LOCK) {
 		fs_int_lock_attr(w->fs, 0, row->lock, RENDER_HELD,
-				 clk_sys_real_ms(), &d->attr);
+				 clk_real_ms(w->fs->host->clk), &d->attr);
 	} else {
 		d->has_row = !slash;
 		fs_int_dir_attr(w->fs, 0, slash ? NULL : row->dir, &d->attr);
@@ -398,7 +330,8 @@ static void note_listing(struct fs *fs, const char *rel,
 		hash += fs_dirstat_hash_name(dl->ents[i].name,
 					     dl->ents[i].is_dir);
 	}
-	fs_dirstat_listed(fs->dirstat, rel, subdirs, hash, clk_sys_real_ms());
+	fs_dirstat_listed(fs->dirstat, rel, subdirs, hash,
+			  clk_real_ms(fs->host->clk));
 }
 
 int fs_opendir(struct fs *fs, uint64_t ino, uint64_t *dh)
@@ -468,7 +401,7 @@ int fs_opendir_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	w.dl = dl;
 	w.skip = strlen(under);
 	smap_init(&w.seen);
-	int64_t listed = clk_sys_mono_ms();
+	int64_t listed = clk_mono_ms(fs->host->clk);
 
 	rc = fs->st->ops->list(fs->st, under, 0, list_row, &w);
 	smap_fini(&w.seen);
@@ -476,7 +409,7 @@ int fs_opendir_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		rc = fs_int_user_err(rc, "list", under);
 		goto fail;
 	}
-	implicit_dir_prune(fs, under, listed);
+	fs_int_implicit_dir_prune(fs, under, listed);
 	note_listing(fs, rel, dl);
 done:
 	free(rel);
@@ -569,7 +502,7 @@ int fs_ensure_prefix_dirs(struct fs *fs)
 	d.mode = fs->cfg.root_mode & 07777;
 	d.uid = fs->cfg.root_uid;
 	d.gid = fs->cfg.root_gid;
-	d.created_real_ms = clk_sys_real_ms();
+	d.created_real_ms = clk_real_ms(fs->host->clk);
 	for (i = 1; i < fs->prefix_len && !rc; i++) {
 		if (fs->prefix[i] != '/' || fs->prefix[i - 1] == '/')
 			continue;

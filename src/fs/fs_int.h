@@ -1,7 +1,23 @@
-/* fs_int: the filesystem's private structures and the helpers its two
- * files share: fs.c (inodes, names, open files, locks) and fs_dir.c
- * (directories, listings). Nothing else includes it. Locking: fs->mu, as
- * described in fs.c. */
+/* fs_int: the filesystem's private structures and the helpers its files
+ * share. Nothing outside src/fs includes it. Locking: fs->mu (see fs.h)
+ * guards the inode maps, the handle list, the node and handle fields
+ * marked mu below, and what this mount has seen (fs_seen.c); it is never
+ * held across a store request or an engine call that makes one.
+ *
+ * The files, each using only those listed before it:
+ *   fs_node     inodes: the maps by number and by path, keys of names
+ *   fs_attr     the attributes rows and control files show
+ *   fs_seen     what this mount has seen: implicit directories, the
+ *               entries a listing showed, directories' confirmed views
+ *   fs_resolve  what a name is now (engine, then DynamoDB)
+ *   fs_caller   who asks: the caller as a lock holder (struct host)
+ *   fs_text     the text a read of a lock or control file returns
+ *   fs_dir      directories: mkdir, rmdir, chmod, listings
+ *   fs_open     open files: create, open, read, write, close, poll
+ *   fs_link     unlink and link
+ *   fs_flock    file locks (flock, fcntl) on open files, through flk
+ *   fs_xattr    extended attributes
+ *   fs          setup, lookup, getattr, setattr, statfs */
 #ifndef LOCKFS_FS_INT_H
 #define LOCKFS_FS_INT_H
 
@@ -15,6 +31,7 @@
 #include "fs_perm.h"
 #include "fs_quota.h"
 #include "fs_wb.h"
+#include "host.h"
 #include "map.h"
 #include "render.h"
 
@@ -52,6 +69,7 @@ struct fs_handle {
 
 struct fs {
 	struct fs_config cfg;
+	const struct host *host; /* cfg.host, or host_system() */
 	char *prefix;
 	size_t prefix_len;
 	struct lock_engine *eng;
@@ -103,22 +121,32 @@ struct fs_listed {
 	int64_t mono_ms;
 	struct fs_attr attr;
 };
-void fs_int_listed_note(struct fs *fs, const char *rel, int32_t pid,
-			const struct fs_attr *attr);
-
-/* Shared helpers (fs.c unless noted). Those taking a node need fs->mu. */
-void fs_int_resolved_init(struct resolved *r);
-void fs_int_resolved_fini(struct resolved *r);
-int fs_int_user_err(int rc, const char *what, const char *key);
+/* ---- fs_node.c: inodes (functions taking a node need mu) ---- */
+void fs_int_fixed_node(struct fs *fs, struct fs_node *n, uint64_t ino,
+		       const char *rel, bool is_dir);
 char *fs_int_path_key(const char *rel, bool is_dir);
 void fs_int_unmap_path(struct fs *fs, struct fs_node *n);
+/* Removes by_path's entry for rel if it points at n. */
+void fs_int_unmap_one(struct fs *fs, struct fs_node *n, const char *rel);
 void fs_int_maybe_free_node(struct fs *fs, struct fs_node *n);
+uint32_t fs_int_node_nlink(const struct fs_node *n);
 struct fs_node *fs_int_get_node(struct fs *fs, const char *rel, bool is_dir,
 				bool count);
 struct fs_node *fs_int_find_node(struct fs *fs, uint64_t ino);
-/* The confirmed view of directory rel is stale now (chmod, rmdir here). */
-void fs_int_dir_view_forget(struct fs *fs, const char *rel);
+/* Takes mu itself. */
+int fs_int_node_info(struct fs *fs, uint64_t ino, char **rel, bool *is_dir,
+		     bool *fixed);
 char *fs_int_full_key(const struct fs *fs, const char *rel);
+/* An entry rel was added or removed through this mount: its directory's
+ * times advance (subdirs: +1 a directory made, -1 one removed, else 0). */
+void fs_int_entry_changed(struct fs *fs, const char *rel, int subdirs);
+
+/* ---- fs_attr.c ---- */
+/* The uid and gid a row shows: the recorded id, unless it is nobody's
+ * (65534, the kernel's overflow id) or out of range: then the mount
+ * root's. */
+#define FS_NOBODY_ID 65534
+uint32_t fs_int_shown_id(int64_t id, uint32_t root_id);
 void fs_int_dir_attr(const struct fs *fs, uint64_t ino,
 		     const struct dir_record *d, struct fs_attr *a);
 void fs_int_lock_attr(const struct fs *fs, uint64_t ino,
@@ -126,24 +154,77 @@ void fs_int_lock_attr(const struct fs *fs, uint64_t ino,
 		      int64_t seen_real_ms, struct fs_attr *a);
 void fs_int_ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a);
 void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e, bool ours);
+
+/* ---- fs_seen.c (each takes mu itself but fs_int_listed_for) ---- */
+void fs_int_seen_init(struct fs *fs);
+void fs_int_seen_fini(struct fs *fs);
+bool fs_int_implicit_dir_known(struct fs *fs, const char *full);
+void fs_int_implicit_dir_note(struct fs *fs, const char *full);
+/* After a listing of under: forget implicit directories directly in it
+ * that the listing did not show. */
+void fs_int_implicit_dir_prune(struct fs *fs, const char *under,
+			       int64_t listed_mono_ms);
+void fs_int_listed_note(struct fs *fs, const char *rel, int32_t pid,
+			const struct fs_attr *attr);
+/* mu held. */
+bool fs_int_listed_for(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
+		       struct fs_attr *attr);
+bool fs_int_dir_view_get(struct fs *fs, uint64_t ino, const char *rel,
+			 struct fs_attr *a);
+void fs_int_dir_view_set(struct fs *fs, uint64_t ino, const struct fs_attr *a);
+/* The confirmed view of directory rel is stale now (chmod, rmdir here). */
+void fs_int_dir_view_forget(struct fs *fs, const char *rel);
+
+/* ---- fs_resolve.c ---- */
+void fs_int_resolved_init(struct resolved *r);
+void fs_int_resolved_fini(struct resolved *r);
+int fs_int_user_err(int rc, const char *what, const char *key);
 bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
 		     int64_t *seen_real_ms);
 int fs_int_resolve(struct fs *fs, const char *rel, bool both,
 		   struct resolved *out);
+void fs_int_resolved_attr(const struct fs *fs, uint64_t ino, const char *rel,
+			  const struct resolved *r, struct fs_attr *a);
 int fs_int_child_rel(struct fs *fs, uint64_t parent, const char *name,
 		     char **rel);
 int fs_int_child_keys(struct fs *fs, uint64_t parent, const char *name,
 		      char **rel, char **full);
-bool fs_int_implicit_dir_known(struct fs *fs, const char *full);
-/* An entry rel was added or removed through this mount: its directory's
- * times advance (subdirs: +1 a directory made, -1 one removed, else 0). */
-void fs_int_entry_changed(struct fs *fs, const char *rel, int subdirs);
-/* The uid and gid a row shows: the recorded id, unless it is nobody's
- * (65534, the kernel's overflow id) or out of range: then the mount
- * root's. */
-#define FS_NOBODY_ID 65534
-uint32_t fs_int_shown_id(int64_t id, uint32_t root_id);
+
+/* ---- fs_caller.c ---- */
+struct lock *fs_int_lost_of_caller(struct fs *fs, const struct fs_ctx *ctx,
+				   const char *rel);
+void fs_int_holder_from_ctx(struct fs *fs, const struct fs_ctx *ctx,
+			    uint32_t mode, struct lock_holder *h);
+bool fs_int_is_holder(const struct fs_ctx *ctx, struct lock *lk);
+size_t fs_int_count_held(void *eng, uint32_t uid);
+
+/* ---- fs_text.c ---- */
+/* Builds the text a read at offset 0 returns. */
+int fs_int_handle_text(struct fs *fs, struct fs_handle *h, struct buf *out);
+
+/* ---- fs_dir.c ---- */
 int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 		     uint32_t mode);
+
+/* ---- open files ---- */
+static inline struct fs_handle *fs_int_handle(uint64_t fh)
+{
+	return (struct fs_handle *)(uintptr_t)fh;
+}
+
+/* The lock an open file shows, referenced (a granted flock may change it
+ * at any time), or NULL. */
+static inline struct lock *fs_int_handle_lock(struct fs *fs,
+					      struct fs_handle *h)
+{
+	struct lock *lk;
+
+	pthread_mutex_lock(&fs->mu);
+	lk = h->lk;
+	if (lk)
+		lock_ref(lk);
+	pthread_mutex_unlock(&fs->mu);
+	return lk;
+}
 
 #endif

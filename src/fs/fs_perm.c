@@ -1,51 +1,29 @@
-/* fs_perm: permission bits and the caller's groups (see fs_perm.h). No
- * state; any thread. */
+/* fs_perm: permission bits and the caller's groups (see fs_perm.h; the
+ * groups come from the host, host.h). No state; any thread. */
 #include "fs_perm.h"
 
+#include "host.h"
+
 #include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* The supplementary groups of pid from /proc/PID/status ("Groups:"). */
-static int read_groups(int32_t pid, uint32_t *out, int max)
+void fs_perm_cred(const struct host *h, uint32_t uid, uint32_t gid, int32_t pid,
+		  struct fs_cred *out)
 {
-	char path[64], line[1024];
-	int n = -1;
-	FILE *f;
+	struct host_proc p;
 
-	if (pid <= 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line + 7, *end;
-
-		if (strncmp(line, "Groups:", 7))
-			continue;
-		n = 0;
-		for (;;) {
-			unsigned long g = strtoul(p, &end, 10);
-
-			if (end == p || n == max)
-				break;
-			out[n++] = (uint32_t)g;
-			p = end;
-		}
-		break;
-	}
-	fclose(f);
-	return n;
-}
-
-void fs_perm_cred(uint32_t uid, uint32_t gid, int32_t pid, struct fs_cred *out)
-{
 	memset(out, 0, sizeof(*out));
 	out->uid = uid;
 	out->gid = gid;
-	out->ngroups = read_groups(pid, out->groups, FS_PERM_NGROUPS);
+	out->ngroups = -1;
+	if (pid <= 0)
+		return;
+	host_proc(h, pid, &p);
+	out->ngroups =
+		p.ngroups < FS_PERM_NGROUPS ? p.ngroups : FS_PERM_NGROUPS;
+	if (out->ngroups > 0)
+		memcpy(out->groups, p.groups,
+		       (size_t)out->ngroups * sizeof(out->groups[0]));
 }
 
 bool fs_perm_in_group(const struct fs_cred *c, uint32_t gid)

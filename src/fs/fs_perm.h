@@ -5,7 +5,7 @@
  * anything; otherwise the owner's, the group's (primary or supplementary)
  * or the others' bits decide.
  *
- * Threads: any (reads /proc, no state). */
+ * Threads: any (asks the host, no state). */
 #ifndef LOCKFS_FS_PERM_H
 #define LOCKFS_FS_PERM_H
 
@@ -16,8 +16,8 @@
 #define FS_PERM_W 2
 #define FS_PERM_X 1
 
-/* Who asks, with the groups of its process (read from /proc at capture:
- * FUSE requests carry only the primary gid). */
+/* Who asks, with the groups of its process (the host's answer at capture,
+ * /proc on the real machine: FUSE requests carry only the primary gid). */
 #define FS_PERM_NGROUPS 64
 struct fs_cred {
 	uint32_t uid;
@@ -26,7 +26,9 @@ struct fs_cred {
 	uint32_t groups[FS_PERM_NGROUPS];
 };
 
-void fs_perm_cred(uint32_t uid, uint32_t gid, int32_t pid, struct fs_cred *out);
+struct host;
+void fs_perm_cred(const struct host *h, uint32_t uid, uint32_t gid, int32_t pid,
+		  struct fs_cred *out);
 bool fs_perm_in_group(const struct fs_cred *c, uint32_t gid);
 /* Whether c may do want (FS_PERM_* bits) to a file of mode, uid, gid. */
 bool fs_perm_may(const struct fs_cred *c, uint32_t mode, uint32_t uid,

@@ -1,0 +1,240 @@
+/* fs_link: the names of locks: unlink (a release of this mount's lock,
+ * the holder's letting go of a lost one, or root's break of another
+ * owner's on a mount with allow_break) and link (a second name for a lock
+ * this mount holds, acquired as a lock of its own for the same holder).
+ * Threads: FUSE workers; never holds fs->mu across a request. */
+#include "fs.h"
+#include "fs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define TAG "fs"
+
+/* Whether ctx may remove lk (the uid rule passed): a lock whose holder is
+ * alive may be removed only from the holder's session (its script, its
+ * shell), so that a second instance of a job, run by cron or systemd in a
+ * session of its own, never releases the first one's lock by mistake;
+ * root may break it on a mount with allow_break. -EBUSY otherwise. */
+static int may_remove(struct fs *fs, const struct fs_ctx *ctx, struct lock *lk)
+{
+	const struct lock_holder *h = lock_holder(lk);
+	struct host_proc p;
+
+	if (h->sid <= 0 || !lock_holder_live(fs->eng, lk))
+		return 0; /* no session known: the uid rule alone */
+	host_proc(fs->host, ctx->pid, &p);
+	if (p.sid == h->sid)
+		return 0;
+	if (fs->cfg.allow_break && ctx->uid == 0)
+		return 0;
+	log_info(TAG,
+		 "unlink key=%s refused (EBUSY): held by pid %lld (%s) of "
+		 "another session, which is alive",
+		 lock_key(lk), (long long)h->pid, h->cmd);
+	return -EBUSY;
+}
+
+int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+	      const char *name)
+{
+	struct lock_record row;
+	struct lock *lk;
+	char *rel = NULL, *full = NULL;
+	bool lost_acked = false;
+	int rc;
+
+	if (parent == FS_CTL_DIR_INO)
+		return -EPERM;
+	rc = fs_int_child_keys(fs, parent, name, &rel, &full);
+	if (rc)
+		return rc;
+	lk = lock_find_any(fs->eng, full);
+	if (lk && lock_get_state(fs->eng, lk) == LOCK_LOST) {
+		/* Our lost lock: its holder lets go of it. What the name is
+		 * now is DynamoDB's to say (below); gone is success. */
+		rc = fs_int_is_holder(ctx, lk) ? lock_release(fs->eng, lk)
+					       : -EPERM;
+		lock_unref(fs->eng, lk);
+		lk = NULL;
+		if (rc) {
+			rc = fs_int_user_err(rc, "release", full);
+			goto out;
+		}
+		lost_acked = true;
+	}
+	if (lk) {
+		/* Ours: released by the uid that acquired it, or root, from
+		 * the holder's session while the holder lives. */
+		rc = fs_int_is_holder(ctx, lk) ? may_remove(fs, ctx, lk)
+					       : -EPERM;
+		if (!rc)
+			rc = lock_release(fs->eng, lk);
+		lock_unref(fs->eng, lk);
+		rc = fs_int_user_err(rc, "release", full);
+		goto out;
+	}
+	record_init(&row);
+	rc = fs->st->ops->get_lock(fs->st, full, 0, &row);
+	if (rc == 0) {
+		int64_t seen;
+
+		if (!fs_int_row_live(fs, &row, &seen)) {
+			rc = -ENOENT; /* invisible: expired by observation */
+		} else if (!fs->cfg.allow_break || ctx->uid != 0) {
+			rc = -EPERM;
+		} else {
+			/* Break another owner's lock, exactly the row we saw.
+			 */
+			rc = fs->st->ops->delete_lock(fs->st, full, row.rvn, 0,
+						      NULL, NULL);
+			if (rc == -ECANCELED)
+				rc = -EBUSY; /* it changed meanwhile */
+			if (!rc) {
+				metrics_inc(fs->m, MC_BREAKS);
+				observe_forget(fs->obs, full);
+				log_info(TAG, "broke key=%s owner=%s", full,
+					 row.owner ? row.owner : "?");
+			}
+		}
+	}
+	record_fini(&row);
+	if (rc == -ENOENT && lost_acked)
+		rc = 0; /* the lost lock was all there was */
+	rc = fs_int_user_err(rc, "unlink", full);
+out:
+	if (!rc) {
+		char *pk = fs_int_path_key(rel, false);
+		struct fs_node *n;
+
+		fs_int_entry_changed(fs, rel, 0);
+		pthread_mutex_lock(&fs->mu);
+		n = pk ? smap_get(&fs->by_path, pk) : NULL;
+		if (n && n->alias && !strcmp(n->alias, rel)) {
+			/* The link() name goes; the node keeps its first. */
+			fs_int_unmap_one(fs, n, rel);
+			free(n->alias);
+			n->alias = NULL;
+		} else if (n && n->alias) {
+			/* The first name goes; the linked name stays. */
+			fs_int_unmap_one(fs, n, rel);
+			free(n->rel);
+			n->rel = n->alias;
+			n->alias = NULL;
+		} else if (n) {
+			fs_int_unmap_path(fs, n);
+		}
+		pthread_mutex_unlock(&fs->mu);
+		free(pk);
+	}
+	free(rel);
+	free(full);
+	return rc;
+}
+
+int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+	    uint64_t newparent, const char *newname, struct fs_entry *e)
+{
+	const struct lock_config *lc = lock_engine_config(fs->eng);
+	struct lock *src = NULL, *lk = NULL;
+	struct lock_record rec;
+	struct lock_holder holder;
+	struct fs_node *n;
+	bool is_dir, fixed;
+	char *rel = NULL, *src_rel = NULL, *full = NULL, *src_full = NULL;
+	int rc;
+
+	memset(e, 0, sizeof(*e));
+	record_init(&rec);
+	rc = fs_int_node_info(fs, ino, &src_rel, &is_dir, &fixed);
+	if (rc)
+		return rc;
+	if (is_dir || fixed) {
+		rc = -EPERM;
+		goto out;
+	}
+	rc = fs_int_child_keys(fs, newparent, newname, &rel, &full);
+	if (rc)
+		goto out;
+	src_full = fs_int_full_key(fs, src_rel);
+	if (!src_full) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* Only the holder of a lock of this mount may give it a second name,
+	 * and the second name is a lock of its own, acquired for the same
+	 * holder (the dotlock protocol of liblockfile and procmail). */
+	src = lock_find(fs->eng, src_full);
+	if (!src || !fs_int_is_holder(ctx, src)) {
+		rc = -EPERM;
+		goto out;
+	}
+	holder = *lock_holder(src);
+	/* The second name is a lock more for the holder's uid. */
+	rc = fs_quota_lock_begin(fs->quota, (uint32_t)holder.uid,
+				 fs_int_count_held, fs->eng);
+	if (rc)
+		goto out;
+	rc = lock_acquire_hold(fs->eng, full, &holder,
+			       lc->hold == HOLD_FD ? HOLD_UNLINK : lc->hold,
+			       &lk, NULL, NULL);
+	fs_quota_lock_end(fs->quota, (uint32_t)holder.uid, rc == 0);
+	if (rc == -EISDIR)
+		rc = -EEXIST; /* the new name is a directory */
+	if (rc) {
+		rc = fs_int_user_err(rc, "link", full);
+		goto out;
+	}
+	/* No open file holds the new name. */
+	lock_holder_closed(fs->eng, lk);
+	fs_wb_flush(fs->wb, src);
+	if (!lock_snapshot(fs->eng, src, &rec, NULL) && rec.has_data &&
+	    rec.data_len)
+		lock_modify_data(fs->eng, lk, rec.data, rec.data_len, 0, -1,
+				 FS_MAX_DATA);
+	lock_snapshot(fs->eng, lk, &rec, NULL);
+	pthread_mutex_lock(&fs->mu);
+	n = fs_int_find_node(fs, ino);
+	if (n) {
+		char *pk = fs_int_path_key(rel, false);
+		struct fs_node *old = pk ? smap_get(&fs->by_path, pk) : NULL;
+
+		if (old && old != n) {
+			smap_del(&fs->by_path, pk);
+			old->in_path_map = false;
+		}
+		free(n->alias);
+		n->alias = strdup(rel);
+		if (pk && n->alias && !smap_put(&fs->by_path, pk, n)) {
+			n->nlookup++;
+			fs_int_lock_attr(fs, n->ino, &rec, RENDER_HELD, 0,
+					 &e->attr);
+			e->attr.nlink = fs_int_node_nlink(n);
+		} else {
+			free(n->alias);
+			n->alias = NULL;
+			n = NULL;
+		}
+		free(pk);
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (!n) {
+		lock_release(fs->eng, lk);
+		rc = -ENOMEM;
+		goto out;
+	}
+	fs_int_fill_entry(fs, e, true);
+	fs_int_entry_changed(fs, rel, 0);
+out:
+	lock_unref(fs->eng, lk);
+	lock_unref(fs->eng, src);
+	record_fini(&rec);
+	free(rel);
+	free(src_rel);
+	free(full);
+	free(src_full);
+	return rc;
+}

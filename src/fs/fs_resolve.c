@@ -1,0 +1,201 @@
+/* fs_resolve: what a name is now: a lock of this mount (the engine
+ * answers), else what DynamoDB says of the key (a live row by our
+ * observation, a directory row, or a directory known through keys below
+ * it); the keys of a parent's child; store errors as users see them.
+ * Threads: FUSE workers; never holds fs->mu across a request. */
+#include "fs_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "names.h"
+
+#define TAG "fs"
+
+void fs_int_resolved_init(struct resolved *r)
+{
+	memset(r, 0, sizeof(*r));
+	record_init(&r->rec);
+	dir_record_init(&r->dir);
+}
+
+void fs_int_resolved_fini(struct resolved *r)
+{
+	record_fini(&r->rec);
+	dir_record_fini(&r->dir);
+}
+
+/* Store failures as users see them: permission stays permission, any
+ * other backend trouble (unreachable, throttled past the deadline, missing
+ * table, malformed answer) is EIO, with the detail in the log. Errors of
+ * the filesystem's own (EPERM, ENOENT, ENOTEMPTY...) pass through. */
+int fs_int_user_err(int rc, const char *what, const char *key)
+{
+	char why[LOG_ERRNO_MAX];
+
+	switch (rc) {
+	case -ETIMEDOUT:
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -EHOSTUNREACH:
+	case -EAGAIN:
+	case -EPROTO:
+	case -EMSGSIZE:
+	case -ENXIO:
+	case -EINVAL:
+	case -ESTALE:
+	case -ECANCELED:
+	case -ENOSPC:
+	case -EIO:
+		log_warn(TAG, "%s key=%s: DynamoDB request failed: %s", what,
+			 key, log_errno(rc, why, sizeof(why)));
+		return -EIO;
+	default:
+		return rc;
+	}
+}
+
+/* Judges a foreign row: returns true if it is live (not expired by our
+ * observation) and fills the time of our first sighting. */
+bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
+		     int64_t *seen_real_ms)
+{
+	struct observation ob;
+
+	observe_note(fs->obs, r->key, r->rvn, r->lease_ms, &ob);
+	*seen_real_ms = ob.first_seen_real_ms;
+	/* A shared row whose readers all left is free (anyone may take it
+	 * at once): no lock to show. Unless another mount's writer marked
+	 * it: that writer takes it next, and an acquire here is refused, so
+	 * it is shown held (a create that opens it must not then find it
+	 * gone). */
+	return !ob.expired && !lock_row_free(fs->eng, r);
+}
+
+/* What rel is now. both: ask for the lock and the directory row at once
+ * (lookup); otherwise only the lock row (getattr of a file). */
+int fs_int_resolve(struct fs *fs, const char *rel, bool both,
+		   struct resolved *out)
+{
+	struct store_lookup sl;
+	struct lock *lk;
+	char *full = fs_int_full_key(fs, rel);
+	int rc;
+
+	if (!full)
+		return -ENOMEM;
+	lk = lock_find(fs->eng, full);
+	if (lk) {
+		enum lock_state st;
+
+		rc = lock_snapshot(fs->eng, lk, &out->rec, &st);
+		lock_unref(fs->eng, lk);
+		if (!rc) {
+			out->kind = K_FILE;
+			out->ours = true;
+			out->state = RENDER_HELD;
+		}
+		free(full);
+		return rc;
+	}
+	if (lock_recently_released(fs->eng, full)) {
+		free(full);
+		return 0;
+	}
+	store_lookup_init(&sl);
+	if (both) {
+		rc = fs->st->ops->lookup(fs->st, full, 0, &sl);
+	} else {
+		rc = fs->st->ops->get_lock(fs->st, full, 0, &sl.lock);
+		sl.has_lock = rc == 0;
+		if (rc == -ENOENT)
+			rc = 0;
+	}
+	if (rc) {
+		store_lookup_fini(&sl);
+		rc = fs_int_user_err(rc, "lookup", full);
+		free(full);
+		return rc;
+	}
+	if (sl.has_lock && fs_int_row_live(fs, &sl.lock, &out->seen_real_ms)) {
+		out->kind = K_FILE;
+		out->state = RENDER_HELD;
+		rc = record_copy(&out->rec, &sl.lock);
+	} else if (sl.has_dir) {
+		out->kind = K_DIR;
+		rc = dir_record_copy(&out->dir, &sl.dir);
+	} else if (both && fs_int_implicit_dir_known(fs, full)) {
+		out->kind = K_DIR;
+		out->implicit = true;
+	}
+	store_lookup_fini(&sl);
+	free(full);
+	return rc;
+}
+
+void fs_int_resolved_attr(const struct fs *fs, uint64_t ino, const char *rel,
+			  const struct resolved *r, struct fs_attr *a)
+{
+	if (r->kind == K_DIR) {
+		fs_int_dir_attr(fs, ino, r->implicit ? NULL : &r->dir, a);
+		fs_dirstat_apply(fs->dirstat, rel, a);
+	} else
+		fs_int_lock_attr(fs, ino, &r->rec, r->state, r->seen_real_ms,
+				 a);
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+/* Copies the relative path of a directory inode; -ENOENT, -ENOTDIR. */
+static int dir_rel(struct fs *fs, uint64_t ino, char **rel)
+{
+	struct fs_node *n;
+	int rc = 0;
+
+	pthread_mutex_lock(&fs->mu);
+	n = fs_int_find_node(fs, ino);
+	if (!n)
+		rc = -ENOENT;
+	else if (!n->is_dir || n == &fs->ctl_dir)
+		rc = n == &fs->ctl_dir ? -EPERM : -ENOTDIR;
+	else if (!(*rel = strdup(n->rel)))
+		rc = -ENOMEM;
+	pthread_mutex_unlock(&fs->mu);
+	return rc;
+}
+
+/* Checks name and builds the relative key of parent/name. */
+int fs_int_child_rel(struct fs *fs, uint64_t parent, const char *name,
+		     char **rel)
+{
+	char *dir = NULL;
+	int rc = names_check(name);
+
+	if (rc)
+		return rc;
+	rc = dir_rel(fs, parent, &dir);
+	if (rc)
+		return rc;
+	rc = names_join(dir, name, fs->prefix_len, rel);
+	free(dir);
+	return rc;
+}
+
+/* child_rel, and the full key of the result. */
+int fs_int_child_keys(struct fs *fs, uint64_t parent, const char *name,
+		      char **rel, char **full)
+{
+	int rc = fs_int_child_rel(fs, parent, name, rel);
+
+	if (rc)
+		return rc;
+	*full = fs_int_full_key(fs, *rel);
+	if (!*full) {
+		free(*rel);
+		*rel = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}

@@ -87,7 +87,8 @@ struct group_memo {
 	} slot[GROUP_MEMO_SLOTS];
 };
 
-static bool group_alive(struct group_memo *m, const struct lock_holder *h)
+static bool group_alive(struct lock_engine *e, struct group_memo *m,
+			const struct lock_holder *h)
 {
 	unsigned i =
 		(unsigned)(((uint64_t)h->pgid * 0x9E3779B97F4A7C15ULL) >> 58);
@@ -95,7 +96,7 @@ static bool group_alive(struct group_memo *m, const struct lock_holder *h)
 	if (m->slot[i].pgid != h->pgid || m->slot[i].start != h->pgid_start) {
 		m->slot[i].pgid = h->pgid;
 		m->slot[i].start = h->pgid_start;
-		m->slot[i].alive = lock_int_pgrp_alive(h);
+		m->slot[i].alive = lock_int_pgrp_alive(e, h);
 	}
 	return m->slot[i].alive;
 }
@@ -130,7 +131,8 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 			continue;
 		if (lk->state == LOCK_HELD && !lk->release_wanted) {
 			pgrp_watch = true;
-			if (check_pgrps && !group_alive(&memo, &lk->holder)) {
+			if (check_pgrps &&
+			    !group_alive(e, &memo, &lk->holder)) {
 				lk->release_wanted = true;
 				lk->next_due_mono_ms = now;
 				lease_index_note_locked(e, lk);
@@ -139,7 +141,8 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 			/* A lost lock stays visible to its holder's group
 			 * until that group is gone (or it unlinks it). */
 			pgrp_watch = true;
-			if (check_pgrps && !group_alive(&memo, &lk->holder)) {
+			if (check_pgrps &&
+			    !group_alive(e, &memo, &lk->holder)) {
 				lk->dismissed = true;
 				lock_int_retire_locked(e, lk);
 			}
@@ -333,7 +336,7 @@ static void run_job(struct lock_engine *e, struct lock *lk)
 
 int64_t lease_step(struct lock_engine *e)
 {
-	int64_t now = clk_mono_ms(e->clk), wake = now + LEASE_IDLE_MS;
+	int64_t now = clk_mono_ms(e->os.clk), wake = now + LEASE_IDLE_MS;
 	struct lock *pick = NULL;
 	int n;
 
@@ -399,7 +402,8 @@ static void *scheduler_main(void *arg)
 
 	pthread_mutex_lock(&e->mu);
 	while (!e->stopping) {
-		int64_t now = clk_mono_ms(e->clk), wake = now + LEASE_IDLE_MS;
+		int64_t now = clk_mono_ms(e->os.clk),
+			wake = now + LEASE_IDLE_MS;
 		struct timespec ts;
 		int n;
 
@@ -413,7 +417,7 @@ static void *scheduler_main(void *arg)
 		/* Holders hear of a loss the moment their trust ends. */
 		lock_int_notify_lost(e);
 		pthread_mutex_lock(&e->mu);
-		if (e->stopping || e->kicked || wake <= clk_mono_ms(e->clk))
+		if (e->stopping || e->kicked || wake <= clk_mono_ms(e->os.clk))
 			continue;
 		clk_mono_timespec(wake, &ts);
 		pthread_cond_timedwait(&e->cv, &e->mu, &ts);

@@ -7,13 +7,11 @@
 #include "lock_int.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lease.h"
 #include "lock_rows.h"
-#include "procgrp.h"
 #include "log.h"
 #include "text.h"
 
@@ -21,12 +19,12 @@
 
 static int64_t now_mono(const struct lock_engine *e)
 {
-	return clk_mono_ms(e->clk);
+	return clk_mono_ms(e->os.clk);
 }
 
 static int64_t now_real(const struct lock_engine *e)
 {
-	return clk_real_ms(e->clk);
+	return clk_real_ms(e->os.clk);
 }
 
 static int64_t op_deadline(const struct lock_engine *e)
@@ -78,6 +76,17 @@ struct lock_engine *lock_engine_new(const struct lock_config *cfg,
 				    const struct clk *clk, struct metrics *m,
 				    const struct lock_callbacks *cb)
 {
+	struct host h = *host_system();
+
+	h.clk = clk;
+	return lock_engine_new_host(cfg, store, obs, &h, m, cb);
+}
+
+struct lock_engine *
+lock_engine_new_host(const struct lock_config *cfg, struct store *store,
+		     struct observe *obs, const struct host *host,
+		     struct metrics *m, const struct lock_callbacks *cb)
+{
 	struct lock_engine *e = calloc(1, sizeof(*e));
 
 	if (!e)
@@ -105,7 +114,7 @@ struct lock_engine *lock_engine_new(const struct lock_config *cfg,
 	e->cfg.host = e->host;
 	e->store = store;
 	e->obs = obs;
-	e->clk = clk;
+	e->os = host ? *host : *host_system();
 	e->metrics = m;
 	if (cb)
 		e->cb = *cb;
@@ -478,7 +487,7 @@ bool lock_holder_live(struct lock_engine *e, struct lock *lk)
 		switch (lk->hold) {
 		case HOLD_PGRP:
 			live = lk->holder_open ||
-			       lock_int_pgrp_alive(&lk->holder);
+			       lock_int_pgrp_alive(e, &lk->holder);
 			break;
 		case HOLD_FD:
 			live = lk->holder_open;
@@ -1361,9 +1370,9 @@ int lock_release(struct lock_engine *e, struct lock *lk)
 	return lock_int_release(e, lk, false);
 }
 
-bool lock_int_pgrp_alive(const struct lock_holder *h)
+bool lock_int_pgrp_alive(struct lock_engine *e, const struct lock_holder *h)
 {
-	return procgrp_alive(h->pgid, h->pgid_start);
+	return host_pgrp_alive(&e->os, h->pgid, h->pgid_start);
 }
 
 void lock_holder_closed(struct lock_engine *e, struct lock *lk)
@@ -1379,7 +1388,7 @@ void lock_holder_closed(struct lock_engine *e, struct lock *lk)
 		if (lk->hold == HOLD_FD)
 			now = true;
 		else if (lk->hold == HOLD_PGRP &&
-			 !lock_int_pgrp_alive(&lk->holder))
+			 !lock_int_pgrp_alive(e, &lk->holder))
 			now = true;
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -1445,10 +1454,10 @@ void lock_int_notify_lost(struct lock_engine *e)
 			 * start time; never group 1 (kill(-1) is every
 			 * process). */
 			if (e->cfg.lost_signal &&
-			    procgrp_signallable(todo[i]->holder.pgid,
-						todo[i]->holder.pgid_start))
-				kill(-(pid_t)todo[i]->holder.pgid,
-				     e->cfg.lost_signal);
+			    host_pgrp_signallable(&e->os, todo[i]->holder.pgid,
+						  todo[i]->holder.pgid_start))
+				host_signal_pgrp(&e->os, todo[i]->holder.pgid,
+						 e->cfg.lost_signal);
 			else if (e->cfg.lost_signal)
 				log_warn(TAG,
 					 "lost key=%s: process group %lld is "

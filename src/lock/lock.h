@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "clk.h"
+#include "host.h"
 #include "metrics.h"
 #include "observe.h"
 #include "record.h"
@@ -100,7 +101,16 @@ struct lock_callbacks {
 	void *arg;
 };
 
-/* The engine does not own store, obs or metrics. */
+/* The engine does not own store, obs, host or metrics. host is the
+ * machine (host.h): the engine's clock, whether a holder's process group
+ * lives, and the signal sent to it on loss; NULL: host_system(). The
+ * engine copies *host (its ops and arg must outlive the engine). */
+struct lock_engine *
+lock_engine_new_host(const struct lock_config *cfg, struct store *store,
+		     struct observe *obs, const struct host *host,
+		     struct metrics *m, const struct lock_callbacks *cb);
+/* lock_engine_new_host on the real machine (host_system()'s process
+ * groups and signals) with clk as the engine's clock. */
 struct lock_engine *lock_engine_new(const struct lock_config *cfg,
 				    struct store *store, struct observe *obs,
 				    const struct clk *clk, struct metrics *m,

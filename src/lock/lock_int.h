@@ -75,7 +75,8 @@ struct lock_engine {
 	char *host;
 	struct store *store;
 	struct observe *obs;
-	const struct clk *clk;
+	struct host os; /* the machine: our clock, process groups,
+			 * signals (host.h); read-only */
 	struct metrics *metrics;
 	struct lock_callbacks cb;
 
@@ -159,8 +160,9 @@ struct lock *lease_index_take_urgent_locked(struct lock_engine *e,
 					    struct lock **pp);
 void lease_index_free(struct lock_engine *e);
 
-/* Whether the holder's process group lives and is still its (procgrp.h). */
-bool lock_int_pgrp_alive(const struct lock_holder *h);
+/* Whether the holder's process group lives and is still its, as the
+ * engine's host tells (host_pgrp_alive). */
+bool lock_int_pgrp_alive(struct lock_engine *e, const struct lock_holder *h);
 
 /* lock.c, for lock_share.c (without mu): the deadline of a user-facing
  * request; tracks a lock whose acquire may have landed (its outcome could

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "host_fake.h"
 #include "lease.h"
 #include "lock.h"
 #include "log.h"
@@ -21,6 +22,7 @@
 #include "store_mem.h"
 
 static struct clk_fake fclk;
+static struct host_fake fhost;
 static struct store *st;
 static struct observe *obs;
 static struct lock_engine *eng;
@@ -42,7 +44,9 @@ static void on_released(void *arg, const char *key)
 	released_calls++;
 }
 
-static void setup(enum hold_mode hold)
+/* The engine on the real machine (its process groups, its signals), or on
+ * fhost when fake (groups that die on cue, signals recorded). */
+static void setup_on(enum hold_mode hold, bool fake, int lost_signal)
 {
 	struct lock_config cfg = {
 		.owner = "me",
@@ -52,16 +56,24 @@ static void setup(enum hold_mode hold)
 		.safe_period_ms = 1500,
 		.hold = hold,
 		.recent_release_ms = 1000,
+		.lost_signal = lost_signal,
 	};
 	struct lock_callbacks cb = { on_lost, on_released, NULL };
 
 	clk_fake_init(&fclk, 1790000000000LL);
+	host_fake_init(&fhost, &fclk.clk);
 	st = store_mem_new();
 	obs = observe_new(&fclk.clk, 0);
 	metrics_init(&met);
-	eng = lock_engine_new(&cfg, st, obs, &fclk.clk, &met, &cb);
+	eng = fake ? lock_engine_new_host(&cfg, st, obs, &fhost.host, &met, &cb)
+		   : lock_engine_new(&cfg, st, obs, &fclk.clk, &met, &cb);
 	CHECK(st && obs && eng);
 	lost_calls = released_calls = 0;
+}
+
+static void setup(enum hold_mode hold)
+{
+	setup_on(hold, false, 0);
 }
 
 static void teardown(void)
@@ -69,6 +81,7 @@ static void teardown(void)
 	lock_engine_free(eng);
 	observe_free(obs);
 	store_free(st);
+	host_fake_fini(&fhost);
 }
 
 static struct lock_holder holder(int64_t pgid)
@@ -540,6 +553,58 @@ static void test_hold_modes(void)
 	teardown();
 }
 
+/* On a fake machine (no fork, no /proc): a pgrp-mode lock is kept while
+ * its holder's group lives and released on the pass after the group dies;
+ * a lost lock's holder group is signalled through the host, once, and a
+ * group the host cannot prove is the holder's is not. */
+static void test_fake_host_groups(void)
+{
+	struct lock_holder h = holder(4242);
+	struct store_mem_faults down = { .down = 1 }, up = { 0 };
+	struct lock *lk;
+
+	setup_on(HOLD_PGRP, true, SIGUSR1);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	advance(300);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	CHECK(host_fake_alive_checks(&fhost) > 0);
+	host_fake_kill(&fhost, 4242);
+	advance(150);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_RELEASED);
+	CHECK_INT(released_calls, 1);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	lock_unref(eng, lk);
+
+	/* A loss by the safe period: the holder's group hears of it. */
+	h = holder(4343);
+	CHECK_INT(lock_acquire(eng, "b", &h, &lk, NULL, NULL), 0);
+	store_mem_set_faults(st, &down);
+	advance(1600);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(host_fake_signals(&fhost), 1);
+	CHECK_INT(fhost.last_pgid, 4343);
+	CHECK_INT(fhost.last_sig, SIGUSR1);
+	store_mem_set_faults(st, &up);
+	advance(600);
+	CHECK_INT(host_fake_signals(&fhost), 1);
+	CHECK_INT(lock_release(eng, lk), 0);
+	lock_unref(eng, lk);
+
+	/* Not provably the holder's group any more: no signal. */
+	fhost.not_signallable = true;
+	h = holder(4444);
+	CHECK_INT(lock_acquire(eng, "c", &h, &lk, NULL, NULL), 0);
+	store_mem_set_faults(st, &down);
+	advance(1600);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(host_fake_signals(&fhost), 1);
+	store_mem_set_faults(st, &up);
+	CHECK_INT(lock_release(eng, lk), 0);
+	lock_unref(eng, lk);
+	teardown();
+}
+
 static void test_fence_and_data(void)
 {
 	struct lock_holder h = holder(getpgrp());
@@ -993,6 +1058,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_ambiguous_writes);
 	CHECK_CASE(test_release_waits_for_heartbeat);
 	CHECK_CASE(test_hold_modes);
+	CHECK_CASE(test_fake_host_groups);
 	CHECK_CASE(test_fence_and_data);
 	CHECK_CASE(test_release_all);
 	CHECK_CASE(test_trust_ends_by_clock);

@@ -1,6 +1,7 @@
 /* core_model: random operation sequences against three lock engines (three
- * "hosts") sharing one in-memory store, each behind its own link that can
- * be cut (partition) or lose replies after the write landed. Hosts also
+ * "hosts", each on a fake machine) sharing one in-memory store, each behind
+ * its own link (store_fault) that can be cut (partition) or lose replies
+ * after the write landed. Hosts also
  * crash (the daemon dies without releasing) and come back with a new owner.
  * Every request over a link takes time on the shared clock. After every
  * step two properties are checked:
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "host_fake.h"
 #include "lease.h"
 #include "lock.h"
 #include "log.h"
@@ -33,18 +35,12 @@
 static struct clk_fake fclk;
 static uint64_t rnd(uint64_t n);
 
-static int link_latency(void *arg, enum store_fault_op op, const char *key)
-{
-	(void)arg;
-	(void)op;
-	(void)key;
-	clk_fake_advance(&fclk, (int64_t)rnd(LINK_MS));
-	return 0;
-}
-
-/* A host: its engine behind its own link to the shared store, which can
- * be cut (down) or lose replies after the write landed. */
-struct host {
+/* A mount: its engine on its own machine (a fake host: the shared clock,
+ * no real process groups) behind its own link to the shared store
+ * (store_fault), which can be cut (down) or lose replies after the write
+ * landed, and takes time on the shared clock. */
+struct mount {
+	struct host_fake machine;
 	struct store_fault link;
 	struct observe *obs;
 	struct lock_engine *eng;
@@ -55,7 +51,7 @@ struct host {
 };
 
 static struct store *shared;
-static struct host hosts[HOSTS];
+static struct mount hosts[HOSTS];
 static const char *const keys[KEYS] = { "a", "b", "c", "d/e" };
 static uint64_t last_fence[KEYS];
 static uint64_t last_fence_id[KEYS]; /* acquisition that got it */
@@ -70,7 +66,7 @@ static uint64_t rnd(uint64_t n)
 	return rng % n;
 }
 
-static void host_up(struct host *h, int i)
+static void host_up(struct mount *h, int i)
 {
 	struct lock_config cfg = {
 		.host = "model",
@@ -83,17 +79,18 @@ static void host_up(struct host *h, int i)
 
 	snprintf(h->owner, sizeof(h->owner), "host%d.%d", i, h->generation++);
 	cfg.owner = h->owner;
+	host_fake_init(&h->machine, &fclk.clk);
 	store_fault_init(&h->link, shared);
-	h->link.before = link_latency;
+	store_fault_set_latency(&h->link, &fclk, LINK_MS, rnd);
 	h->obs = observe_new(&fclk.clk, 0);
-	h->eng = lock_engine_new(&cfg, &h->link.base, h->obs, &fclk.clk, NULL,
-				 NULL);
+	h->eng = lock_engine_new_host(&cfg, &h->link.base, h->obs,
+				      &h->machine.host, NULL, NULL);
 	CHECK(h->obs && h->eng);
 	memset(h->held, 0, sizeof(h->held));
 }
 
 /* The daemon dies: nothing is released, its rows stay behind. */
-static void host_crash(struct host *h, int i)
+static void host_crash(struct mount *h, int i)
 {
 	int k;
 
@@ -102,6 +99,7 @@ static void host_crash(struct host *h, int i)
 			lock_unref(h->eng, h->held[k]);
 	lock_engine_free(h->eng);
 	observe_free(h->obs);
+	host_fake_fini(&h->machine);
 	host_up(h, i);
 }
 
@@ -155,7 +153,7 @@ static void check_safety(int step)
 static void step_once(int step)
 {
 	int i = (int)rnd(HOSTS), k = (int)rnd(KEYS);
-	struct host *h = &hosts[i];
+	struct mount *h = &hosts[i];
 	struct lock_holder who = {
 		.pid = 1, .uid = 0, .gid = 0, .pgid = 1, .mode = 0644
 	};
@@ -248,6 +246,7 @@ int main(int argc, char **argv)
 						   hosts[i].held[k]);
 			lock_engine_free(hosts[i].eng);
 			observe_free(hosts[i].obs);
+			host_fake_fini(&hosts[i].machine);
 		}
 		store_free(shared);
 	}

@@ -25,6 +25,14 @@ void store_fault_set_send_twice(struct store_fault *f, int twice)
 	__atomic_store_n(&f->send_twice, twice, __ATOMIC_SEQ_CST);
 }
 
+void store_fault_set_latency(struct store_fault *f, struct clk_fake *clk,
+			     int64_t max_ms, uint64_t (*rnd)(uint64_t n))
+{
+	f->latency_clk = clk;
+	f->latency_max_ms = max_ms;
+	f->latency_rnd = rnd;
+}
+
 /* Whether a conditional write that answered rc is sent again. */
 static bool again(struct store *s, int rc)
 {
@@ -53,6 +61,10 @@ static int gate(struct store *s, enum store_fault_op op, const char *key,
 
 	if (f->before)
 		rc = f->before(f->arg, op, key);
+	if (f->latency_clk && f->latency_rnd && f->latency_max_ms > 0)
+		clk_fake_advance(
+			f->latency_clk,
+			(int64_t)f->latency_rnd((uint64_t)f->latency_max_ms));
 	if (!rc && __atomic_load_n(&f->down, __ATOMIC_SEQ_CST))
 		rc = -ETIMEDOUT;
 	*lose = write && (__atomic_load_n(&f->lose_replies, __ATOMIC_SEQ_CST) ||

@@ -1,14 +1,16 @@
 /* store_fault: a store that wraps any other store and injects the faults of
- * a network between lockfs and DynamoDB: a link that is down, replies lost
- * after the write landed, writes sent again after they landed, and a hook run
- * before every request (to take time on a fake clock, sleep, block one key, or
- * record the order of events). Test-only: never linked into lockfs.
+ * a network between lockfs and DynamoDB: a link that is down (a partition
+ * of this wrapper's client alone), replies lost after the write landed,
+ * writes sent again after they landed, latency on a fake clock, and a hook
+ * run before every request (to take time on a fake clock, sleep, block one key,
+ * or record the order of events). Test-only: never linked into lockfs.
  *
  * Threads: any; the knobs are read atomically, the hook runs in the
  * caller's thread without any lock held. */
 #ifndef LOCKFS_TEST_STORE_FAULT_H
 #define LOCKFS_TEST_STORE_FAULT_H
 
+#include "clk.h"
 #include "store.h"
 
 enum store_fault_op {
@@ -37,6 +39,13 @@ struct store_fault {
 	 * request with that -errno, without reaching the inner store. */
 	int (*before)(void *arg, enum store_fault_op op, const char *key);
 	void *arg;
+	/* Latency on a fake clock, when latency_clk is set: every request
+	 * first advances it by latency_rnd(latency_max_ms) ms (a number in
+	 * [0, max), from the test's own random source, so that a seed
+	 * replays), after the before hook. */
+	struct clk_fake *latency_clk;
+	int64_t latency_max_ms;
+	uint64_t (*latency_rnd)(uint64_t n);
 };
 
 /* f->base is then a store forwarding to inner; destroying it does not
@@ -46,5 +55,9 @@ void store_fault_set_down(struct store_fault *f, int down);
 void store_fault_set_lose_replies(struct store_fault *f, int lose);
 void store_fault_lose_next(struct store_fault *f, int n);
 void store_fault_set_send_twice(struct store_fault *f, int twice);
+/* Each request takes rnd(max_ms) ms of clk (see latency_clk). Set before
+ * the wrapper is used. */
+void store_fault_set_latency(struct store_fault *f, struct clk_fake *clk,
+			     int64_t max_ms, uint64_t (*rnd)(uint64_t n));
 
 #endif

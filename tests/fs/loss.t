@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# loss.t: losing a lock when DynamoDB stops answering (SEMANTICS.md "Losing a
-# lock"). A private DynamoDB Local is paused (SIGSTOP) past the safe period
+# loss.t: losing a lock when DynamoDB stops answering (doc/semantics.md "Lost
+# locks"). A private DynamoDB Local is paused (SIGSTOP) past the safe period
 # (lease=3,heartbeat=0.5,safe_period=1.5). Mount A has lost_signal=USR1,
 # mount A2 has none. Then: the holder's fd reads state: lost, write/fsync
 # give EIO, poll gives POLLERR|POLLPRI (and wakes a poll already waiting),

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# names.t: names and limits (SEMANTICS.md "Paths and keys"): 255 vs 256-byte
+# names.t: names and limits (doc/semantics.md "Keys, names and
+# directories"): 255 vs 256-byte
 # names from lookup, create and mkdir; whole keys of 1024 vs 1025 bytes
 # through nested directories; invalid UTF-8 (EINVAL); reserved ".lockfs*"
 # names (EPERM); the control files .lockfs/status and .lockfs/metrics and

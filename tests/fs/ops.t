@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ops.t: the Operations table of SEMANTICS.md on one mount: acquire by
+# ops.t: the Operations of doc/semantics.md on one mount: acquire by
 # O_CREAT|O_EXCL, EEXIST, O_CREAT on a held key (no acquire); the text of a
 # lock (fields, order, RFC 3339 ms times, expires = heartbeat + lease);
 # stat (mode from create with umask, uid, size = text length, mtime =
@@ -86,8 +86,8 @@ stat_vs_text
 sv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$ST"; }
 is "$(sv mode)" 0100640 "stat: regular file, mode 0666 from create masked by umask 027"
 is "$(sv nlink)/$(sv uid)/$(sv gid)" 1/0/0 "stat: nlink 1, uid and gid of the creator"
-# README: st_size is the length of the holder's data (0 for a new lock, as
-# lock-file programs check); SEMANTICS.md says the length of the text.
+# doc/semantics.md (stat): st_size is the length of the holder's data (0 for a
+# new lock, as lock-file programs check), not of the text.
 is "$(sv size)" 0 "stat: size of a new lock is 0 (no data yet)"
 is "$(sv mtime | tr -d .)" "$(rfc_ms "$(field "$TXT" heartbeat)")" "stat: mtime = heartbeat"
 is "$(sv ctime | tr -d .)" "$(rfc_ms "$(field "$TXT" acquired)")" "stat: ctime = acquired"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # skew.t: a holder whose wall clock is 2 h behind (libfaketime, FAKETIME=-7200s,
-# on mount A's daemon only) keeps its lock (SEMANTICS.md tenet 3: a holder's
-# skewed clock can never make the table's TTL delete a live lock). lockfs
+# on mount A's daemon only) keeps its lock (doc/semantics.md, principle 3:
+# no host clock can get a live lock deleted by the table's TTL). lockfs
 # writes the row's expiry_time (the TTL attribute), acquire and heartbeat
 # times in DynamoDB's time, learned from the Date of its answers, not in the
 # host's: the row read straight from DynamoDB (boto3) expires about an hour

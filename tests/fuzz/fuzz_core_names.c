@@ -1,6 +1,6 @@
 /* fuzz_core_names: the name and key rules (names_check, names_join,
  * names_check_prefix) on arbitrary bytes. Input: PREFIX \0 DIR \0 NAME.
- * Checked against the rules of SEMANTICS.md written out here: a name is
+ * Checked against the rules of doc/semantics.md written out here: a name is
  * 1..255 bytes of valid UTF-8 without '/', not "." or "..", reserved when
  * it starts with ".lockfs"; a key (prefix + dir + '/' + name) is at most
  * 1024 bytes; a prefix is "" or at most 512 bytes of names each followed

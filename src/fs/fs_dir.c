@@ -13,7 +13,6 @@
 #include "fs_int.h"
 #include "log.h"
 #include "names.h"
-#include "observe.h"
 
 struct fs_dirent {
 	char *name;
@@ -55,23 +54,12 @@ int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 	if (rc)
 		return rc;
 	full = fs_int_full_key(fs, rel);
-	rc = full ? fs->st->ops->set_dir_mode(fs->st, full, mode & 01777, 0)
+	rc = full ? lock_rows_set_dir_mode(fs->eng, full, mode & 01777)
 		  : -ENOMEM;
 	fs_int_dir_view_forget(fs, rel);
 	rc = fs_int_user_err(rc, "chmod", rel);
 	free(full);
 	return rc;
-}
-
-/* Writes d's marker. The name's lock item decides between them: a live
- * lock there gives EEXIST; a lock this mount has seen lapse (no heartbeat
- * for a lease) is taken over, as an acquire would take it. */
-static int put_dir_over_lapsed(struct fs *fs, const struct dir_record *d)
-{
-	char rvn[RECORD_RVN_MAX];
-	bool lapsed = observe_expired_rvn(fs->obs, d->key, rvn);
-
-	return fs->st->ops->put_dir(fs->st, d, lapsed ? rvn : NULL, 0);
 }
 
 int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
@@ -101,7 +89,10 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		d.uid = ctx->uid;
 		d.gid = ctx->gid;
 		d.created_real_ms = clk_real_ms(fs->host->clk);
-		rc = d.key ? put_dir_over_lapsed(fs, &d) : -ENOMEM;
+		/* The name's lock item decides: a live lock there gives
+		 * EEXIST; a lock this mount has seen lapse (no heartbeat for a
+		 * lease) is taken over, as an acquire would take it. */
+		rc = d.key ? lock_rows_put_dir(fs->eng, &d, true) : -ENOMEM;
 		rc = fs_int_user_err(rc, "mkdir", rel);
 		/* A lock released here by that name is a directory now. */
 		if (!rc)
@@ -164,11 +155,11 @@ int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = fs->st->ops->list(fs->st, under, 0, probe_child, &probe);
+	rc = lock_rows_list(fs->eng, under, probe_child, &probe);
 	if (!rc && probe.found)
 		rc = -ENOTEMPTY;
 	if (!rc) {
-		rc = fs->st->ops->delete_dir(fs->st, full, 0);
+		rc = lock_rows_delete_dir(fs->eng, full);
 		if (rc == -ENOENT) {
 			/* No row: an implicit directory (empty now) or none. */
 			rc = fs_int_implicit_dir_known(fs, full) ? 0 : -ENOENT;
@@ -403,7 +394,7 @@ int fs_opendir_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	smap_init(&w.seen);
 	int64_t listed = clk_mono_ms(fs->host->clk);
 
-	rc = fs->st->ops->list(fs->st, under, 0, list_row, &w);
+	rc = lock_rows_list(fs->eng, under, list_row, &w);
 	smap_fini(&w.seen);
 	if (rc) {
 		rc = fs_int_user_err(rc, "list", under);
@@ -507,8 +498,7 @@ int fs_ensure_prefix_dirs(struct fs *fs)
 		if (fs->prefix[i] != '/' || fs->prefix[i - 1] == '/')
 			continue;
 		d.key = strndup(fs->prefix, i);
-		rc = d.key ? fs->st->ops->put_dir(fs->st, &d, NULL, 0)
-			   : -ENOMEM;
+		rc = d.key ? lock_rows_put_dir(fs->eng, &d, false) : -ENOMEM;
 		if (rc == -EEXIST)
 			rc = 0;
 		free(d.key);

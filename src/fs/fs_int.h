@@ -32,6 +32,7 @@
 #include "fs_quota.h"
 #include "fs_wb.h"
 #include "host.h"
+#include "lock_rows.h"
 #include "map.h"
 #include "render.h"
 
@@ -73,8 +74,6 @@ struct fs {
 	char *prefix;
 	size_t prefix_len;
 	struct lock_engine *eng;
-	struct store *st;
-	struct observe *obs;
 	struct metrics *m;
 	struct flk *flk;	    /* set once before the mount */
 	struct fs_quota *quota;	    /* per-uid limits */

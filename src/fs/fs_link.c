@@ -78,7 +78,7 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		goto out;
 	}
 	record_init(&row);
-	rc = fs->st->ops->get_lock(fs->st, full, 0, &row);
+	rc = lock_rows_get(fs->eng, full, &row);
 	if (rc == 0) {
 		int64_t seen;
 
@@ -87,15 +87,13 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		} else if (!fs->cfg.allow_break || ctx->uid != 0) {
 			rc = -EPERM;
 		} else {
-			/* Break another owner's lock, exactly the row we saw.
-			 */
-			rc = fs->st->ops->delete_lock(fs->st, full, row.rvn, 0,
-						      NULL, NULL);
+			/* Break another owner's lock, exactly the row we saw
+			 * (and forget our observation of it). */
+			rc = lock_rows_break(fs->eng, full, row.rvn);
 			if (rc == -ECANCELED)
 				rc = -EBUSY; /* it changed meanwhile */
 			if (!rc) {
 				metrics_inc(fs->m, MC_BREAKS);
-				observe_forget(fs->obs, full);
 				log_info(TAG, "broke key=%s owner=%s", full,
 					 row.owner ? row.owner : "?");
 			}

@@ -63,15 +63,15 @@ bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
 		     int64_t *seen_real_ms)
 {
 	struct observation ob;
+	bool lapsed = lock_rows_judge(fs->eng, r, &ob);
 
-	observe_note(fs->obs, r->key, r->rvn, r->lease_ms, &ob);
 	*seen_real_ms = ob.first_seen_real_ms;
 	/* A shared row whose readers all left is free (anyone may take it
 	 * at once): no lock to show. Unless another mount's writer marked
 	 * it: that writer takes it next, and an acquire here is refused, so
 	 * it is shown held (a create that opens it must not then find it
 	 * gone). */
-	return !ob.expired && !lock_row_free(fs->eng, r);
+	return !lapsed && !lock_row_free(fs->eng, r);
 }
 
 /* What rel is now. both: ask for the lock and the directory row at once
@@ -106,9 +106,9 @@ int fs_int_resolve(struct fs *fs, const char *rel, bool both,
 	}
 	store_lookup_init(&sl);
 	if (both) {
-		rc = fs->st->ops->lookup(fs->st, full, 0, &sl);
+		rc = lock_rows_lookup(fs->eng, full, &sl);
 	} else {
-		rc = fs->st->ops->get_lock(fs->st, full, 0, &sl.lock);
+		rc = lock_rows_get(fs->eng, full, &sl.lock);
 		sl.has_lock = rc == 0;
 		if (rc == -ENOENT)
 			rc = 0;

@@ -39,7 +39,7 @@ static int view_dir(struct view *v, const char *rel, struct fs_attr *a)
 		if (!full)
 			return -ENOMEM;
 		store_lookup_init(&sl);
-		rc = v->fs->st->ops->lookup(v->fs->st, full, 0, &sl);
+		rc = lock_rows_lookup(v->fs->eng, full, &sl);
 		if (!rc && sl.has_dir)
 			fs_int_dir_attr(v->fs, 0, &sl.dir, a);
 		store_lookup_fini(&sl);
@@ -131,7 +131,7 @@ static int text_of_row(struct fs *fs, const char *full, struct buf *out)
 	int rc;
 
 	record_init(&row);
-	rc = fs->st->ops->get_lock(fs->st, full, 0, &row);
+	rc = lock_rows_get(fs->eng, full, &row);
 	if (rc == -ENOENT) {
 		rc = 0; /* gone: an empty file */
 	} else if (rc) {
@@ -205,7 +205,7 @@ static int text_of_ours(struct fs *fs, struct fs_handle *h, struct lock *lk,
 	record_init(&row);
 	record_init(&mine);
 	lock_current_rvn(fs->eng, lk, before);
-	rc = fs->st->ops->get_lock(fs->st, full, 0, &row);
+	rc = lock_rows_get(fs->eng, full, &row);
 	lock_current_rvn(fs->eng, lk, after);
 	lock_snapshot(fs->eng, lk, &mine, &st);
 	if (rc && rc != -ENOENT) {

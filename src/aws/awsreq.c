@@ -214,7 +214,7 @@ static const struct clk *signing_clock(const struct awsreq *r)
 /* One signed exchange. Fills err and returns 0 or -errno; *sent tells
  * whether the request went out (credentials and signing come first); xt
  * gets its times and the answer's Date, which feeds the server clock. */
-static int attempt(struct awsreq *r, struct awsreq_thread *t, enum ddb_op op,
+static int attempt(struct awsreq *r, struct awsreq_thread *t, int kind,
 		   const char *target, const char *body, size_t len,
 		   long timeout_ms, struct buf *resp, struct aws_error *err,
 		   bool *sent, struct exchange_time *xt)
@@ -311,8 +311,8 @@ static int attempt(struct awsreq *r, struct awsreq_thread *t, enum ddb_op op,
 		rc = awserr_to_errno(err);
 	}
 	/* A refused condition is an answer as designed, not a failure. */
-	metrics_ddb_observe(r->cfg.metrics, op, clk_sys_mono_us() - start_us,
-			    !rc || awserr_is_condition_failed(err));
+	metrics_observe(r->cfg.metrics, kind, clk_sys_mono_us() - start_us,
+			!rc || awserr_is_condition_failed(err));
 out:
 	buf_fini(&authz);
 	aws_creds_clear(&creds);
@@ -376,7 +376,7 @@ static bool correct_clock(struct awsreq *r, const char *target,
 	return true;
 }
 
-int awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
+int awsreq_json(struct awsreq *r, int kind, const char *target,
 		const char *body, size_t len, int64_t deadline_mono_ms,
 		struct buf *resp, struct aws_error *err, int *attempts)
 {
@@ -410,8 +410,8 @@ int awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
 		}
 		if (left_ms < timeout_ms)
 			timeout_ms = (long)left_ms;
-		rc = attempt(r, t, op, target, body, len, timeout_ms, resp, err,
-			     &sent, &xt);
+		rc = attempt(r, t, kind, target, body, len, timeout_ms, resp,
+			     err, &sent, &xt);
 		if (!sent)
 			break; /* no credentials: not retried here */
 		done++;

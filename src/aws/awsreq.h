@@ -66,7 +66,9 @@ void awsreq_free(struct awsreq *r);
  * http.max_response_bytes (-EMSGSIZE beyond). *attempts (may be NULL) gets
  * the number of HTTP exchanges made; more than 1 means an earlier attempt
  * may have been applied by the server. */
-int awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
+/* kind is the request kind metrics counts the exchanges under (the
+ * caller's numbering, see metrics_name_kinds). */
+int awsreq_json(struct awsreq *r, int kind, const char *target,
 		const char *body, size_t len, int64_t deadline_mono_ms,
 		struct buf *resp, struct aws_error *err, int *attempts);
 

@@ -45,19 +45,6 @@ static const char *const counter_help[MC__COUNT] = {
 	[MC_WAITS] = "flock/fcntl waits started.",
 };
 
-static const char *const op_names[DDB_OP__COUNT] = {
-	[DDB_OP_GET_ITEM] = "GetItem",
-	[DDB_OP_PUT_ITEM] = "PutItem",
-	[DDB_OP_UPDATE_ITEM] = "UpdateItem",
-	[DDB_OP_DELETE_ITEM] = "DeleteItem",
-	[DDB_OP_QUERY] = "Query",
-	[DDB_OP_SCAN] = "Scan",
-	[DDB_OP_CREATE_TABLE] = "CreateTable",
-	[DDB_OP_DESCRIBE_TABLE] = "DescribeTable",
-	[DDB_OP_UPDATE_TTL] = "UpdateTimeToLive",
-	[DDB_OP_DESCRIBE_TTL] = "DescribeTimeToLive",
-};
-
 static uint64_t load(const uint64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
@@ -71,6 +58,14 @@ static void add(uint64_t *p, uint64_t n)
 void metrics_init(struct metrics *m)
 {
 	memset(m, 0, sizeof(*m));
+}
+
+void metrics_name_kinds(struct metrics *m, const char *const *names, int n)
+{
+	if (!m)
+		return;
+	m->kind_names = names;
+	m->n_kinds = n < 0 ? 0 : n > METRICS_KINDS_MAX ? METRICS_KINDS_MAX : n;
 }
 
 void metrics_inc(struct metrics *m, enum metric_counter c)
@@ -90,16 +85,16 @@ void metrics_set_held(struct metrics *m, uint64_t n)
 		__atomic_store_n(&m->locks_held, n, __ATOMIC_RELAXED);
 }
 
-void metrics_ddb_observe(struct metrics *m, enum ddb_op op, int64_t us, bool ok)
+void metrics_observe(struct metrics *m, int kind, int64_t us, bool ok)
 {
 	struct metrics_histogram *h;
 	int i;
 
-	if (!m || (unsigned)op >= DDB_OP__COUNT)
+	if (!m || kind < 0 || kind >= m->n_kinds)
 		return;
 	if (us < 0)
 		us = 0;
-	h = &m->ddb[op];
+	h = &m->req[kind];
 	add(&h->count, 1);
 	add(&h->sum_us, (uint64_t)us);
 	if (!ok)
@@ -114,6 +109,7 @@ void metrics_ddb_observe(struct metrics *m, enum ddb_op op, int64_t us, bool ok)
 
 int metrics_render(const struct metrics *m, struct buf *out)
 {
+	const char *const *names = m->kind_names;
 	int rc = 0, c, op, i;
 
 	for (c = 0; c < MC__COUNT && !rc; c++)
@@ -142,29 +138,29 @@ int metrics_render(const struct metrics *m, struct buf *out)
 			out, "# HELP lockfs_dynamodb_requests_total DynamoDB "
 			     "requests by operation.\n"
 			     "# TYPE lockfs_dynamodb_requests_total counter\n");
-	for (op = 0; op < DDB_OP__COUNT && !rc; op++)
+	for (op = 0; op < m->n_kinds && !rc; op++)
 		rc = buf_printf(out,
 				"lockfs_dynamodb_requests_total{operation=\"%"
 				"s\"} %" PRIu64 "\n",
-				op_names[op], load(&m->ddb[op].count));
+				names[op], load(&m->req[op].count));
 	if (!rc)
 		rc = buf_puts(out,
 			      "# HELP lockfs_dynamodb_errors_total DynamoDB "
 			      "requests that failed, by operation.\n"
 			      "# TYPE lockfs_dynamodb_errors_total counter\n");
-	for (op = 0; op < DDB_OP__COUNT && !rc; op++)
+	for (op = 0; op < m->n_kinds && !rc; op++)
 		rc = buf_printf(out,
 				"lockfs_dynamodb_errors_total{operation=\"%s\"}"
 				" %" PRIu64 "\n",
-				op_names[op], load(&m->ddb[op].errors));
+				names[op], load(&m->req[op].errors));
 	if (!rc)
 		rc = buf_puts(
 			out,
 			"# HELP lockfs_dynamodb_request_seconds DynamoDB "
 			"request latency by operation.\n"
 			"# TYPE lockfs_dynamodb_request_seconds histogram\n");
-	for (op = 0; op < DDB_OP__COUNT && !rc; op++) {
-		const struct metrics_histogram *h = &m->ddb[op];
+	for (op = 0; op < m->n_kinds && !rc; op++) {
+		const struct metrics_histogram *h = &m->req[op];
 		uint64_t cum = 0;
 
 		for (i = 0; i < METRICS_LATENCY_BUCKETS && !rc; i++) {
@@ -173,7 +169,7 @@ int metrics_render(const struct metrics *m, struct buf *out)
 				out,
 				"lockfs_dynamodb_request_seconds_bucket{"
 				"operation=\"%s\",le=\"%g\"} %" PRIu64 "\n",
-				op_names[op], bucket_le_us[i] / 1e6, cum);
+				names[op], bucket_le_us[i] / 1e6, cum);
 		}
 		if (!rc)
 			rc = buf_printf(
@@ -184,8 +180,8 @@ int metrics_render(const struct metrics *m, struct buf *out)
 				"\"%s\"} %.6f\n"
 				"lockfs_dynamodb_request_seconds_count{"
 				"operation=\"%s\"} %" PRIu64 "\n",
-				op_names[op], load(&h->count), op_names[op],
-				load(&h->sum_us) / 1e6, op_names[op],
+				names[op], load(&h->count), names[op],
+				load(&h->sum_us) / 1e6, names[op],
 				load(&h->count));
 	}
 	return rc;

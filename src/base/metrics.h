@@ -1,6 +1,8 @@
-/* metrics: process counters and DynamoDB latency histograms, updated with
- * relaxed atomics from any thread, rendered as Prometheus text. One struct
- * metrics per daemon, owned by main and passed down; no globals. */
+/* metrics: process counters and per-kind request latency histograms,
+ * updated with relaxed atomics from any thread, rendered as Prometheus text.
+ * The request kinds are the caller's (the DynamoDB client names its
+ * operations at start-up); this file knows none. One struct metrics per
+ * daemon, owned by main and passed down; no globals. */
 #ifndef LOCKFS_METRICS_H
 #define LOCKFS_METRICS_H
 
@@ -25,21 +27,9 @@ enum metric_counter {
 	MC__COUNT
 };
 
-enum ddb_op {
-	DDB_OP_GET_ITEM,
-	DDB_OP_PUT_ITEM,
-	DDB_OP_UPDATE_ITEM,
-	DDB_OP_DELETE_ITEM,
-	DDB_OP_QUERY,
-	DDB_OP_SCAN,
-	DDB_OP_CREATE_TABLE,
-	DDB_OP_DESCRIBE_TABLE,
-	DDB_OP_UPDATE_TTL,
-	DDB_OP_DESCRIBE_TTL,
-	DDB_OP__COUNT
-};
-
 #define METRICS_LATENCY_BUCKETS 14
+/* Request kinds (histograms) one struct metrics can hold. */
+#define METRICS_KINDS_MAX 16
 
 struct metrics_histogram {
 	uint64_t count;
@@ -50,18 +40,25 @@ struct metrics_histogram {
 
 struct metrics {
 	uint64_t counters[MC__COUNT];
-	struct metrics_histogram ddb[DDB_OP__COUNT];
+	struct metrics_histogram req[METRICS_KINDS_MAX];
+	const char *const *kind_names; /* set once, before any thread runs */
+	int n_kinds;
 	uint64_t locks_held; /* gauge, set by the lock engine */
 };
 
+/* Zeroes m; it has no request kinds until metrics_name_kinds. */
 void metrics_init(struct metrics *m);
+/* Names request kinds 0..n-1 (n at most METRICS_KINDS_MAX; names borrowed,
+ * must outlive m), in the order they are rendered. Call once, before m is
+ * shared. */
+void metrics_name_kinds(struct metrics *m, const char *const *names, int n);
 /* All functions accept m == NULL and then do nothing. */
 void metrics_inc(struct metrics *m, enum metric_counter c);
 uint64_t metrics_get(const struct metrics *m, enum metric_counter c);
 void metrics_set_held(struct metrics *m, uint64_t n);
-/* One DynamoDB request (a single HTTP exchange) of op took us microseconds. */
-void metrics_ddb_observe(struct metrics *m, enum ddb_op op, int64_t us,
-			 bool ok);
+/* One request (a single HTTP exchange) of a named kind took us
+ * microseconds; a kind without a name is not counted. */
+void metrics_observe(struct metrics *m, int kind, int64_t us, bool ok);
 /* Appends the Prometheus text exposition of everything. */
 int metrics_render(const struct metrics *m, struct buf *out);
 

@@ -294,6 +294,7 @@ int main(int argc, char **argv)
 	if (!sclk)
 		die("out of memory");
 	metrics_init(&metrics);
+	ddb_name_metrics(&metrics);
 	struct awsreq_config rcfg = {
 		.endpoint = aws.endpoint,
 		.region = aws.region,

@@ -12,6 +12,7 @@
 
 #include "awserr.h"
 #include "awsreq.h"
+#include "metrics.h"
 
 /* ---- items ---------------------------------------------------------- */
 
@@ -80,6 +81,28 @@ int ddb_item_from_json(const char *json, size_t len, struct ddb_item **out);
 /* ---- calls ---------------------------------------------------------- */
 
 struct ddb;
+
+/* The operations, also the request kinds of the metrics (one histogram
+ * each, in this order). */
+enum ddb_op {
+	DDB_OP_GET_ITEM,
+	DDB_OP_PUT_ITEM,
+	DDB_OP_UPDATE_ITEM,
+	DDB_OP_DELETE_ITEM,
+	DDB_OP_QUERY,
+	DDB_OP_SCAN,
+	DDB_OP_CREATE_TABLE,
+	DDB_OP_DESCRIBE_TABLE,
+	DDB_OP_UPDATE_TTL,
+	DDB_OP_DESCRIBE_TTL,
+	DDB_OP__COUNT
+};
+
+/* The operation's name in DynamoDB's API ("GetItem"). */
+const char *ddb_op_name(enum ddb_op op);
+/* Names m's request kinds after the operations (metrics_name_kinds), so
+ * that awsreq's observations of enum ddb_op are rendered by name. */
+void ddb_name_metrics(struct metrics *m);
 
 struct ddb *ddb_new(struct awsreq *req); /* does not own req */
 void ddb_free(struct ddb *d);

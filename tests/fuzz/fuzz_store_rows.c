@@ -2,7 +2,7 @@
  * scripted DynamoDB answers: every store operation, so that lock rows,
  * directory rows, fence counters and rows of unknown sort keys reach the
  * sort-key dispatch of lookup and list, the conversions and the condition
- * failures, with ddb.c building the requests and parsing the answers.
+ * failures, with src/ddb building the requests and parsing the answers.
  * Input: "KEY\nOPS" then answers separated by "\n--\n", each "STATUS\n"
  * and a body (no status: 200). OPS letters: g get, l lookup, L list,
  * p put, P takeover, r renew, d delete, f fence, m mkdir, M chmod dir,

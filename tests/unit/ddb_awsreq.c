@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "awsreq.h"
+#include "ddb.h"
 #include "check.h"
 #include "clk.h"
 #include "fakehttp.h"
@@ -256,8 +257,8 @@ static void check_signed_headers(struct scenario *sc)
 				      strlen(BODY), 0, &resp, &err, NULL),
 			  0);
 	CHECK_INT(fakehttp_requests(s), 101);
-	CHECK_INT(metrics.ddb[DDB_OP_GET_ITEM].count, 101);
-	CHECK_INT(metrics.ddb[DDB_OP_GET_ITEM].errors, 0);
+	CHECK_INT(metrics.req[DDB_OP_GET_ITEM].count, 101);
+	CHECK_INT(metrics.req[DDB_OP_GET_ITEM].errors, 0);
 	awsreq_free(r);
 	fakehttp_stop(s);
 	buf_fini(&resp);
@@ -515,6 +516,7 @@ int main(int argc, char **argv)
 	memset(big, 'x', sizeof(big) - 1);
 	big[0] = '{';
 	metrics_init(&metrics);
+	ddb_name_metrics(&metrics);
 	CHECK_INT(http_global_init(), 0);
 	setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
 	setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG", 1);

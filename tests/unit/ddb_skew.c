@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "awsreq.h"
+#include "ddb.h"
 #include "check.h"
 #include "clk.h"
 #include "fakehttp.h"

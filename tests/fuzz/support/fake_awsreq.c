@@ -52,7 +52,7 @@ static bool looks_like_object(const struct buf *b)
 	return false;
 }
 
-int __wrap_awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
+int __wrap_awsreq_json(struct awsreq *r, int kind, const char *target,
 		       const char *body, size_t len, int64_t deadline_mono_ms,
 		       struct buf *resp, struct aws_error *err, int *attempts)
 {
@@ -65,7 +65,7 @@ int __wrap_awsreq_json(struct awsreq *r, enum ddb_op op, const char *target,
 		abort();
 	req = cJSON_ParseWithLength(body, len);
 	if (!cJSON_IsObject(req))
-		abort(); /* ddb.c always sends a JSON object */
+		abort(); /* src/ddb always sends a JSON object */
 	cJSON_Delete(req);
 	if (attempts)
 		*attempts = 1;

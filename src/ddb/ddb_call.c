@@ -1,0 +1,270 @@
+/* ddb_call: struct ddb and the request envelope every operation shares:
+ * the request object and its expressions, the X-Amz-Target, sending with
+ * awsreq, the -d log line, local and unreadable-answer errors, and the
+ * operations' names (also the metrics' request kinds). struct ddb is
+ * immutable after ddb_new and used from any thread (the network state is
+ * in the awsreq, per thread). */
+#include "ddb_int.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clk.h"
+#include "log.h"
+#include "text.h"
+
+#define DDB_TARGET_PREFIX "DynamoDB_20120810."
+
+static const char *const op_names[DDB_OP__COUNT] = {
+	[DDB_OP_GET_ITEM] = "GetItem",
+	[DDB_OP_PUT_ITEM] = "PutItem",
+	[DDB_OP_UPDATE_ITEM] = "UpdateItem",
+	[DDB_OP_DELETE_ITEM] = "DeleteItem",
+	[DDB_OP_QUERY] = "Query",
+	[DDB_OP_SCAN] = "Scan",
+	[DDB_OP_CREATE_TABLE] = "CreateTable",
+	[DDB_OP_DESCRIBE_TABLE] = "DescribeTable",
+	[DDB_OP_UPDATE_TTL] = "UpdateTimeToLive",
+	[DDB_OP_DESCRIBE_TTL] = "DescribeTimeToLive",
+};
+
+const char *ddb_op_name(enum ddb_op op)
+{
+	return (unsigned)op < DDB_OP__COUNT ? op_names[op] : "?";
+}
+
+void ddb_name_metrics(struct metrics *m)
+{
+	metrics_name_kinds(m, op_names, DDB_OP__COUNT);
+}
+
+struct ddb *ddb_new(struct awsreq *req)
+{
+	struct ddb *d;
+
+	if (!req)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (d)
+		d->req = req;
+	return d;
+}
+
+void ddb_free(struct ddb *d)
+{
+	free(d);
+}
+
+/* Starts a call: a caller without a struct ddb_call gets a scratch one. */
+struct ddb_call *ddb_call_begin(struct ddb_call *call, struct ddb_call *scratch)
+{
+	if (!call) {
+		memset(scratch, 0, sizeof(*scratch));
+		call = scratch;
+	}
+	awserr_clear(&call->err);
+	call->attempts = 0;
+	return call;
+}
+
+int ddb_call_fail(struct ddb_call *call, int err, const char *why)
+{
+	awserr_clear(&call->err);
+	text_copy(call->err.message, sizeof(call->err.message), why);
+	return err;
+}
+
+/* An answer arrived but could not be used: keeps the status and type of
+ * the answer and says what was wrong. */
+int ddb_call_unreadable(struct ddb_call *call, int rc, const char *what)
+{
+	if (rc == -ENOMEM)
+		return ddb_call_fail(call, rc, "out of memory");
+	snprintf(call->err.message, sizeof(call->err.message),
+		 "unreadable %s answer", what);
+	return -EPROTO;
+}
+
+int ddb_call_add_string(cJSON *obj, const char *name, const char *value)
+{
+	return cJSON_AddStringToObject(obj, name, value) ? 0 : -ENOMEM;
+}
+
+int ddb_call_add_item(cJSON *obj, const char *name, const struct ddb_item *it)
+{
+	cJSON *v = ddb_json_from_item(it);
+
+	if (!v)
+		return -ENOMEM;
+	if (!cJSON_AddItemToObject(obj, name, v)) {
+		cJSON_Delete(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ExpressionAttributeNames from {"#a", "name", ..., NULL} and
+ * ExpressionAttributeValues, each only when non-empty (DynamoDB refuses
+ * empty maps). */
+int ddb_call_add_placeholders(cJSON *obj, const char *const *names,
+			      const struct ddb_item *values)
+{
+	cJSON *m;
+	size_t i;
+
+	if (names && names[0]) {
+		m = cJSON_AddObjectToObject(obj, "ExpressionAttributeNames");
+		if (!m)
+			return -ENOMEM;
+		for (i = 0; names[i]; i += 2) {
+			if (!names[i + 1] || names[i][0] != '#' ||
+			    !names[i + 1][0])
+				return -EINVAL;
+			if (!cJSON_AddStringToObject(m, names[i], names[i + 1]))
+				return -ENOMEM;
+		}
+	}
+	if (ddb_item_count(values))
+		return ddb_call_add_item(obj, "ExpressionAttributeValues",
+					 values);
+	return 0;
+}
+
+/* Condition, update and placeholders of e; a condition always asks for
+ * the current item when it fails. */
+int ddb_call_add_expr(cJSON *obj, const struct ddb_expr *e)
+{
+	int rc;
+
+	if (!e)
+		return 0;
+	if (e->condition) {
+		rc = ddb_call_add_string(obj, "ConditionExpression",
+					 e->condition);
+		if (!rc)
+			rc = ddb_call_add_string(
+				obj, "ReturnValuesOnConditionCheckFailure",
+				"ALL_OLD");
+		if (rc)
+			return rc;
+	}
+	if (e->update) {
+		rc = ddb_call_add_string(obj, "UpdateExpression", e->update);
+		if (rc)
+			return rc;
+	}
+	return ddb_call_add_placeholders(obj, e->names, e->values);
+}
+
+/* The hash key of a lockfs table (store_ddb checks the schema): the one
+ * attribute -d shows of an item. */
+#define DDB_LOG_KEY "lock_key"
+
+/* The string DDB_LOG_KEY of an item or key object, or NULL. */
+static const char *key_of(const cJSON *obj)
+{
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(obj, DDB_LOG_KEY);
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(k, "S");
+
+	return cJSON_IsString(s) ? s->valuestring : NULL;
+}
+
+/* What a request is about, for -d: "key=K" (the Item or Key of a write or
+ * read, a Query's :k), "prefix=P" (a
+ * Scan's :p), else "table=T". Never another attribute's value (data). */
+static void request_subject(const cJSON *req, char *out, size_t len)
+{
+	const cJSON *vals, *v;
+	const char *k;
+
+	k = key_of(cJSON_GetObjectItemCaseSensitive(req, "Item"));
+	if (!k)
+		k = key_of(cJSON_GetObjectItemCaseSensitive(req, "Key"));
+	vals = cJSON_GetObjectItemCaseSensitive(req,
+						"ExpressionAttributeValues");
+	v = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(vals, ":k"), "S");
+	if (!k && cJSON_IsString(v))
+		k = v->valuestring;
+	if (k) {
+		snprintf(out, len, "key=%s", k);
+		return;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(vals, ":p"), "S");
+	if (cJSON_IsString(v)) {
+		snprintf(out, len, "prefix=%s", v->valuestring);
+		return;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(req, "TableName");
+	snprintf(out, len, "table=%s",
+		 cJSON_IsString(v) ? v->valuestring : "?");
+}
+
+/* One -d line per call: operation, subject, HTTP status, milliseconds,
+ * retries, and the error if any (awserr_format: never a credential). */
+static void log_request(const char *name, const cJSON *req, int rc,
+			const struct ddb_call *call, int attempts, int64_t us)
+{
+	char subject[300], status[24] = "-", why[400] = "";
+
+	request_subject(req, subject, sizeof(subject));
+	if (call->err.http_status)
+		snprintf(status, sizeof(status), "%ld", call->err.http_status);
+	if (rc) {
+		why[0] = ':';
+		why[1] = ' ';
+		awserr_format(&call->err, why + 2, sizeof(why) - 2);
+	}
+	log_debug("ddb", "%s %s status=%s ms=%lld retries=%d%s", name, subject,
+		  status, (long long)(us / 1000),
+		  attempts > 1 ? attempts - 1 : 0, why);
+}
+
+/* Sends req as operation op; the answer's body is left in resp. */
+int ddb_call_send(struct ddb *d, enum ddb_op op, cJSON *req, struct buf *resp,
+		  struct ddb_call *call)
+{
+	const char *name = ddb_op_name(op);
+	char target[64];
+	char *body;
+	int attempts = 0, rc;
+	int64_t start_us = clk_sys_mono_us();
+
+	body = cJSON_PrintUnformatted(req);
+	if (!body)
+		return ddb_call_fail(call, -ENOMEM, "out of memory");
+	snprintf(target, sizeof(target), DDB_TARGET_PREFIX "%s", name);
+	rc = awsreq_json(d->req, op, target, body, strlen(body),
+			 call->deadline_mono_ms, resp, &call->err, &attempts);
+	call->attempts += attempts;
+	cJSON_free(body);
+	if (log_enabled(LOGL_DEBUG))
+		log_request(name, req, rc, call, attempts,
+			    clk_sys_mono_us() - start_us);
+	return rc;
+}
+
+/* A new request object with TableName, or NULL. */
+cJSON *ddb_call_request(const char *table)
+{
+	cJSON *req = cJSON_CreateObject();
+
+	if (req && ddb_call_add_string(req, "TableName", table)) {
+		cJSON_Delete(req);
+		return NULL;
+	}
+	return req;
+}
+
+/* After a write failed its condition: the current item into *old_out. */
+int ddb_call_condition_failed(const struct buf *resp, struct ddb_call *call,
+			      const char *op, struct ddb_item **old_out)
+{
+	int rc = ddb_parse_condition_failure(resp->data, resp->len, old_out);
+
+	return rc ? ddb_call_unreadable(call, rc, op) : -ECANCELED;
+}

@@ -1,0 +1,220 @@
+/* ddb_table: CreateTable, DescribeTable, waiting for a table to be
+ * ACTIVE, and Time to Live. Any thread (start-up and tests); no state of
+ * its own. */
+#include "ddb_int.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clk.h"
+#include "retry.h"
+
+/* Table waits: DescribeTable every POLL_MIN_MS, growing to POLL_MAX_MS. */
+#define DDB_POLL_MIN_MS	    50
+#define DDB_POLL_MAX_MS	    1000
+#define DDB_POLL_MAX_COUNT  1000
+#define DDB_WAIT_DEFAULT_MS 60000
+
+static int add_key_attr(cJSON *defs, cJSON *schema, const char *name,
+			const char *kind)
+{
+	cJSON *def = cJSON_CreateObject(), *key = cJSON_CreateObject();
+
+	if (!def || !key || ddb_call_add_string(def, "AttributeName", name) ||
+	    ddb_call_add_string(def, "AttributeType", "S") ||
+	    ddb_call_add_string(key, "AttributeName", name) ||
+	    ddb_call_add_string(key, "KeyType", kind)) {
+		cJSON_Delete(def);
+		cJSON_Delete(key);
+		return -ENOMEM;
+	}
+	cJSON_AddItemToArray(defs, def);
+	cJSON_AddItemToArray(schema, key);
+	return 0;
+}
+
+int ddb_create_table(struct ddb *d, const char *table, const char *hash_name,
+		     const char *range_name, struct ddb_call *call)
+{
+	struct ddb_call scratch;
+	struct buf resp = BUF_INIT;
+	cJSON *req, *defs = NULL, *schema = NULL;
+	int rc;
+
+	call = ddb_call_begin(call, &scratch);
+	if (!d || !table || !ddb_name_ok(hash_name) ||
+	    (range_name && !ddb_name_ok(range_name)))
+		return ddb_call_fail(call, -EINVAL, "invalid argument");
+	req = ddb_call_request(table);
+	if (req) {
+		defs = cJSON_AddArrayToObject(req, "AttributeDefinitions");
+		schema = cJSON_AddArrayToObject(req, "KeySchema");
+	}
+	rc = defs && schema ? add_key_attr(defs, schema, hash_name, "HASH")
+			    : -ENOMEM;
+	if (!rc && range_name)
+		rc = add_key_attr(defs, schema, range_name, "RANGE");
+	if (!rc)
+		rc = ddb_call_add_string(req, "BillingMode", "PAY_PER_REQUEST");
+	if (rc) {
+		rc = ddb_call_fail(call, rc, "out of memory");
+		goto out;
+	}
+	rc = ddb_call_send(d, DDB_OP_CREATE_TABLE, req, &resp, call);
+out:
+	cJSON_Delete(req);
+	buf_fini(&resp);
+	return rc;
+}
+
+int ddb_describe_table(struct ddb *d, const char *table,
+		       struct ddb_table_info *out, struct ddb_call *call)
+{
+	struct ddb_call scratch;
+	struct buf resp = BUF_INIT;
+	cJSON *req;
+	int rc;
+
+	call = ddb_call_begin(call, &scratch);
+	if (!d || !table)
+		return ddb_call_fail(call, -EINVAL, "invalid argument");
+	req = ddb_call_request(table);
+	if (!req)
+		return ddb_call_fail(call, -ENOMEM, "out of memory");
+	rc = ddb_call_send(d, DDB_OP_DESCRIBE_TABLE, req, &resp, call);
+	if (!rc) {
+		rc = ddb_parse_table(resp.data, resp.len, out);
+		if (rc)
+			rc = ddb_call_unreadable(call, rc, "DescribeTable");
+	}
+	cJSON_Delete(req);
+	buf_fini(&resp);
+	return rc;
+}
+
+int ddb_wait_table_active(struct ddb *d, const char *table,
+			  int64_t deadline_mono_ms, struct ddb_call *call)
+{
+	const struct clk *clock;
+	struct ddb_call scratch, one;
+	struct ddb_table_info info;
+	int64_t poll_ms = DDB_POLL_MIN_MS, now;
+	int polls, rc = -ETIMEDOUT;
+
+	call = ddb_call_begin(call, &scratch);
+	if (!d || !table)
+		return ddb_call_fail(call, -EINVAL, "invalid argument");
+	clock = awsreq_clock(d->req);
+	now = clk_mono_ms(clock);
+	if (!deadline_mono_ms)
+		deadline_mono_ms = now + DDB_WAIT_DEFAULT_MS;
+	if (call->deadline_mono_ms && call->deadline_mono_ms < deadline_mono_ms)
+		deadline_mono_ms = call->deadline_mono_ms;
+	for (polls = 0; polls < DDB_POLL_MAX_COUNT; polls++) {
+		memset(&one, 0, sizeof(one));
+		one.deadline_mono_ms = deadline_mono_ms;
+		rc = ddb_describe_table(d, table, &info, &one);
+		call->attempts += one.attempts;
+		call->err = one.err;
+		if (!rc && !strcmp(info.status, "ACTIVE"))
+			return 0;
+		/* A table just created may not be visible at once. */
+		if (rc && rc != -ENXIO)
+			return rc;
+		now = clk_mono_ms(clock);
+		if (now + poll_ms >= deadline_mono_ms)
+			break;
+		retry_sleep_ms(poll_ms);
+		poll_ms = poll_ms * 2 > DDB_POLL_MAX_MS ? DDB_POLL_MAX_MS
+							: poll_ms * 2;
+	}
+	if (rc)
+		return rc;
+	snprintf(call->err.message, sizeof(call->err.message),
+		 "table %.64s is still %.31s", table, info.status);
+	return -ETIMEDOUT;
+}
+
+int ddb_describe_ttl(struct ddb *d, const char *table, char *status,
+		     size_t status_len, char *attr, size_t attr_len,
+		     struct ddb_call *call)
+{
+	struct ddb_call scratch;
+	struct buf resp = BUF_INIT;
+	cJSON *req;
+	int rc;
+
+	call = ddb_call_begin(call, &scratch);
+	if (!d || !table)
+		return ddb_call_fail(call, -EINVAL, "invalid argument");
+	req = ddb_call_request(table);
+	if (!req)
+		return ddb_call_fail(call, -ENOMEM, "out of memory");
+	rc = ddb_call_send(d, DDB_OP_DESCRIBE_TTL, req, &resp, call);
+	if (!rc) {
+		rc = ddb_parse_ttl(resp.data, resp.len, status, status_len,
+				   attr, attr_len);
+		if (rc)
+			rc = ddb_call_unreadable(call, rc,
+						 "DescribeTimeToLive");
+	}
+	cJSON_Delete(req);
+	buf_fini(&resp);
+	return rc;
+}
+
+/* After UpdateTimeToLive was refused: true if the table already has the
+ * state that was asked for (DynamoDB refuses to enable TTL twice). */
+static bool ttl_already(struct ddb *d, const char *table, const char *attr,
+			bool enabled, struct ddb_call *call)
+{
+	struct ddb_call one = { .deadline_mono_ms = call->deadline_mono_ms };
+	char status[32], name[256];
+	bool same;
+
+	if (ddb_describe_ttl(d, table, status, sizeof(status), name,
+			     sizeof(name), &one))
+		return false;
+	call->attempts += one.attempts;
+	if (enabled)
+		same = (!strcmp(status, "ENABLED") ||
+			!strcmp(status, "ENABLING")) &&
+		       !strcmp(name, attr);
+	else
+		same = !strcmp(status, "DISABLED") ||
+		       !strcmp(status, "DISABLING");
+	return same;
+}
+
+int ddb_update_ttl(struct ddb *d, const char *table, const char *attr,
+		   bool enabled, struct ddb_call *call)
+{
+	struct ddb_call scratch;
+	struct buf resp = BUF_INIT;
+	cJSON *req, *spec = NULL;
+	int rc;
+
+	call = ddb_call_begin(call, &scratch);
+	if (!d || !table || !ddb_name_ok(attr))
+		return ddb_call_fail(call, -EINVAL, "invalid argument");
+	req = ddb_call_request(table);
+	if (req)
+		spec = cJSON_AddObjectToObject(req, "TimeToLiveSpecification");
+	if (!spec || ddb_call_add_string(spec, "AttributeName", attr) ||
+	    !cJSON_AddBoolToObject(spec, "Enabled", enabled)) {
+		rc = ddb_call_fail(call, -ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = ddb_call_send(d, DDB_OP_UPDATE_TTL, req, &resp, call);
+	if (rc == -EINVAL && !strcmp(call->err.type, "ValidationException") &&
+	    ttl_already(d, table, attr, enabled, call)) {
+		awserr_clear(&call->err);
+		rc = 0;
+	}
+out:
+	cJSON_Delete(req);
+	buf_fini(&resp);
+	return rc;
+}

@@ -2,7 +2,7 @@
 # ops.t: the Operations of doc/semantics.md on one mount: acquire by
 # O_CREAT|O_EXCL, EEXIST, O_CREAT on a held key (no acquire); the text of a
 # lock (fields, order, RFC 3339 ms times, expires = heartbeat + lease);
-# stat (mode from create with umask, uid, size = text length, mtime =
+# stat (mode from create with umask, uid, size = the holder's data, mtime =
 # heartbeat, ctime = acquired); xattrs = text fields, setxattr EPERM,
 # other namespaces; write sets data (64 KiB, EFBIG), non-holder writes;
 # EPERM for chmod/chown/rename/symlink/mknod and non-holder link/truncate,

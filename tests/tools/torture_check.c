@@ -16,8 +16,8 @@
  * least every writer's before it (readers get the current fence).
  * Then, more strictly, over the trusted intervals: [enter, exit] when
  * confirmed, else [enter, TRUST_NS] when poll(2) still said the lock was
- * trusted (SEMANTICS: a holder learns it lost the lock before anyone else
- * can take it), no two overlap either.
+ * trusted (doc/semantics.md, principle 4: the holder is told it lost the
+ * lock before anyone else can take it), no two overlap either.
  * Prints figures as "name value" lines, then one OVERLAP, FENCE or TRUST
  * line per violation (both records, at most 50 of each). Exit status 0 when
  * there is no violation, 1 when there is, 2 on usage or unreadable logs. */

@@ -56,10 +56,17 @@ struct flk_config {
 	 * May be NULL. */
 	void (*on_granted)(void *arg, void *handle, struct lock *lk);
 	void *arg;
+	/* The machine (host.h): the clock that times polls and backoff.
+	 * NULL: the real one (host_system()). */
+	const struct host *host;
 };
 
 struct flk;
+struct host;
 
+/* Every store request goes through the engine (lock_rows.h): store and
+ * obs are not used (the engine's are), and may be NULL; they go once the
+ * callers stop passing them. */
 struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
 		    struct store *store, struct observe *obs,
 		    struct metrics *m);

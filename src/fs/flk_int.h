@@ -1,0 +1,143 @@
+/* flk_int: the file-lock layer's private structures and the helpers its
+ * files share. Nothing outside src/fs includes it. f->mu guards all state
+ * (fields marked otherwise say who owns them); no store request and no
+ * reply is made with it held.
+ *
+ * The files, each using only those listed before it:
+ *   flk_key   a key's state (mu held): its holders, its queue of waiters,
+ *             our mark on its row
+ *   flk_take  taking a key from the engine (mu not held), and marking a
+ *             row read shared for a writer of ours
+ *   flk       the requests: lock, arm, interrupt, unlock, F_GETLK
+ *   flk_wait  the wait thread, which serves parked waiters */
+#ifndef LOCKFS_FLK_INT_H
+#define LOCKFS_FLK_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clk.h"
+#include "flk.h"
+#include "host.h"
+#include "lock.h"
+#include "map.h"
+
+#define FLK_ENTERING_MAX 64
+
+enum waiter_state {
+	W_NEW,	  /* parked, not yet armed (interrupt function pending) */
+	W_PARKED, /* eligible for the wait thread */
+	W_BUSY,	  /* the wait thread is trying to acquire for it */
+};
+
+struct waiter {
+	struct waiter *next;
+	uint64_t owner;
+	enum flk_kind kind;
+	bool shared;
+	struct lock_holder holder;
+	void *req;
+	void *handle;
+	enum waiter_state state;
+	bool interrupted;
+	int64_t next_poll_mono_ms;
+	int64_t backoff_ms;
+};
+
+/* One file lock holding a key: an open file (flock) or a process
+ * (fcntl), known by its lock owner. */
+struct fholder {
+	struct fholder *next;
+	uint64_t owner;
+	enum flk_kind kind;
+	int64_t pid;
+};
+
+struct fkey {
+	char *key;
+	/* A thread is taking the key (one store request at most): others wait
+	 * for its outcome instead of racing it, so that a grant is never
+	 * undone under its holder. */
+	bool taking;
+	struct lock *lk;	 /* held by file locks, or NULL */
+	bool shared;		 /* lk is held shared by every holder */
+	struct fholder *holders; /* non-empty exactly while lk is set */
+	struct waiter *head, *tail;
+	/* Our mark on the row while a writer of ours waits (wait thread and
+	 * whoever dequeues the last writer; mu). */
+	char mark_v[RECORD_RVN_MAX];
+	int64_t mark_mono_ms;
+};
+
+struct flk {
+	struct flk_config cfg;
+	const struct host *host; /* cfg.host, or host_system() */
+	struct lock_engine *eng;
+	struct metrics *m;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct smap keys; /* mu: key -> struct fkey */
+	/* Blocking requests inside flk_lock, not yet parked: an interrupt
+	 * that reaches one of them is remembered here. */
+	struct entering {
+		void *req;
+		bool interrupted;
+	} entering[FLK_ENTERING_MAX];
+	int n_entering;		    /* mu */
+	int64_t next_sweep_mono_ms; /* wait thread only */
+	pthread_t thread;
+	bool running;
+	bool stopping; /* mu */
+	uint64_t rng;  /* wait thread only */
+};
+
+/* Our monotonic clock, as the host tells it. */
+static inline int64_t flk_int_now(const struct flk *f)
+{
+	return clk_mono_ms(f->host->clk);
+}
+
+/* ---- flk_key.c (mu held) ---- */
+struct fkey *flk_int_fkey_get(struct flk *f, const char *key, bool create);
+void flk_int_fkey_maybe_free(struct flk *f, struct fkey *fk);
+void flk_int_drop_holders(struct fkey *fk);
+/* Drops the holders' lock if it was released (unlink) or lost meanwhile.
+ * Returns true if file locks still hold the key. */
+bool flk_int_holder_alive(struct flk *f, struct fkey *fk);
+struct fholder *flk_int_find_holder(struct fkey *fk, uint64_t owner,
+				    enum flk_kind kind);
+/* Removes h; returns the lock to release when it was the last holder
+ * (the caller releases it without mu), else NULL. */
+struct lock *flk_int_remove_holder(struct fkey *fk, struct fholder *h);
+/* Another mount's writer waits on fk's shared lock (seen by its last
+ * renewal). */
+bool flk_int_writer_waits(struct flk *f, struct fkey *fk);
+/* Finds the waiter of a request anywhere. */
+struct find_req {
+	void *req;
+	struct fkey *fk;
+	struct waiter *w;
+};
+
+void flk_int_find_req_cb(void *arg, const char *key, void *value);
+/* Adds a holder of fk; lk (referenced) becomes fk's lock when it has none
+ * (the first holder). -ENOMEM. */
+int flk_int_add_holder(struct fkey *fk, struct lock *lk, bool shared,
+		       uint64_t owner, enum flk_kind kind, int64_t pid);
+/* Takes w off fk's queue for good; when it was the last writer waiting,
+ * our mark on the row is to go (*um, v, key copied). */
+void flk_int_dequeue(struct flk *f, struct fkey *fk, struct waiter *w, bool *um,
+		     char *v, char **key);
+/* Without mu: removes our mark (see flk_int_dequeue). */
+void flk_int_unmark(struct flk *f, bool um, const char *v, char *key);
+
+/* ---- flk_take.c (mu not held) ---- */
+int flk_int_try_take(struct flk *f, const char *key,
+		     const struct lock_holder *h, struct lock *handle_lock,
+		     bool shared, bool poll, struct lock **out, char *mark_v,
+		     int64_t *mark_mono_ms);
+void flk_int_mark_behind_readers(struct flk *f, const char *key, char *mark_v,
+				 int64_t *mark_mono_ms);
+
+#endif

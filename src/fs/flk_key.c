@@ -1,0 +1,194 @@
+/* flk_key: the state of one key of the file-lock layer: the engine's lock
+ * its file locks hold, their holders (one exclusive, or any number
+ * sharing the mount's one shared lock), its FIFO of parked waiters and
+ * our mark on its row while a writer of ours waits. Everything here runs
+ * with f->mu held (flk_int_unmark excepted); callers are the requests
+ * (flk.c) and the wait thread (flk_wait.c). */
+#include "flk_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fkey *flk_int_fkey_get(struct flk *f, const char *key, bool create)
+{
+	struct fkey *fk = smap_get(&f->keys, key);
+
+	if (fk || !create)
+		return fk;
+	fk = calloc(1, sizeof(*fk));
+	if (!fk || !(fk->key = strdup(key)) || smap_put(&f->keys, key, fk)) {
+		if (fk)
+			free(fk->key);
+		free(fk);
+		return NULL;
+	}
+	return fk;
+}
+
+void flk_int_fkey_maybe_free(struct flk *f, struct fkey *fk)
+{
+	if (fk->lk || fk->head || fk->taking || fk->mark_v[0])
+		return;
+	smap_del(&f->keys, fk->key);
+	free(fk->key);
+	free(fk);
+}
+
+void flk_int_drop_holders(struct fkey *fk)
+{
+	while (fk->holders) {
+		struct fholder *h = fk->holders;
+
+		fk->holders = h->next;
+		free(h);
+	}
+	fk->shared = false;
+}
+
+/* Drops the holders' lock if it was released (unlink) or lost meanwhile.
+ * Returns true if file locks still hold the key. */
+bool flk_int_holder_alive(struct flk *f, struct fkey *fk)
+{
+	enum lock_state st;
+
+	if (!fk->lk)
+		return false;
+	st = lock_get_state(f->eng, fk->lk);
+	if (st == LOCK_HELD || st == LOCK_RELEASING)
+		return true;
+	lock_unref(f->eng, fk->lk);
+	fk->lk = NULL;
+	flk_int_drop_holders(fk);
+	return false;
+}
+
+struct fholder *flk_int_find_holder(struct fkey *fk, uint64_t owner,
+				    enum flk_kind kind)
+{
+	struct fholder *h;
+
+	for (h = fk->holders; h; h = h->next)
+		if (h->owner == owner && h->kind == kind)
+			return h;
+	return NULL;
+}
+
+/* Removes h; returns the lock to release when it was the last holder
+ * (the caller releases it without mu), else NULL. */
+struct lock *flk_int_remove_holder(struct fkey *fk, struct fholder *h)
+{
+	struct fholder **pp;
+	struct lock *lk = NULL;
+
+	for (pp = &fk->holders; *pp; pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			free(h);
+			break;
+		}
+	}
+	if (!fk->holders) {
+		lk = fk->lk;
+		fk->lk = NULL;
+		fk->shared = false;
+	}
+	return lk;
+}
+
+/* mu held: another mount's writer waits on fk's shared lock (seen by its
+ * last renewal). */
+bool flk_int_writer_waits(struct flk *f, struct fkey *fk)
+{
+	return fk->lk && fk->shared && lock_writer_waits(f->eng, fk->lk);
+}
+
+static bool has_writer_waiting(const struct fkey *fk)
+{
+	for (const struct waiter *w = fk->head; w; w = w->next)
+		if (!w->shared)
+			return true;
+	return false;
+}
+
+/* mu held. When no writer of ours waits on fk any more, its mark is to go:
+ * its version is copied to v (the caller removes it without mu). */
+static bool mark_to_clear(struct fkey *fk, char *v)
+{
+	if (!fk->mark_v[0] || has_writer_waiting(fk))
+		return false;
+	memcpy(v, fk->mark_v, RECORD_RVN_MAX);
+	fk->mark_v[0] = '\0';
+	return true;
+}
+
+static void queue_remove(struct fkey *fk, struct waiter *w)
+{
+	struct waiter **pp;
+
+	for (pp = &fk->head; *pp; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	}
+	fk->tail = NULL;
+	for (w = fk->head; w; w = w->next)
+		fk->tail = w;
+}
+
+void flk_int_find_req_cb(void *arg, const char *key, void *value)
+{
+	struct find_req *fr = arg;
+	struct fkey *fk = value;
+	struct waiter *w;
+
+	for (w = fk->head; w && !fr->w; w = w->next) {
+		if (w->req == fr->req) {
+			fr->fk = fk;
+			fr->w = w;
+		}
+	}
+}
+
+/* mu held. Adds a holder of fk; lk (referenced) becomes fk's lock when
+ * it has none (the first holder). -ENOMEM. */
+int flk_int_add_holder(struct fkey *fk, struct lock *lk, bool shared,
+		       uint64_t owner, enum flk_kind kind, int64_t pid)
+{
+	struct fholder *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	h->owner = owner;
+	h->kind = kind;
+	h->pid = pid;
+	h->next = fk->holders;
+	fk->holders = h;
+	if (!fk->lk) {
+		fk->lk = lk;
+		fk->shared = shared;
+	}
+	return 0;
+}
+
+/* mu held: takes w off fk's queue for good; when it was the last writer
+ * waiting, our mark on the row is to go (*um, v, key copied). */
+void flk_int_dequeue(struct flk *f, struct fkey *fk, struct waiter *w, bool *um,
+		     char *v, char **key)
+{
+	queue_remove(fk, w);
+	*um = mark_to_clear(fk, v);
+	*key = *um ? strdup(fk->key) : NULL;
+	if (!*key)
+		*um = false;
+	flk_int_fkey_maybe_free(f, fk);
+}
+
+/* Without mu: removes our mark (see flk_int_dequeue). */
+void flk_int_unmark(struct flk *f, bool um, const char *v, char *key)
+{
+	if (um)
+		lock_writer_unmark(f->eng, key, v);
+	free(key);
+}

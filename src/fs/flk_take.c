@@ -1,0 +1,107 @@
+/* flk_take: taking a key for a file lock from the engine: the lock the
+ * open file acquired with O_CREAT becomes the file lock's, a poll reads
+ * the row first (a held key costs a read, not a failed conditional
+ * write) and a writer's poll that finds the row read shared marks it, so
+ * that no new reader joins (lock_writer_mark). Called without f->mu, by
+ * the thread that set the key's taking flag (a request or the wait
+ * thread); every store request goes through the engine (lock_rows.h). */
+#include "flk_int.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "lock_rows.h"
+
+/* A writer waiting on a key read shared (row): marks the row, or refreshes
+ * our mark once a heartbeat old, so that no new reader joins it. The mark
+ * (fk's, reached only by the thread holding fk->taking) is our mount's:
+ * every writer of ours waiting on the key keeps the same. */
+static void mark_row(struct flk *f, const char *key,
+		     const struct lock_record *row, char *mark_v,
+		     int64_t *mark_mono_ms)
+{
+	int64_t hb = lock_engine_config(f->eng)->heartbeat_ms;
+	bool ours =
+		row->writer_id && mark_v[0] &&
+		!strcmp(row->writer_id, lock_engine_config(f->eng)->owner) &&
+		!strcmp(row->writer_v, mark_v);
+
+	if (!row->shared || (ours && flk_int_now(f) - *mark_mono_ms < hb))
+		return;
+	if (!lock_writer_mark(f->eng, key, row, mark_v))
+		*mark_mono_ms = flk_int_now(f);
+}
+
+/* Tries to take key for a file lock (mu not held). 0 with *out; -EBUSY
+ * when this mount holds it otherwise; -EEXIST when another owner does;
+ * other -errno. With poll, a consistent read comes first so that a held
+ * key costs a read, not a failed conditional write; a writer's poll that
+ * finds the row shared marks it (mark_v, *mark_mono_ms: fk's mark). A
+ * shared request that finds the open file's own O_CREAT lock downgrades
+ * it. */
+int flk_int_try_take(struct flk *f, const char *key,
+		     const struct lock_holder *h, struct lock *handle_lock,
+		     bool shared, bool poll, struct lock **out, char *mark_v,
+		     int64_t *mark_mono_ms)
+{
+	struct lock *local = lock_find(f->eng, key);
+	int rc;
+
+	if (local) {
+		if (local == handle_lock) {
+			/* The open file that acquired it with O_CREAT: the file
+			 * lock owns it from now on. */
+			lock_set_hold(f->eng, local, HOLD_FLOCK);
+			rc = shared ? lock_downgrade(f->eng, local) : 0;
+			if (rc) {
+				lock_unref(f->eng, local);
+				return rc;
+			}
+			*out = local;
+			return 0;
+		}
+		lock_unref(f->eng, local);
+		return -EBUSY;
+	}
+	if (poll) {
+		struct lock_record row;
+
+		record_init(&row);
+		rc = lock_rows_get(f->eng, key, &row);
+		if (!rc) {
+			bool lapsed = lock_rows_judge(f->eng, &row, NULL);
+
+			rc = lock_row_admits(f->eng, &row, shared, lapsed)
+				     ? 0
+				     : -EEXIST;
+			if (rc && !shared && mark_v)
+				mark_row(f, key, &row, mark_v, mark_mono_ms);
+		} else if (rc == -ENOENT) {
+			rc = 0;
+		}
+		record_fini(&row);
+		if (rc)
+			return rc;
+	}
+	rc = shared ? lock_acquire_shared(f->eng, key, h, HOLD_FLOCK, out, NULL,
+					  NULL)
+		    : lock_acquire_hold(f->eng, key, h, HOLD_FLOCK, out, NULL,
+					NULL);
+	/* A directory of that name (made after this file was opened) holds
+	 * the name as a lock would, for as long as it exists. */
+	return rc == -EISDIR ? -EEXIST : rc;
+}
+
+/* A writer waiting behind our own readers (mu not held, fk->taking): the
+ * row is shared by us and maybe other mounts; it is marked so that no
+ * other mount's reader joins meanwhile. */
+void flk_int_mark_behind_readers(struct flk *f, const char *key, char *mark_v,
+				 int64_t *mark_mono_ms)
+{
+	struct lock_record row;
+
+	record_init(&row);
+	if (!lock_rows_get(f->eng, key, &row))
+		mark_row(f, key, &row, mark_v, mark_mono_ms);
+	record_fini(&row);
+}

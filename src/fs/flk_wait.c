@@ -1,0 +1,324 @@
+/* flk_wait: the wait thread of the file-lock layer. It serves the head
+ * waiter of each key: a shared waiter behind local shared holders is
+ * granted at once; other locally held keys are re-checked every
+ * poll_min_ms without a request; keys held elsewhere are polled (one
+ * consistent GetItem, then the acquire when the row admits it: gone,
+ * judged lapsed, or shareable for a reader) with jittered backoff. A
+ * writer waiting on a key read shared marks the row so that no new reader
+ * joins it (lock_writer_mark), refreshes the mark every heartbeat and
+ * removes it when no writer waits any more. It also sweeps the entries of
+ * released or lost locks, and at flk_stop answers every parked request
+ * EINTR. Time is the host's clock. Threads: the wait thread, and the
+ * caller of flk_start and flk_stop; f->mu as in flk_int.h. */
+#include "flk_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define TAG		"flk"
+#define FLK_SWEEP_MS	1000
+#define FLK_SWEEP_BATCH 256
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+struct pick {
+	struct flk *f;
+	int64_t now;
+	int64_t wake;
+	struct fkey *fk;
+};
+
+static void pick_cb(void *arg, const char *key, void *value)
+{
+	struct pick *p = arg;
+	struct fkey *fk = value;
+	struct waiter *w = fk->head;
+
+	if (!w || w->state != W_PARKED || fk->taking)
+		return;
+	if (flk_int_holder_alive(p->f, fk) &&
+	    (!fk->shared || (w->shared && flk_int_writer_waits(p->f, fk)))) {
+		/* A local file lock holds it (or our readers do while
+		 * another mount's writer waits): flk_unlock wakes us. */
+		return;
+	}
+	/* Free, held elsewhere, or shared here: a reader at the head joins
+	 * the local readers at once; a writer polls the row (marking it). */
+	if (w->next_poll_mono_ms > p->now && !(w->shared && fk->lk)) {
+		if (w->next_poll_mono_ms < p->wake)
+			p->wake = w->next_poll_mono_ms;
+		return;
+	}
+	if (!p->fk || w->next_poll_mono_ms < p->fk->head->next_poll_mono_ms)
+		p->fk = fk;
+}
+
+/* mu held: the next poll of w, with full jitter within [backoff/2,
+ * backoff] (a key held elsewhere), or soon (-EBUSY: held here). */
+static void reschedule(struct flk *f, struct waiter *w, int rc)
+{
+	int64_t lo, hi;
+
+	w->state = W_PARKED;
+	if (rc == -EBUSY) {
+		w->next_poll_mono_ms = flk_int_now(f) + f->cfg.poll_min_ms;
+		return;
+	}
+	hi = w->backoff_ms;
+	lo = hi / 2;
+	w->next_poll_mono_ms =
+		flk_int_now(f) + lo +
+		(int64_t)(rng_next(&f->rng) % (uint64_t)(hi - lo + 1));
+	w->backoff_ms =
+		hi * 2 > f->cfg.poll_max_ms ? f->cfg.poll_max_ms : hi * 2;
+}
+
+/* Serves one due waiter; returns false when none was due (mu held). */
+static bool serve_one(struct flk *f, int64_t *wake)
+{
+	struct pick p = { f, flk_int_now(f), flk_int_now(f) + 1000, NULL };
+	char mark_v[RECORD_RVN_MAX], v[RECORD_RVN_MAX], *ukey = NULL;
+	struct lock *lk = NULL;
+	int64_t mark_mono_ms;
+	struct waiter *w;
+	struct fkey *fk;
+	bool local, um = false;
+	char *key;
+	int rc, err;
+
+	smap_each(&f->keys, pick_cb, &p);
+	*wake = p.wake;
+	if (!p.fk)
+		return false;
+	fk = p.fk;
+	w = fk->head;
+	local = flk_int_holder_alive(f, fk); /* shared here (pick_cb) */
+	if (local && w->shared) {
+		/* A reader behind our readers: it shares the mount's lock. */
+		rc = flk_int_add_holder(fk, fk->lk, true, w->owner, w->kind,
+					w->holder.pid);
+		if (rc) {
+			reschedule(f, w, -EBUSY);
+			return true;
+		}
+		lk = fk->lk;
+		lock_ref(lk);
+		key = strdup(fk->key);
+		err = 0;
+		goto answer;
+	}
+	w->state = W_BUSY;
+	key = strdup(fk->key);
+	fk->taking = true;
+	memcpy(mark_v, fk->mark_v, sizeof(mark_v));
+	mark_mono_ms = fk->mark_mono_ms;
+	pthread_mutex_unlock(&f->mu);
+	if (!key)
+		rc = -ENOMEM;
+	else if (local)
+		flk_int_mark_behind_readers(f, key, mark_v, &mark_mono_ms),
+			rc = -EBUSY;
+	else
+		rc = flk_int_try_take(f, key, &w->holder, NULL, w->shared, true,
+				      &lk, w->shared ? NULL : mark_v,
+				      &mark_mono_ms);
+	pthread_mutex_lock(&f->mu);
+	/* The key's entry stays while it has waiters: w is still queued. */
+	fk->taking = false;
+	memcpy(fk->mark_v, mark_v, sizeof(mark_v));
+	fk->mark_mono_ms = mark_mono_ms;
+	pthread_cond_broadcast(&f->cv);
+
+	if (!rc && (w->interrupted || f->stopping)) {
+		err = EINTR;
+	} else if (!rc) {
+		err = flk_int_add_holder(fk, lk, w->shared, w->owner, w->kind,
+					 w->holder.pid)
+			      ? ENOMEM
+			      : 0;
+	} else {
+		if (rc != -EBUSY && rc != -EEXIST && log_enabled(LOGL_DEBUG)) {
+			char why[LOG_ERRNO_MAX];
+
+			log_debug(TAG, "waiting key=%s: %s (still waiting)",
+				  key, log_errno(rc, why, sizeof(why)));
+		}
+		reschedule(f, w, rc);
+		if (local) /* a mark refresh: once a heartbeat at most */
+			w->next_poll_mono_ms =
+				flk_int_now(f) +
+				lock_engine_config(f->eng)->heartbeat_ms / 2;
+		if (!w->interrupted && !f->stopping) {
+			free(key);
+			return true;
+		}
+		err = EINTR;
+	}
+	if (!err)
+		lock_ref(lk); /* the answer's, until on_granted took its own */
+answer:
+	flk_int_dequeue(f, fk, w, &um, v, &ukey);
+	pthread_mutex_unlock(&f->mu);
+	if (err && lk) {
+		/* Interrupted while we took it: leave nothing behind. */
+		lock_release(f->eng, lk);
+		lock_unref(f->eng, lk);
+	}
+	if (!err && f->cfg.on_granted)
+		f->cfg.on_granted(f->cfg.arg, w->handle, lk);
+	if (!err)
+		lock_unref(f->eng, lk);
+	if (f->cfg.reply(w->req, err) && !err) {
+		/* The waiter is gone (killed): give the lock back. */
+		flk_unlock(f, key, w->owner, w->kind);
+	}
+	if (!err)
+		metrics_inc(f->m, MC_ACQUIRES);
+	flk_int_unmark(f, um, v, ukey);
+	free(w);
+	free(key);
+	pthread_mutex_lock(&f->mu);
+	return true;
+}
+
+/* Entries whose file lock was released (unlink) or lost meanwhile, with
+ * nobody waiting: collected, then freed. */
+struct sweep {
+	struct flk *f;
+	struct fkey *dead[FLK_SWEEP_BATCH];
+	int n;
+};
+
+static void sweep_cb(void *arg, const char *key, void *value)
+{
+	struct sweep *sw = arg;
+	struct fkey *fk = value;
+
+	if (sw->n < FLK_SWEEP_BATCH && !fk->taking && !fk->head &&
+	    !flk_int_holder_alive(sw->f, fk))
+		sw->dead[sw->n++] = fk;
+}
+
+/* mu held. */
+static void sweep_keys(struct flk *f)
+{
+	struct sweep sw = { .f = f };
+
+	smap_each(&f->keys, sweep_cb, &sw);
+	for (int i = 0; i < sw.n; i++)
+		flk_int_fkey_maybe_free(f, sw.dead[i]);
+}
+
+static void *flk_main(void *arg)
+{
+	struct flk *f = arg;
+	struct timespec ts;
+	int64_t wake;
+
+	pthread_mutex_lock(&f->mu);
+	while (!f->stopping) {
+		if (flk_int_now(f) >= f->next_sweep_mono_ms) {
+			sweep_keys(f);
+			f->next_sweep_mono_ms = flk_int_now(f) + FLK_SWEEP_MS;
+		}
+		if (serve_one(f, &wake))
+			continue;
+		if (wake > f->next_sweep_mono_ms)
+			wake = f->next_sweep_mono_ms;
+		/* pthread waits on the machine's clock: as long as the
+		 * host's clock has to go until wake. */
+		clk_mono_timespec(clk_sys_mono_ms() + (wake - flk_int_now(f)),
+				  &ts);
+		pthread_cond_timedwait(&f->cv, &f->mu, &ts);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+int flk_start(struct flk *f)
+{
+	int rc = pthread_create(&f->thread, NULL, flk_main, f);
+
+	if (rc)
+		return -rc;
+	f->running = true;
+	return 0;
+}
+
+struct drain {
+	struct waiter *list;
+	struct drain_mark {
+		struct drain_mark *next;
+		char *key;
+		char v[RECORD_RVN_MAX];
+	} * marks;
+};
+
+static void drain_cb(void *arg, const char *key, void *value)
+{
+	struct drain *d = arg;
+	struct fkey *fk = value;
+	struct drain_mark *m;
+
+	/* Our marks go with our writers, once the mutex is dropped
+	 * (DynamoDB permitting: a mark left behind is stale after a
+	 * lease). */
+	m = fk->mark_v[0] ? calloc(1, sizeof(*m)) : NULL;
+	if (m && (m->key = strdup(fk->key))) {
+		memcpy(m->v, fk->mark_v, sizeof(m->v));
+		m->next = d->marks;
+		d->marks = m;
+	} else {
+		free(m);
+	}
+	fk->mark_v[0] = '\0';
+
+	while (fk->head) {
+		struct waiter *w = fk->head;
+
+		fk->head = w->next;
+		w->next = d->list;
+		d->list = w;
+	}
+	fk->tail = NULL;
+}
+
+void flk_stop(struct flk *f)
+{
+	struct drain d = { NULL, NULL };
+
+	pthread_mutex_lock(&f->mu);
+	f->stopping = true;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	if (f->running)
+		pthread_join(f->thread, NULL);
+	f->running = false;
+	pthread_mutex_lock(&f->mu);
+	smap_each(&f->keys, drain_cb, &d);
+	pthread_mutex_unlock(&f->mu);
+	while (d.marks) {
+		struct drain_mark *m = d.marks;
+
+		d.marks = m->next;
+		lock_writer_unmark(f->eng, m->key, m->v);
+		free(m->key);
+		free(m);
+	}
+	while (d.list) {
+		struct waiter *w = d.list;
+
+		d.list = w->next;
+		f->cfg.reply(w->req, EINTR);
+		free(w);
+	}
+}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "creds_provider.h"
+#include "creds_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

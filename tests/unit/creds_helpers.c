@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "creds_provider.h"
+#include "creds_util.h"
 #include "creds_test.h"
 
 static int64_t tm_ms(int y, int mo, int d, int h, int mi, int s)

@@ -7,6 +7,7 @@
  * AWS_CONTAINER_AUTHORIZATION_TOKEN. Runs in the refreshing thread only; no
  * shared state. */
 #include "creds_provider.h"
+#include "creds_util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

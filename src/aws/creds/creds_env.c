@@ -7,6 +7,7 @@
  * snapshot is immutable afterwards and read by the refreshing thread; it is
  * wiped when the chain is freed. */
 #include "creds_provider.h"
+#include "creds_util.h"
 
 #include <errno.h>
 #include <pwd.h>

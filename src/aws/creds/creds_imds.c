@@ -11,6 +11,7 @@
  * IPv6 form or loopback, unless allow_plain_http. Runs in the refreshing
  * thread only; no shared state; the token is wiped. */
 #include "creds_provider.h"
+#include "creds_util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

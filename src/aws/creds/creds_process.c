@@ -6,6 +6,7 @@
  * prints. Runs in the refreshing thread only; no shared state. The captured
  * output is wiped. */
 #include "creds_provider.h"
+#include "creds_util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,6 +10,7 @@
  * creds_process). source_profile/credential_source and SSO are refused with
  * -EOPNOTSUPP. Runs in the refreshing thread only; no shared state. */
 #include "creds_provider.h"
+#include "creds_util.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -7,6 +7,7 @@
  * (the generic AWS_ENDPOINT_URL is never used so). Runs in the refreshing
  * thread only; no shared state. */
 #include "creds_provider.h"
+#include "creds_util.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "creds_provider.h"
+#include "creds_util.h"
 
 /* Credentials a provider returned: non-empty printable ASCII without
  * spaces (they go into HTTP headers), a source, an expiry after the epoch

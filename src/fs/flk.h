@@ -73,6 +73,11 @@ struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
 int flk_start(struct flk *f);
 /* Stops the wait thread, answering every parked request EINTR. */
 void flk_stop(struct flk *f);
+/* What the wait thread does when it wakes, done now by the caller: sweeps
+ * if due and serves every due waiter. Returns the host's time of the next
+ * work. For tests that drive flk on a fake clock (flk_config.host)
+ * without starting its thread. */
+int64_t flk_step(struct flk *f);
 void flk_free(struct flk *f);
 
 struct flk_req {

@@ -85,7 +85,7 @@ struct flk {
 		bool interrupted;
 	} entering[FLK_ENTERING_MAX];
 	int n_entering;		    /* mu */
-	int64_t next_sweep_mono_ms; /* wait thread only */
+	int64_t next_sweep_mono_ms; /* wait thread (or flk_step) only */
 	pthread_t thread;
 	bool running;
 	bool stopping; /* mu */

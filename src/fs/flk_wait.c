@@ -218,6 +218,22 @@ static void sweep_keys(struct flk *f)
 		flk_int_fkey_maybe_free(f, sw.dead[i]);
 }
 
+/* mu held: one turn of the wait thread: the sweep when due, then one due
+ * waiter served. false when none was due: *wake is then the host's time
+ * of the next work. */
+static bool turn(struct flk *f, int64_t *wake)
+{
+	if (flk_int_now(f) >= f->next_sweep_mono_ms) {
+		sweep_keys(f);
+		f->next_sweep_mono_ms = flk_int_now(f) + FLK_SWEEP_MS;
+	}
+	if (serve_one(f, wake))
+		return true;
+	if (*wake > f->next_sweep_mono_ms)
+		*wake = f->next_sweep_mono_ms;
+	return false;
+}
+
 static void *flk_main(void *arg)
 {
 	struct flk *f = arg;
@@ -226,14 +242,8 @@ static void *flk_main(void *arg)
 
 	pthread_mutex_lock(&f->mu);
 	while (!f->stopping) {
-		if (flk_int_now(f) >= f->next_sweep_mono_ms) {
-			sweep_keys(f);
-			f->next_sweep_mono_ms = flk_int_now(f) + FLK_SWEEP_MS;
-		}
-		if (serve_one(f, &wake))
+		if (turn(f, &wake))
 			continue;
-		if (wake > f->next_sweep_mono_ms)
-			wake = f->next_sweep_mono_ms;
 		/* pthread waits on the machine's clock: as long as the
 		 * host's clock has to go until wake. */
 		clk_mono_timespec(clk_sys_mono_ms() + (wake - flk_int_now(f)),
@@ -242,6 +252,17 @@ static void *flk_main(void *arg)
 	}
 	pthread_mutex_unlock(&f->mu);
 	return NULL;
+}
+
+int64_t flk_step(struct flk *f)
+{
+	int64_t wake = flk_int_now(f);
+
+	pthread_mutex_lock(&f->mu);
+	while (!f->stopping && turn(f, &wake))
+		;
+	pthread_mutex_unlock(&f->mu);
+	return wake;
 }
 
 int flk_start(struct flk *f)

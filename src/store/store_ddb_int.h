@@ -1,0 +1,164 @@
+/* store_ddb_int: what the pieces of the DynamoDB lock store share, private
+ * to src/store: the attribute names of the rows, struct store_ddb, and the
+ * conversions and operations each piece gives the others. Any thread;
+ * struct store_ddb is immutable after store_ddb_new. */
+#ifndef LOCKFS_STORE_DDB_INT_H
+#define LOCKFS_STORE_DDB_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "store_ddb.h"
+
+#define A_KEY	  "lock_key"
+#define A_SORT	  "sort_key"
+#define A_OWNER	  "owner_name"
+#define A_LEASE	  "lease_duration"
+#define A_RVN	  "record_version_number"
+#define A_EXPIRY  "expiry_time"
+#define A_HOST	  "lockfs_host"
+#define A_PID	  "lockfs_pid"
+#define A_UID	  "lockfs_uid"
+#define A_GID	  "lockfs_gid"
+#define A_MODE	  "lockfs_mode"
+#define A_CMD	  "lockfs_cmd"
+#define A_ACQ	  "lockfs_acquired"
+#define A_HB	  "lockfs_heartbeat"
+#define A_FENCE	  "lockfs_fence"
+#define A_DATA	  "lockfs_data"
+#define A_CREATED "lockfs_created"
+#define A_COUNTER "lockfs_counter"
+#define A_KIND	  "lockfs_kind"
+#define A_SHARE	  "lockfs_share"
+#define A_READERS "lockfs_readers"
+#define A_WRITER  "lockfs_writer"
+
+/* The fields of a reader's entry and of a writer's mark (nested maps). In
+ * expressions they are always named through placeholders (#v, #hb, ...),
+ * as any of them could one day be a reserved word. */
+#define R_V	"v"
+#define R_HOST	"host"
+#define R_PID	"pid"
+#define R_UID	"uid"
+#define R_CMD	"cmd"
+#define R_ACQ	"acquired"
+#define R_HB	"heartbeat"
+#define R_FENCE "fence"
+#define W_ID	"id"
+#define W_V	"v"
+
+/* A directory marker lives in the lock item of its name (sort key "-"), so
+ * that one conditional write decides between a lock and a namespace of the
+ * same name: an acquire finds the marker, a mkdir finds the lock. It carries
+ * the attributes a python_dynamodb_lock client needs and looks to one like a
+ * lock held for DIR_LEASE seconds, which it never takes over. Markers
+ * written before this (sort key RECORD_SORT_DIR) are still read. */
+#define KIND_DIR     "dir"
+#define DIR_OWNER    "lockfs:namespace"
+#define DIR_LEASE    "1000000000"
+#define DIR_EXPIRY_S 253402300799LL /* 9999-12-31: never TTL'd */
+#define NOT_DIR	     "attribute_not_exists(" A_KIND ")"
+#define IS_DIR	     A_KIND " = :kind"
+
+struct store_ddb {
+	struct store base;
+	struct ddb *ddb;
+	char *table;
+	int64_t default_lease_ms;
+};
+
+static inline struct store_ddb *to_sd(struct store *s)
+{
+	return (struct store_ddb *)s;
+}
+
+static inline void call_init(struct ddb_call *c, int64_t deadline_mono_ms)
+{
+	memset(c, 0, sizeof(*c));
+	c->deadline_mono_ms = deadline_mono_ms;
+}
+
+static inline struct ddb_item *key_item(const char *key, const char *sort)
+{
+	struct ddb_item *k = ddb_item_new();
+
+	if (k && (ddb_item_set_s(k, A_KEY, key) ||
+		  ddb_item_set_s(k, A_SORT, sort))) {
+		ddb_item_free(k);
+		k = NULL;
+	}
+	return k;
+}
+
+/* Whether a row read back is a directory marker (new or old form). */
+static inline bool is_dir_item(const struct ddb_item *it)
+{
+	const char *v;
+
+	if (!ddb_item_get_s(it, A_SORT, &v) && !strcmp(v, RECORD_SORT_DIR))
+		return true;
+	return !ddb_item_get_s(it, A_KIND, &v) && !strcmp(v, KIND_DIR);
+}
+
+/* ---- store_ddb_item.c: conversions ---------------------------------- */
+
+/* An N attribute as an int64 (ddb_item_get_n): 0, -ENOENT, -EINVAL. */
+int store_ddb_item_i64(const struct ddb_item *it, const char *name,
+		       int64_t *out);
+/* Sets name to data: an S when it is UTF-8 text, else a B. */
+int store_ddb_item_set_data(struct ddb_item *it, const char *name,
+			    const void *data, size_t len);
+/* A reader's entry and a writer's mark as maps. */
+int store_ddb_item_reader_map(const struct record_reader *rd,
+			      struct ddb_item **out);
+int store_ddb_item_writer_map(const char *id, const char *v,
+			      struct ddb_item **out);
+/* A directory marker as a dir_record. */
+int store_ddb_item_to_dir(const struct ddb_item *it, struct dir_record *d);
+/* The row a failed condition reported, as a record. */
+int store_ddb_item_cur(struct store_ddb *sd, struct ddb_item *old,
+		       struct lock_record *cur, bool *has_cur);
+
+/* ---- store_ddb_shared.c: rows held shared ---------------------------- */
+
+/* The shared rows' store_ops (store.h), and the renewal of a row held
+ * shared, which store_ddb.c's renew hands over. */
+int store_ddb_shared_renew(struct store_ddb *sd, const char *key,
+			   const char *expect_v, const struct lock_renewal *rn,
+			   int64_t deadline, struct lock_record *cur,
+			   bool *has_cur);
+int store_ddb_shared_join(struct store *s, const struct lock_record *rec,
+			  bool raise_lease, int64_t deadline,
+			  struct lock_record *cur, bool *has_cur);
+int store_ddb_shared_leave(struct store *s, const char *key,
+			   const char *reader_id, const char *expect_v,
+			   const char *new_rvn, int64_t deadline,
+			   struct lock_record *cur, bool *has_cur);
+int store_ddb_shared_evict(struct store *s, const char *key,
+			   const char *reader_id, const char *expect_v,
+			   int64_t deadline);
+int store_ddb_shared_mark_writer(struct store *s, const char *key,
+				 const char *id, const char *v,
+				 const char *replace_v, int64_t deadline,
+				 struct lock_record *cur, bool *has_cur);
+int store_ddb_shared_clear_writer(struct store *s, const char *key,
+				  const char *v, int64_t deadline);
+
+/* ---- store_ddb_rows.c: fences, directories, listing ------------------ */
+
+/* Their store_ops (store.h). */
+int store_ddb_rows_read_fence(struct store *s, const char *key,
+			      int64_t deadline, uint64_t *fence);
+int store_ddb_rows_next_fence(struct store *s, const char *key,
+			      int64_t deadline, uint64_t *fence);
+int store_ddb_rows_put_dir(struct store *s, const struct dir_record *d,
+			   const char *expect_rvn, int64_t deadline);
+int store_ddb_rows_set_dir_mode(struct store *s, const char *key, uint32_t mode,
+				int64_t deadline);
+int store_ddb_rows_delete_dir(struct store *s, const char *key,
+			      int64_t deadline);
+int store_ddb_rows_list(struct store *s, const char *prefix, int64_t deadline,
+			store_row_fn fn, void *arg);
+
+#endif

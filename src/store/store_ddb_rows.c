@@ -1,0 +1,265 @@
+/* store_ddb_rows: lockfs's own rows beside the locks: fence counters,
+ * directory markers, and listing a prefix. Stateless; any thread. */
+#include "store_ddb_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clk.h"
+#include "text.h"
+
+int store_ddb_rows_read_fence(struct store *s, const char *key,
+			      int64_t deadline, uint64_t *fence)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_FENCE), *it = NULL;
+	struct ddb_call call;
+	int64_t v = 0;
+	int rc;
+
+	if (!k)
+		return -ENOMEM;
+	call_init(&call, deadline);
+	rc = ddb_get_item(sd->ddb, sd->table, k, true, &it, &call);
+	if (rc == -ENOENT) {
+		rc = 0; /* never allocated */
+	} else if (!rc) {
+		rc = store_ddb_item_i64(it, A_COUNTER, &v);
+		if (rc == -ENOENT)
+			rc = 0, v = 0;
+		else if (rc || v < 0)
+			rc = -EPROTO;
+	}
+	if (!rc)
+		*fence = (uint64_t)v;
+	ddb_item_free(it);
+	ddb_item_free(k);
+	return rc;
+}
+
+int store_ddb_rows_next_fence(struct store *s, const char *key,
+			      int64_t deadline, uint64_t *fence)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *k = key_item(key, RECORD_SORT_FENCE);
+	struct ddb_item *vals = ddb_item_new(), *out = NULL;
+	struct ddb_expr expr = { .update = "ADD " A_COUNTER " :one" };
+	struct ddb_call call;
+	int64_t v = 0;
+	int rc = (k && vals) ? ddb_item_set_n(vals, ":one", 1) : -ENOMEM;
+
+	if (!rc) {
+		expr.values = vals;
+		call_init(&call, deadline);
+		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
+				     DDB_RETURN_UPDATED_NEW, &out, &call);
+	}
+	if (!rc)
+		rc = out ? store_ddb_item_i64(out, A_COUNTER, &v) : -EPROTO;
+	if (!rc && v <= 0)
+		rc = -EPROTO;
+	if (!rc)
+		*fence = (uint64_t)v;
+	ddb_item_free(out);
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc == -ENOENT ? -EPROTO : rc;
+}
+
+/* The marker of directory d, in the lock item of its name. */
+static int dir_item(const struct dir_record *d, struct ddb_item **out)
+{
+	struct ddb_item *it = key_item(d->key, RECORD_SORT_LOCK);
+	char rvn[RECORD_RVN_MAX];
+	int rc = it ? text_uuid4(rvn) : -ENOMEM;
+
+	if (!rc)
+		rc = ddb_item_set_s(it, A_KIND, KIND_DIR);
+	if (!rc)
+		rc = ddb_item_set_s(it, A_OWNER, DIR_OWNER);
+	if (!rc)
+		rc = ddb_item_set_n_text(it, A_LEASE, DIR_LEASE);
+	if (!rc)
+		rc = ddb_item_set_s(it, A_RVN, rvn);
+	if (!rc)
+		rc = ddb_item_set_n(it, A_EXPIRY, DIR_EXPIRY_S);
+	if (!rc)
+		rc = ddb_item_set_n(it, A_MODE, d->mode);
+	if (!rc)
+		rc = ddb_item_set_n(it, A_UID, d->uid);
+	if (!rc)
+		rc = ddb_item_set_n(it, A_GID, d->gid);
+	if (!rc)
+		rc = ddb_item_set_n(it, A_CREATED, d->created_real_ms);
+	if (rc) {
+		ddb_item_free(it);
+		return rc;
+	}
+	*out = it;
+	return 0;
+}
+
+int store_ddb_rows_put_dir(struct store *s, const struct dir_record *d,
+			   const char *expect_rvn, int64_t deadline)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *it = NULL, *vals = NULL;
+	struct ddb_expr cond = { .condition =
+					 "attribute_not_exists(" A_KEY ")" };
+	struct ddb_call call;
+	int rc = dir_item(d, &it);
+
+	if (!rc && expect_rvn) {
+		/* Over a lock seen expired, as a takeover (never a marker). */
+		vals = ddb_item_new();
+		if (!vals || ddb_item_set_s(vals, ":rvn", expect_rvn))
+			rc = -ENOMEM;
+		cond.condition = "attribute_not_exists(" A_KEY ") OR (" A_RVN
+				 " = :rvn AND " NOT_DIR ")";
+		cond.values = vals;
+	}
+	if (!rc) {
+		call_init(&call, deadline);
+		rc = ddb_put_item(sd->ddb, sd->table, it, &cond, NULL, &call);
+	}
+	ddb_item_free(vals);
+	ddb_item_free(it);
+	return rc == -ECANCELED ? -EEXIST : rc;
+}
+
+/* Updates (expr->update set) or deletes the marker of key in its lock item,
+ * then, when there is none there, a marker of the old form. */
+static int on_dir_marker(struct store_ddb *sd, const char *key,
+			 struct ddb_expr *expr, int64_t deadline)
+{
+	const char *sorts[2] = { RECORD_SORT_LOCK, RECORD_SORT_DIR };
+	int i, rc = -ENOENT;
+
+	for (i = 0; i < 2 && rc == -ENOENT; i++) {
+		struct ddb_item *k = key_item(key, sorts[i]);
+		struct ddb_call call;
+
+		if (!k)
+			return -ENOMEM;
+		/* Both use :kind, as DynamoDB refuses unused values. */
+		expr->condition = i == 0 ? IS_DIR
+					 : "attribute_exists(" A_KEY
+					   ") AND NOT (" IS_DIR ")";
+		call_init(&call, deadline);
+		rc = expr->update
+			     ? ddb_update_item(sd->ddb, sd->table, k, expr,
+					       DDB_RETURN_NONE, NULL, &call)
+			     : ddb_delete_item(sd->ddb, sd->table, k, expr,
+					       DDB_RETURN_NONE, NULL, &call);
+		ddb_item_free(k);
+		if (rc == -ECANCELED)
+			rc = -ENOENT;
+	}
+	return rc;
+}
+
+int store_ddb_rows_set_dir_mode(struct store *s, const char *key, uint32_t mode,
+				int64_t deadline)
+{
+	struct ddb_item *vals = ddb_item_new();
+	struct ddb_expr expr = { .update = "SET " A_MODE " = :m" };
+	int rc = -ENOMEM;
+
+	if (vals && !ddb_item_set_n(vals, ":m", mode & 07777) &&
+	    !ddb_item_set_s(vals, ":kind", KIND_DIR)) {
+		expr.values = vals;
+		rc = on_dir_marker(to_sd(s), key, &expr, deadline);
+	}
+	ddb_item_free(vals);
+	return rc;
+}
+
+int store_ddb_rows_delete_dir(struct store *s, const char *key,
+			      int64_t deadline)
+{
+	struct ddb_item *vals = ddb_item_new();
+	struct ddb_expr expr = { 0 };
+	int rc = -ENOMEM;
+
+	if (vals && !ddb_item_set_s(vals, ":kind", KIND_DIR)) {
+		expr.values = vals;
+		rc = on_dir_marker(to_sd(s), key, &expr, deadline);
+	}
+	ddb_item_free(vals);
+	return rc;
+}
+
+int store_ddb_rows_list(struct store *s, const char *prefix, int64_t deadline,
+			store_row_fn fn, void *arg)
+{
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *vals = ddb_item_new(), *start = NULL;
+	struct ddb_read rd = {
+		.filter = *prefix ? "(" A_SORT " = :lk OR " A_SORT
+				    " = :dir) AND begins_with(" A_KEY ", :p)"
+				  : A_SORT " = :lk OR " A_SORT " = :dir",
+		.values = vals,
+		.consistent = true,
+	};
+	struct lock_record rec;
+	struct dir_record dir;
+	struct ddb_call call;
+	int pages = 0, rc;
+
+	if (!vals || ddb_item_set_s(vals, ":lk", RECORD_SORT_LOCK) ||
+	    ddb_item_set_s(vals, ":dir", RECORD_SORT_DIR) ||
+	    (*prefix && ddb_item_set_s(vals, ":p", prefix))) {
+		ddb_item_free(vals);
+		return -ENOMEM;
+	}
+	record_init(&rec);
+	dir_record_init(&dir);
+	do {
+		struct ddb_page page = { 0 };
+		size_t i;
+
+		call_init(&call, deadline);
+		rc = ddb_scan(sd->ddb, sd->table, &rd, start, &page, &call);
+		ddb_item_free(start);
+		start = NULL;
+		for (i = 0; !rc && i < page.n; i++) {
+			struct store_row row = { 0 };
+			const char *sort;
+
+			if (ddb_item_get_s(page.items[i], A_SORT, &sort))
+				continue;
+			if (is_dir_item(page.items[i])) {
+				rc = store_ddb_item_to_dir(page.items[i], &dir);
+				row.kind = STORE_ROW_DIR;
+				row.dir = &dir;
+			} else if (!strcmp(sort, RECORD_SORT_LOCK)) {
+				rc = store_ddb_item_to_record(
+					page.items[i], sd->default_lease_ms,
+					&rec);
+				row.kind = STORE_ROW_LOCK;
+				row.lock = &rec;
+			} else {
+				continue;
+			}
+			if (rc == -EPROTO) {
+				rc = 0; /* a row without a key string */
+				continue;
+			}
+			if (!rc)
+				rc = fn(arg, &row);
+		}
+		if (!rc && page.last_key) {
+			start = page.last_key;
+			page.last_key = NULL;
+		}
+		ddb_page_fini(&page);
+	} while (!rc && start && ++pages < 100000);
+	ddb_item_free(start);
+	record_fini(&rec);
+	dir_record_fini(&dir);
+	ddb_item_free(vals);
+	return rc > 0 ? 0 : rc;
+}

@@ -45,13 +45,16 @@ struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
 	imap_init(&fs->by_ino);
 	smap_init(&fs->by_path);
 	fs_int_seen_init(fs);
-	fs->quota = fs_quota_new(&(struct fs_quota_limits){ {
-		[FSQ_LOCKS] = cfg->max_locks_per_user,
-		[FSQ_WAITERS] = cfg->max_waiters_per_user,
-		[FSQ_DIRS] = cfg->max_dirs_per_user,
-		[FSQ_OPENS] = cfg->max_opens_per_user,
-	} });
-	fs->wb = fs_wb_new(engine, FS_WB_INTERVAL_MS, FS_MAX_DATA);
+	fs->quota =
+		fs_quota_new(&(struct fs_quota_limits){ {
+				     [FSQ_LOCKS] = cfg->max_locks_per_user,
+				     [FSQ_WAITERS] = cfg->max_waiters_per_user,
+				     [FSQ_DIRS] = cfg->max_dirs_per_user,
+				     [FSQ_OPENS] = cfg->max_opens_per_user,
+			     } },
+			     fs->host->clk);
+	fs->wb = fs_wb_new(engine, fs->host->clk, FS_WB_INTERVAL_MS,
+			   FS_MAX_DATA);
 	fs->dirstat = fs_dirstat_new();
 	if (!fs->quota || !fs->wb || !fs->dirstat) {
 		fs_dirstat_free(fs->dirstat);

@@ -23,6 +23,7 @@ struct uid_use {
 
 struct fs_quota {
 	struct fs_quota_limits lim;
+	const struct clk *clk; /* times the log lines (the host's) */
 	pthread_mutex_t mu;
 	struct imap uids; /* uid -> struct uid_use */
 	struct smap dirs; /* full key -> uid + 1 (as a pointer) */
@@ -40,7 +41,8 @@ const char *fs_quota_option(enum fs_quota_res r)
 	return r < FSQ_N ? option_names[r] : "?";
 }
 
-struct fs_quota *fs_quota_new(const struct fs_quota_limits *lim)
+struct fs_quota *fs_quota_new(const struct fs_quota_limits *lim,
+			      const struct clk *clk)
 {
 	struct fs_quota *q = calloc(1, sizeof(*q));
 
@@ -48,6 +50,7 @@ struct fs_quota *fs_quota_new(const struct fs_quota_limits *lim)
 		return NULL;
 	if (lim)
 		q->lim = *lim;
+	q->clk = clk;
 	pthread_mutex_init(&q->mu, NULL);
 	imap_init(&q->uids);
 	smap_init(&q->dirs);
@@ -104,9 +107,9 @@ static void maybe_drop(struct fs_quota *q, uint32_t uid, struct uid_use *u)
 }
 
 /* mu held. Whether to log that uid reached r now (once a minute). */
-static bool log_due(struct uid_use *u, enum fs_quota_res r)
+static bool log_due(struct fs_quota *q, struct uid_use *u, enum fs_quota_res r)
 {
-	int64_t now = clk_sys_mono_ms();
+	int64_t now = clk_mono_ms(q->clk);
 
 	if (u->logged_mono_ms[r] && now - u->logged_mono_ms[r] < LOG_GAP_MS)
 		return false;
@@ -136,7 +139,7 @@ int fs_quota_take(struct fs_quota *q, uint32_t uid, enum fs_quota_res r)
 		rc = -ENOMEM;
 	} else if (u->used[r] >= q->lim.max[r]) {
 		rc = -EDQUOT;
-		say = log_due(u, r);
+		say = log_due(q, u, r);
 	} else {
 		u->used[r]++;
 	}
@@ -189,7 +192,7 @@ int fs_quota_lock_begin(struct fs_quota *q, uint32_t uid,
 		if (u->used[FSQ_LOCKS] + u->pending > max) {
 			u->pending--;
 			rc = -EDQUOT;
-			say = log_due(u, FSQ_LOCKS);
+			say = log_due(q, u, FSQ_LOCKS);
 			maybe_drop(q, uid, u);
 		}
 	}

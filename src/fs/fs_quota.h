@@ -31,7 +31,10 @@ struct fs_quota_limits {
 
 struct fs_quota;
 
-struct fs_quota *fs_quota_new(const struct fs_quota_limits *lim);
+/* clk: our monotonic clock (the host's), which spaces the log lines. */
+struct clk;
+struct fs_quota *fs_quota_new(const struct fs_quota_limits *lim,
+			      const struct clk *clk);
 void fs_quota_free(struct fs_quota *q);
 /* The option name of a limit ("max_locks_per_user", ...). */
 const char *fs_quota_option(enum fs_quota_res r);

@@ -36,6 +36,7 @@ struct wb_entry {
 
 struct fs_wb {
 	struct lock_engine *eng;
+	const struct clk *clk; /* our monotonic clock (the host's) */
 	int64_t interval_ms;
 	size_t max_len;
 	pthread_mutex_t mu;
@@ -51,8 +52,8 @@ static uint64_t key_of(struct lock *lk)
 	return (uint64_t)(uintptr_t)lk;
 }
 
-struct fs_wb *fs_wb_new(struct lock_engine *eng, int64_t interval_ms,
-			size_t max_len)
+struct fs_wb *fs_wb_new(struct lock_engine *eng, const struct clk *clk,
+			int64_t interval_ms, size_t max_len)
 {
 	struct fs_wb *wb = calloc(1, sizeof(*wb));
 	pthread_condattr_t ca;
@@ -60,6 +61,7 @@ struct fs_wb *fs_wb_new(struct lock_engine *eng, int64_t interval_ms,
 	if (!wb)
 		return NULL;
 	wb->eng = eng;
+	wb->clk = clk;
 	wb->interval_ms = interval_ms > 0 ? interval_ms : FS_WB_INTERVAL_MS;
 	wb->max_len = max_len;
 	pthread_mutex_init(&wb->mu, NULL);
@@ -126,7 +128,7 @@ static void sweep_cb(void *arg, uint64_t key, void *value)
  * locks without it. */
 static void sweep(struct fs_wb *wb)
 {
-	struct sweep s = { wb, clk_sys_mono_ms(), { 0 }, { 0 }, 0 };
+	struct sweep s = { wb, clk_mono_ms(wb->clk), { 0 }, { 0 }, 0 };
 	int i;
 
 	imap_each(&wb->ents, sweep_cb, &s);
@@ -225,7 +227,7 @@ static int entry_write(struct fs_wb *wb, struct wb_entry *e)
 	e->dirty = false;
 	e->flushing = true;
 	e->due_mono_ms = 0;
-	e->wrote_mono_ms = clk_sys_mono_ms();
+	e->wrote_mono_ms = clk_mono_ms(wb->clk);
 	pthread_mutex_unlock(&wb->mu);
 	/* The whole data: cut to len, then bytes [0, len). */
 	rc = lock_modify_data(wb->eng, e->lk, len ? copy : NULL, len, 0,
@@ -281,7 +283,7 @@ int fs_wb_modify(struct fs_wb *wb, struct lock *lk, const void *buf, size_t len,
 		pthread_mutex_unlock(&wb->mu);
 		return rc;
 	}
-	now = clk_sys_mono_ms();
+	now = clk_mono_ms(wb->clk);
 	if (!e->flushing && now - e->wrote_mono_ms >= wb->interval_ms) {
 		/* The interval is over: written through, now. */
 		rc = entry_write(wb, e);
@@ -338,12 +340,12 @@ static void due_cb(void *arg, uint64_t key, void *value)
 		d->any_idle_later = true;
 }
 
-/* Waits on wake until mono_ms of clk_sys_mono_ms (CLOCK_BOOTTIME, which a
- * condvar cannot use: the wait is made relative, on CLOCK_MONOTONIC; a
- * suspend meanwhile only makes a write late). */
+/* Waits on wake until mono_ms of wb->clk (CLOCK_BOOTTIME on the real
+ * machine, which a condvar cannot use: the wait is made relative, on
+ * CLOCK_MONOTONIC; a suspend meanwhile only makes a write late). */
 static void wait_until(struct fs_wb *wb, int64_t mono_ms)
 {
-	int64_t wait_ms = mono_ms - clk_sys_mono_ms();
+	int64_t wait_ms = mono_ms - clk_mono_ms(wb->clk);
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -370,14 +372,14 @@ static void *flusher_main(void *arg)
 
 		sweep(wb);
 		imap_each(&wb->ents, due_cb, &d);
-		now = clk_sys_mono_ms();
+		now = clk_mono_ms(wb->clk);
 		if (d.first && d.first_due <= now) {
 			rc = entry_write(wb, d.first);
 			if (rc && !d.first->err) {
 				char why[LOG_ERRNO_MAX];
 
 				d.first->err = rc;
-				d.first->err_mono_ms = clk_sys_mono_ms();
+				d.first->err_mono_ms = clk_mono_ms(wb->clk);
 				log_info(TAG,
 					 "key=%s: data written in the "
 					 "background failed: %s; the "

@@ -23,8 +23,9 @@
 
 struct fs_wb;
 
-struct fs_wb *fs_wb_new(struct lock_engine *eng, int64_t interval_ms,
-			size_t max_len);
+/* clk: our monotonic clock, which times the intervals (the host's). */
+struct fs_wb *fs_wb_new(struct lock_engine *eng, const struct clk *clk,
+			int64_t interval_ms, size_t max_len);
 /* The flusher thread (without it, pending data is written by the next
  * write after the interval, fsync, close or read). */
 int fs_wb_start(struct fs_wb *wb);

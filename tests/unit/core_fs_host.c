@@ -1,0 +1,133 @@
+/* core_fs_host: the filesystem layer on a fake machine (fs_config.host and
+ * the engine's host: tests/unit/support/host_fake, on a fake clock): who a
+ * caller is comes from the host, not from /proc. A create records the
+ * caller's command as the host tells it; a lock whose holder's group lives
+ * may be unlinked only from the holder's session (the host's answer), and
+ * by anyone once that group is gone. No process is forked. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "check.h"
+#include "fs.h"
+#include "host_fake.h"
+#include "lease.h"
+#include "log.h"
+#include "store_mem.h"
+
+static struct clk_fake fclk;
+static struct host_fake fhost;
+static struct store *st;
+static struct observe *obs;
+static struct lock_engine *eng;
+static struct metrics met;
+static struct fs *fs;
+
+static void setup(void)
+{
+	struct lock_config lc = {
+		.owner = "me",
+		.host = "h",
+		.lease_ms = 2000,
+		.heartbeat_ms = 500,
+		.safe_period_ms = 1500,
+		.hold = HOLD_PGRP,
+	};
+	struct fs_config fc = {
+		.prefix = "",
+		.table = "t",
+		.host = &fhost.host,
+	};
+
+	clk_fake_init(&fclk, 1790000000000LL);
+	host_fake_init(&fhost, &fclk.clk);
+	metrics_init(&met);
+	st = store_mem_new();
+	obs = observe_new(&fclk.clk, 0);
+	eng = lock_engine_new_host(&lc, st, obs, &fhost.host, &met, NULL);
+	/* fs's store and observation are the engine's (lock_rows.h). */
+	fs = fs_new(&fc, eng, NULL, NULL, &met);
+	CHECK(st && obs && eng && fs);
+}
+
+static void teardown(void)
+{
+	fs_free(fs);
+	lock_release_all(eng);
+	lock_engine_free(eng);
+	observe_free(obs);
+	store_free(st);
+	host_fake_fini(&fhost);
+}
+
+/* The holder field of name's lock as its xattr shows it. */
+static void holder_of(const char *name, char *out, size_t cap)
+{
+	struct fs_entry e;
+	ssize_t n;
+
+	CHECK_INT(fs_lookup(fs, FS_ROOT_INO, name, &e), 0);
+	n = fs_getxattr(fs, &(struct fs_ctx){ 1000, 1000, 1 }, e.attr.ino,
+			"user.lockfs.holder", out, cap - 1);
+	CHECK(n > 0);
+	out[n] = '\0';
+	fs_forget(fs, e.attr.ino, 1);
+}
+
+/* A create records the holder the host describes (host_fake: pid 4242
+ * is its own group and session, its command "fake4242"). */
+static void test_holder_from_host(void)
+{
+	const struct fs_ctx c = { 1000, 1000, 4242 };
+	struct fs_entry e;
+	char text[256];
+	uint64_t fh;
+
+	setup();
+	CHECK_INT(fs_create(fs, &c, FS_ROOT_INO, "job", S_IFREG | 0644,
+			    O_CREAT | O_EXCL | O_WRONLY, &e, &fh),
+		  0);
+	holder_of("job", text, sizeof(text));
+	CHECK_STR(text, "host=h pid=4242 uid=1000 cmd=fake4242");
+	fs_release(fs, fh);
+	teardown();
+}
+
+/* The session rule on the host's answers: another session may not
+ * unlink a lock whose holder's group lives (EBUSY); the holder's own
+ * session may; once the group is gone, anyone of the uid may. */
+static void test_unlink_by_session(void)
+{
+	const struct fs_ctx holder = { 1000, 1000, 4242 };
+	const struct fs_ctx other = { 1000, 1000, 4343 };
+	struct fs_entry e;
+	uint64_t fh;
+
+	setup();
+	CHECK_INT(fs_create(fs, &holder, FS_ROOT_INO, "a", S_IFREG | 0644,
+			    O_CREAT | O_EXCL | O_WRONLY, &e, &fh),
+		  0);
+	fs_release(fs, fh); /* hold=pgrp: held while the group lives */
+	CHECK_INT(fs_unlink(fs, &other, FS_ROOT_INO, "a"), -EBUSY);
+	CHECK_INT(fs_unlink(fs, &holder, FS_ROOT_INO, "a"), 0);
+	CHECK_INT(store_mem_lock_count(st), 0);
+
+	CHECK_INT(fs_create(fs, &holder, FS_ROOT_INO, "b", S_IFREG | 0644,
+			    O_CREAT | O_EXCL | O_WRONLY, &e, &fh),
+		  0);
+	fs_release(fs, fh);
+	CHECK_INT(fs_unlink(fs, &other, FS_ROOT_INO, "b"), -EBUSY);
+	host_fake_kill(&fhost, 4242);
+	CHECK_INT(fs_unlink(fs, &other, FS_ROOT_INO, "b"), 0);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	teardown();
+}
+
+int main(int argc, char **argv)
+{
+	log_setup(LOGL_ERR, false, NULL);
+	check_cases(argc, argv);
+	CHECK_CASE(test_holder_from_host);
+	CHECK_CASE(test_unlink_by_session);
+	CHECK_DONE();
+}

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lock_int.h"
+#include "lease_index.h"
+#include "lock_state.h"
 #include "log.h"
 #include "procwatch.h"
 
@@ -36,6 +37,8 @@ enum lease_action {
 	ACT_CLEANUP,
 	ACT_NONE,
 };
+
+static void lease_groups_changed(void *engine);
 
 static int64_t min64(int64_t a, int64_t b)
 {
@@ -127,7 +130,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 		if (lock_int_trusted_locked(e, lk, now))
 			wake = min64(wake,
 				     lk->last_ok_mono_ms + cfg->safe_period_ms);
-		if (lk->hold != HOLD_PGRP || lk->holder_open)
+		if (lk->hold != HOLD_PGRP || lk->file_open)
 			continue;
 		if (lk->state == LOCK_HELD && !lk->release_wanted) {
 			pgrp_watch = true;
@@ -249,6 +252,37 @@ static int take_renewals(struct lock_engine *e, int64_t now, struct lock **out,
 	return taken;
 }
 
+/* mu held. The renewal slots that have come by now_us (renewals are
+ * spread evenly over the period, one slot of slot_us each): at most
+ * PLAN_SLOTS, or one when a single job is wanted. */
+static int slots_come(struct lock_engine *e, int64_t now_us, int64_t slot_us,
+		      int max)
+{
+	int64_t behind;
+
+	if (now_us < e->next_slot_mono_us)
+		return 0;
+	if (max == 1)
+		return 1;
+	behind = (now_us - e->next_slot_mono_us) / slot_us + 1;
+	return behind > PLAN_SLOTS ? PLAN_SLOTS : (int)behind;
+}
+
+/* mu held. n_hb slots were used: they are spent, and a backlog of unused
+ * ones is not kept beyond one pass. Returns when the next slot comes (at
+ * high rates, a few ms on: the slots that came meanwhile go together). */
+static int64_t spend_slots(struct lock_engine *e, int64_t now, int64_t slot_us,
+			   int n_hb)
+{
+	int64_t now_us = now * 1000, next_ms;
+
+	if (e->next_slot_mono_us < now_us - slot_us * PLAN_SLOTS)
+		e->next_slot_mono_us = now_us - slot_us * PLAN_SLOTS;
+	e->next_slot_mono_us += slot_us * n_hb;
+	next_ms = (e->next_slot_mono_us + 999) / 1000;
+	return next_ms > now + SLOT_WAKE_MS ? next_ms : now + SLOT_WAKE_MS;
+}
+
 /* mu held. Collects up to max due jobs, each lock at most once: every due
  * release and cleanup (from the index's short list), then the most overdue
  * renewals (from the top of its heap), one for each slot that has come
@@ -262,24 +296,18 @@ static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 	/* Slots in microseconds: 10,000 locks at 5 s make 500 us slots. */
 	int64_t slot_us = e->cfg.heartbeat_ms * 1000 /
 			  (int64_t)(e->n_held ? e->n_held : 1);
-	int64_t now_us = now * 1000;
-	int n = 0, n_hb = 0, slots = 0;
+	int n = 0, n_hb, slots;
 
 	if (slot_us <= 0)
 		slot_us = 1;
-	if (now_us >= e->next_slot_mono_us) {
-		int64_t behind = (now_us - e->next_slot_mono_us) / slot_us + 1;
-
-		slots = behind > PLAN_SLOTS ? PLAN_SLOTS : (int)behind;
-		if (max == 1)
-			slots = 1;
-	}
+	slots = slots_come(e, now * 1000, slot_us, max);
+	/* 1. Trust ends by the clock; keepers that went away are noticed. */
 	*wake = min64(*wake, watch_locked(e, now));
 	sweep_locked(e, now);
 	*wake = min64(*wake, e->next_sweep_mono_ms);
 
-	/* In the order lease_step promises: releases, renewals, cleanups;
-	 * urgent jobs leave room for the renewal slots. */
+	/* 2. In the order lease_step promises: releases, renewals,
+	 * cleanups; urgent jobs leave room for the renewal slots. */
 	take_urgent(e, ACT_RELEASE, now, out, &n, max == 1 ? 1 : max - slots,
 		    wake);
 	if (max == 1 && n)
@@ -287,21 +315,9 @@ static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 	n_hb = take_renewals(e, now, out, &n, max, slots, wake);
 	if (!(max == 1 && n))
 		take_urgent(e, ACT_CLEANUP, now, out, &n, max, wake);
-	if (n_hb) {
-		int64_t next_ms;
-
-		/* The slots used are spent; a backlog of unused ones is not
-		 * kept beyond one pass. */
-		if (e->next_slot_mono_us < now_us - slot_us * PLAN_SLOTS)
-			e->next_slot_mono_us = now_us - slot_us * PLAN_SLOTS;
-		e->next_slot_mono_us += slot_us * n_hb;
-		next_ms = (e->next_slot_mono_us + 999) / 1000;
-		/* At high rates, wake every few ms and send the slots that
-		 * came meanwhile together, rather than once per slot. */
-		*wake = min64(*wake, next_ms > now + SLOT_WAKE_MS
-					     ? next_ms
-					     : now + SLOT_WAKE_MS);
-	}
+	/* 3. The slots used are spent. */
+	if (n_hb)
+		*wake = min64(*wake, spend_slots(e, now, slot_us, n_hb));
 	return n;
 }
 
@@ -310,14 +326,14 @@ static void run_job(struct lock_engine *e, struct lock *lk)
 {
 	switch (lk->job) {
 	case ACT_HEARTBEAT:
-		lock_int_heartbeat(e, lk);
+		e->lease_jobs.heartbeat(e, lk);
 		break;
 	case ACT_RELEASE:
 		/* On failure the lock is lost and cleaned up later. */
-		lock_int_release(e, lk, true);
+		e->lease_jobs.release(e, lk, true);
 		break;
 	case ACT_CLEANUP:
-		lock_int_cleanup(e, lk);
+		e->lease_jobs.cleanup(e, lk);
 		break;
 	}
 	pthread_mutex_lock(&e->mu);
@@ -340,6 +356,8 @@ int64_t lease_step(struct lock_engine *e)
 	struct lock *pick = NULL;
 	int n;
 
+	/* 1. Plan (mu held): trust ends by the clock, keepers that went
+	 * away are noticed, and the one most urgent due job is claimed. */
 	pthread_mutex_lock(&e->mu);
 	if (e->stopping) {
 		pthread_mutex_unlock(&e->mu);
@@ -347,9 +365,11 @@ int64_t lease_step(struct lock_engine *e)
 	}
 	n = plan_locked(e, now, &pick, 1, &wake);
 	pthread_mutex_unlock(&e->mu);
+	/* 2. Acquirers hear of new losses (without mu). */
 	lock_int_notify_lost(e);
 	if (!n)
 		return wake;
+	/* 3. That job's request, inline. */
 	run_job(e, pick);
 	return now;
 }
@@ -515,7 +535,7 @@ void lease_stop(struct lock_engine *e)
 	e->thread_running = false;
 }
 
-void lease_groups_changed(void *engine)
+static void lease_groups_changed(void *engine)
 {
 	struct lock_engine *e = engine;
 

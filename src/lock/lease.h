@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct lock_engine;
+struct lock_holder;
 
 /* Starts the scheduler and cfg.lease_workers workers (default 64). */
 int lease_start(struct lock_engine *e);
@@ -23,5 +24,10 @@ void lease_kick(struct lock_engine *e);
  * Returns the monotonic time at which it wants the next step (<= now:
  * at once). Tests drive the engine with this and a fake clock. */
 int64_t lease_step(struct lock_engine *e);
+/* With engine->mu held: watches the acquirer's process and group leader
+ * for their exit (pgrp mode), so that the next group check comes at once
+ * (procwatch; without pidfds groups are only polled). */
+void lease_watch_holder_locked(struct lock_engine *e,
+			       const struct lock_holder *h);
 
 #endif

@@ -1,7 +1,7 @@
 /* lease_index: what the lease scheduler has to look at, so that a pass costs
  * what is due, not what is held: a binary min-heap of the held locks by the
  * time of their next renewal, and a short list of the locks that want an
- * automatic release or a cleanup. lock.c tells it (lease_index_note_locked)
+ * automatic release or a cleanup. The engine tells it (lease_index_note_locked)
  * whenever a lock's state, wants or busy/queued flags change in a way that
  * can make it due earlier; a lock whose due time moved later is corrected
  * when it reaches the top. A lock leaves both when it leaves the engine's
@@ -9,7 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "lock_int.h"
+#include "lease_index.h"
+#include "lock_state.h"
 
 static bool before(const struct lock *a, const struct lock *b)
 {

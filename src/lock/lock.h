@@ -1,18 +1,28 @@
 /* lock: the lock engine. Owns the locks this mount holds and their state
- * machine (held -> releasing -> released, held -> lost; every transition
- * is tabled in doc/lock-engine.md), acquires and
+ * machine (see enum lock_state; every transition, the function that makes
+ * it and the lock it holds are tabled in doc/lock-engine.md), acquires and
  * releases them with one conditional write each, serialises every write of
  * one lock (heartbeat, data, fence, release) so that a heartbeat in flight
  * can never re-take a released lock, and resolves ambiguous writes (a reply
  * lost after the write landed) by the RVNs it tried. The lease thread
  * (lease.c: a scheduler and a pool of workers) drives renewals, the end
- * of trust and automatic releases; trust ends by the clock wherever a lock
- * is looked at.
+ * of trust, automatic releases and cleanups; trust ends by the clock
+ * wherever a lock is looked at. The files: lock_engine (creation, views),
+ * lock_acquire, lock_renew, lock_release, lock_holder, lock_share,
+ * lock_rows (the store for the layers above), over lock_state (the core
+ * transitions) and the lease path.
+ *
+ * Words: the owner is this mount (owner_name in the rows). The acquirer
+ * (struct lock_holder) is the process that acquired, with its process
+ * group. The keeper is what keeps a held lock by its hold mode: the
+ * acquiring open file, the acquirer's process group, or a file lock (flk);
+ * lock_holder_live says whether it lives. The holder fields of a row
+ * (host, pid, uid, cmd) show the acquirer to others.
  *
  * Threads: FUSE workers call the lock_* operations; the lease scheduler and
- * workers the lock_int_* ones. One engine mutex guards all lock state but
- * the atomic reference count; it is never held across a store request or
- * a callback. */
+ * workers the lease jobs. One engine mutex guards all lock state but the
+ * atomic reference count; it is never held across a store request or a
+ * callback. */
 #ifndef LOCKFS_LOCK_H
 #define LOCKFS_LOCK_H
 
@@ -37,6 +47,20 @@ enum hold_mode {
 		      * its open file closed, or unlink */
 };
 
+/* A lock's states. Transitions (doc/lock-engine.md has each with the
+ * function that makes it):
+ *   (none) -> held       an acquire's conditional write landed
+ *   (none) -> lost       an orphan: a write whose outcome stayed unknown,
+ *                        tracked only so that its row is removed
+ *   held -> held         a renewal, data write or fence confirmed; a
+ *                        downgrade to shared confirmed
+ *   held -> releasing    a release (unlink, LOCK_UN, close, keeper gone)
+ *   held -> lost         stolen, safe period over, downgrade unknown,
+ *                        the daemon stopping
+ *   releasing -> released  the delete confirmed (or the row not ours)
+ *   releasing -> lost    the delete not confirmed
+ * Lost and released are final; a lost lock leaves the engine once its row
+ * is cleaned up and its acquirer has let go of it. */
 enum lock_state {
 	LOCK_HELD,
 	LOCK_RELEASING,
@@ -66,7 +90,7 @@ struct lock_config {
 	enum hold_mode hold;
 	int64_t pgrp_poll_ms;	   /* how often dead process groups are
 				    * looked for; default 100 */
-	int lost_signal;	   /* signal for the holder's process group on
+	int lost_signal;	   /* signal for the acquirer's process group on
 				    * loss; 0: none */
 	int64_t op_timeout_ms;	   /* user-facing requests; default 10000 */
 	int64_t recent_release_ms; /* lookups of a key this mount released
@@ -77,7 +101,8 @@ struct lock_config {
 				    * in parallel; default 32 */
 };
 
-/* Who acquires: filled by the filesystem from the request's context. */
+/* The acquirer: the process that acquires, filled by the filesystem from
+ * the request's context. */
 struct lock_holder {
 	int64_t pid;
 	int64_t uid;
@@ -187,10 +212,9 @@ bool lock_writer_waits(struct lock_engine *e, struct lock *lk);
 /* Removes our mark of version v (a waiter that gives up), if still there. */
 void lock_writer_unmark(struct lock_engine *e, const char *key, const char *v);
 
-/* True while lk is held and its holder is alive: its acquiring open file
- * is open, or (hold=pgrp) its process group lives, or a file lock holds
- * it. Locks with no live holder (hold=unlink, a holder that is gone) give
- * false. */
+/* True while lk is held and its keeper lives: its acquiring open file is
+ * open, or (hold=pgrp) the acquirer's process group lives, or (hold=flock)
+ * a file lock holds it. hold=unlink has no keeper: false. */
 bool lock_holder_live(struct lock_engine *e, struct lock *lk);
 /* Changes how a held lock is released automatically. */
 void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold);
@@ -262,7 +286,7 @@ struct lock_info {
 	int64_t acquired_real_ms;
 	int64_t last_ok_age_ms; /* since the last confirmed write */
 	uint64_t fence;
-	bool holder_open;
+	bool file_open; /* the acquiring open file is open */
 	bool shared;
 	const struct lock_record *row; /* shared: the row as last renewed
 					* (its readers), or NULL */

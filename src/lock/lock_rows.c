@@ -8,11 +8,11 @@
 
 #include <errno.h>
 
-#include "lock_int.h"
+#include "lock_state.h"
 
 static int64_t deadline(const struct lock_engine *e)
 {
-	return lock_int_op_deadline(e);
+	return op_deadline(e);
 }
 
 int lock_rows_get(struct lock_engine *e, const char *key,

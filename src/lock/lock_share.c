@@ -124,13 +124,12 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 			 * an observer may have seen before (ABA). */
 			rc = text_uuid4(rec->rvn);
 			if (!rc)
-				rc = st->ops->join_shared(
-					st, rec, raise, lock_int_op_deadline(e),
-					cur, has_cur);
+				rc = st->ops->join_shared(st, rec, raise,
+							  op_deadline(e), cur,
+							  has_cur);
 		} else {
 			rc = st->ops->put_lock(st, rec, over[0] ? over : NULL,
-					       lock_int_op_deadline(e), cur,
-					       has_cur);
+					       op_deadline(e), cur, has_cur);
 		}
 		if (rc == -ECANCELED && *has_cur &&
 		    !strcmp(record_holder_version(c, me), mine))
@@ -157,7 +156,7 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 		    mark_stale(e, c)) {
 			/* Its writer is gone: the mark goes, on its version. */
 			st->ops->clear_writer(st, rec->key, c->writer_v,
-					      lock_int_op_deadline(e));
+					      op_deadline(e));
 			log_info(TAG, "key=%s: removed a stale writer mark",
 				 rec->key);
 		} else if (c->writer_id) {
@@ -195,9 +194,8 @@ void lock_share_evict(struct lock_engine *e, const char *key,
 		if (!k)
 			return;
 		if (lock_rows_judge_version(e, k, rd->v, row->lease_ms, NULL)) {
-			rc = e->store->ops->evict_reader(
-				e->store, key, rd->id, rd->v,
-				lock_int_op_deadline(e));
+			rc = e->store->ops->evict_reader(e->store, key, rd->id,
+							 rd->v, op_deadline(e));
 			if (!rc)
 				lock_rows_forget(e, k);
 			log_info(
@@ -232,7 +230,7 @@ int lock_writer_mark(struct lock_engine *e, const char *key,
 		return rc;
 	record_init(&cur);
 	rc = e->store->ops->mark_writer(e->store, key, e->owner, nv, replace,
-					lock_int_op_deadline(e), &cur, &has);
+					op_deadline(e), &cur, &has);
 	if (rc == -ECANCELED && has && cur.writer_id &&
 	    !strcmp(cur.writer_id, e->owner) && !strcmp(cur.writer_v, nv))
 		rc = 0; /* an earlier attempt landed */
@@ -247,6 +245,5 @@ int lock_writer_mark(struct lock_engine *e, const char *key,
 void lock_writer_unmark(struct lock_engine *e, const char *key, const char *v)
 {
 	if (v && v[0])
-		e->store->ops->clear_writer(e->store, key, v,
-					    lock_int_op_deadline(e));
+		e->store->ops->clear_writer(e->store, key, v, op_deadline(e));
 }

@@ -212,18 +212,3 @@ int dir_record_copy(struct dir_record *dst, const struct dir_record *src)
 	dst->key = key;
 	return 0;
 }
-
-/* store_lookup lives with the records it holds. */
-#include "store.h"
-
-void store_lookup_init(struct store_lookup *l)
-{
-	memset(l, 0, sizeof(*l));
-}
-
-void store_lookup_fini(struct store_lookup *l)
-{
-	record_fini(&l->lock);
-	dir_record_fini(&l->dir);
-	store_lookup_init(l);
-}

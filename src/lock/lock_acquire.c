@@ -1,0 +1,478 @@
+/* lock_acquire: taking a key: an exclusive acquire (one conditional
+ * PutItem, a takeover of a row our observation judged lapsed, a lost
+ * answer resolved by writing the same row again), a shared one (through
+ * lock_share.c), the tracking of what we took (none -> held), and the
+ * downgrade of an exclusive lock to shared (held -> held shared, or lost).
+ *
+ * Threads: FUSE workers (and the flk wait thread). engine->mu is taken
+ * around the bookkeeping, never across a store request. */
+#include "lock_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lease.h"
+#include "lock_rows.h"
+#include "log.h"
+#include "text.h"
+
+#define TAG "lock"
+
+static int build_record(struct lock_engine *e, const char *key,
+			const struct lock_holder *h, struct lock_record *rec)
+{
+	int64_t real_ms = now_real(e);
+	int rc;
+
+	record_init(rec);
+	rc = record_set_str(&rec->key, key);
+	if (!rc)
+		rc = record_set_str(&rec->owner, e->owner);
+	if (!rc)
+		rc = record_set_str(&rec->host, e->host);
+	if (!rc)
+		rc = record_set_str(&rec->cmd, h->cmd);
+	if (!rc)
+		rc = text_uuid4(rec->rvn);
+	if (rc) {
+		record_fini(rec);
+		return rc;
+	}
+	rec->lease_ms = e->cfg.lease_ms;
+	rec->expiry_real_s = real_ms / 1000 + RECORD_EXPIRY_PERIOD_S;
+	rec->has_lockfs = true;
+	rec->pid = h->pid;
+	rec->uid = h->uid;
+	rec->gid = h->gid;
+	rec->mode = h->mode;
+	rec->acquired_real_ms = real_ms;
+	rec->heartbeat_real_ms = real_ms;
+	return 0;
+}
+
+/* A shared row's record: owner_name says "shared" to other clients, and
+ * our entry (a fresh version) names the holder; rec->rvn is the row's new
+ * RVN. */
+static int build_shared_record(struct lock_engine *e, const char *key,
+			       const struct lock_holder *h,
+			       struct lock_record *rec)
+{
+	struct record_reader rd = { 0 };
+	int rc = build_record(e, key, h, rec);
+
+	if (rc)
+		return rc;
+	rec->shared = true;
+	rd.id = e->owner;
+	rd.host = e->host;
+	rd.pid = h->pid;
+	rd.uid = h->uid;
+	rd.cmd = (char *)h->cmd;
+	rd.acquired_real_ms = rec->acquired_real_ms;
+	rd.heartbeat_real_ms = rec->heartbeat_real_ms;
+	rc = record_set_str(&rec->owner, LOCK_SHARED_OWNER);
+	if (!rc)
+		rc = text_uuid4(rd.v);
+	if (!rc)
+		rc = record_reader_add(rec, &rd);
+	if (rc)
+		record_fini(rec);
+	return rc;
+}
+
+/* An acquire whose reply never came, resolved for certain: the same row is
+ * written again, on condition that there is no row or it carries our RVN,
+ * so that afterwards we hold the key (whether or not the first write
+ * landed) or we know another owner does. A takeover whose first write did
+ * not land is tried once more. Only when DynamoDB cannot be reached at all
+ * is the outcome left open: the RVN is then remembered so the lease path
+ * removes the row should it exist, rather than leave it to lapse. */
+static int resolve_unknown_acquire(struct lock_engine *e,
+				   const struct lock_record *rec,
+				   const char *takeover_rvn,
+				   struct lock_record *cur, bool *has_cur)
+{
+	int attempt, rc = -EIO;
+
+	for (attempt = 0; attempt < 3; attempt++) {
+		record_fini(cur);
+		record_init(cur);
+		*has_cur = false;
+		rc = e->store->ops->put_lock(e->store, rec, rec->rvn,
+					     op_deadline(e), cur, has_cur);
+		if (rc == -ECANCELED && *has_cur && takeover_rvn &&
+		    !strcmp(cur->rvn, takeover_rvn)) {
+			/* Our takeover did not land: try it once more. */
+			record_fini(cur);
+			record_init(cur);
+			*has_cur = false;
+			rc = e->store->ops->put_lock(
+				e->store, rec, takeover_rvn, op_deadline(e),
+				cur, has_cur);
+		}
+		if (rc == -ECANCELED && *has_cur && !strcmp(cur->rvn, rec->rvn))
+			rc = 0;
+		if (rc == 0)
+			return 0;
+		if (rc == -ECANCELED)
+			return -EEXIST; /* another owner's row */
+		if (rc == -EISDIR)
+			return rc; /* the name became a directory */
+		if (rc == -ENOMEM || rc == -EACCES || rc == -ENXIO ||
+		    rc == -EINVAL)
+			break;
+	}
+	lock_int_add_orphan(e, rec, false);
+	return -EIO;
+}
+
+/* Step 1, from memory (mu taken): -EEXIST when this mount holds key
+ * (*cur our row), -EIO when the acquirer's group lost key and has not let
+ * go of it (a lost lock is never silently replaced under its holder). */
+static int refuse_if_known(struct lock_engine *e, const char *key,
+			   const struct lock_holder *h, struct lock_record *cur,
+			   bool *has_cur)
+{
+	struct lock *lk;
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	lk = lock_int_find_settled_locked(e, key);
+	if (lk) {
+		rc = cur ? record_copy(cur, &lk->rec) : 0;
+		if (!rc && has_cur)
+			*has_cur = true;
+		pthread_mutex_unlock(&e->mu);
+		metrics_inc(e->metrics, MC_CONFLICTS);
+		return -EEXIST;
+	}
+	if (lock_int_find_lost_locked(e, key, h->pgid, h->pgid_start)) {
+		/* This group lost key and has not let go of it yet. */
+		pthread_mutex_unlock(&e->mu);
+		log_info(TAG,
+			 "acquire key=%s refused: process group %lld lost "
+			 "it and has not unlinked it",
+			 key, (long long)h->pgid);
+		return -EIO;
+	}
+	pthread_mutex_unlock(&e->mu);
+	return 0;
+}
+
+/* Step 3, exclusive: one conditional PutItem (over the RVN our observation
+ * judged lapsed, *takeover), once more over the RVN of a shared row every
+ * reader has left (free at once), and a lost answer resolved. 0: we hold
+ * it, *sent the send time of the write that counts; -EEXIST: another
+ * owner's row (in *cur when *has); -EISDIR; other -errno (-EIO: outcome
+ * unknown, an orphan removes the row). */
+static int take_exclusive(struct lock_engine *e, struct lock_record *rec,
+			  bool *takeover, char *expired_rvn, int64_t *sent,
+			  struct lock_record *now_row, bool *has)
+{
+	const char *key = rec->key;
+	bool freed = false;
+	int rc;
+
+again:
+	rc = e->store->ops->put_lock(e->store, rec,
+				     *takeover ? expired_rvn : NULL,
+				     op_deadline(e), now_row, has);
+	if (rc == -ECANCELED && *has && !strcmp(now_row->rvn, rec->rvn))
+		rc = 0; /* an earlier attempt of ours landed */
+	if (rc == -ECANCELED && *has && !freed &&
+	    lock_share_row_free(e, now_row)) {
+		/* Shared, and every reader has left: free to take at once,
+		 * on the RVN we saw (any join since would have changed it). */
+		freed = *takeover = true;
+		text_copy(expired_rvn, RECORD_RVN_MAX, now_row->rvn);
+		record_fini(now_row);
+		*has = false;
+		*sent = now_mono(e);
+		goto again;
+	}
+	if (rc == -ECANCELED) {
+		if (*has)
+			lock_rows_judge(e, now_row, NULL);
+		log_debug(TAG, "acquire key=%s: held by owner=%s", key,
+			  *has && now_row->owner ? now_row->owner : "?");
+		return -EEXIST;
+	}
+	if (rc == -EISDIR) /* a directory: nothing to observe or wait for */
+		return rc;
+	if (rc && rc != -ENOMEM && rc != -EACCES && rc != -ENXIO &&
+	    rc != -EINVAL) {
+		/* The outcome is unknown: the write may have landed. */
+		rc = resolve_unknown_acquire(
+			e, rec, *takeover ? expired_rvn : NULL, now_row, has);
+	}
+	return rc;
+}
+
+/* Step 4: what a refused acquire tells its caller (the row, when known). */
+static void report_conflict(struct lock_engine *e, int rc,
+			    const struct lock_record *now_row, bool has,
+			    struct lock_record *cur, bool *has_cur)
+{
+	if (rc == -EEXIST) {
+		if (has && cur)
+			record_copy(cur, now_row);
+		if (has_cur)
+			*has_cur = has;
+	}
+	metrics_inc(e->metrics, MC_CONFLICTS);
+}
+
+/* Step 5: tracks the row we took (none -> held): a new lock on the list
+ * and in the key table, referenced by the engine and by the caller (*out).
+ * rec is moved into it. -ENOMEM: we hold the row but cannot track it: it
+ * is given back (the lease path removes an orphan's row or entry). */
+static int track_taken(struct lock_engine *e, struct lock_record *rec,
+		       const struct lock_holder *h, enum hold_mode hold,
+		       bool shared, int64_t sent, struct lock **out)
+{
+	const char *key = rec->key;
+	struct lock *lk = calloc(1, sizeof(*lk));
+
+	if (!lk || !(lk->key = strdup(key))) {
+		free(lk);
+		if (shared)
+			lock_int_add_orphan(e, rec, true);
+		else
+			e->store->ops->delete_lock(e->store, key, rec->rvn,
+						   op_deadline(e), NULL, NULL);
+		return -ENOMEM;
+	}
+	lk->holder = *h;
+	lk->hold = hold;
+	lk->rec = *rec;
+	record_init(rec);
+	if (shared) {
+		/* Our version is our entry's, not the row's RVN. Until our
+		 * first renewal shows every reader, we know of ourselves. */
+		lk->shared = true;
+		memcpy(lk->rec.rvn, lk->rec.readers[0].v, sizeof(lk->rec.rvn));
+		lk->row = calloc(1, sizeof(*lk->row));
+		if (lk->row && record_copy(lk->row, &lk->rec))
+			lock_int_free_row(lk);
+	}
+	lk->state = LOCK_HELD;
+	lk->file_open = true;
+	lk->last_ok_mono_ms = sent;
+	lk->next_due_mono_ms = sent + e->cfg.heartbeat_ms;
+	lk->refs = 2; /* the engine's and the caller's */
+
+	pthread_mutex_lock(&e->mu);
+	if (lease_index_reserve_locked(e, e->n_listed + 1) ||
+	    smap_put(&e->by_key, lk->key, lk)) {
+		pthread_mutex_unlock(&e->mu);
+		if (shared)
+			lock_int_add_orphan(e, &lk->rec, true);
+		else
+			e->store->ops->delete_lock(e->store, lk->key,
+						   lk->rec.rvn, op_deadline(e),
+						   NULL, NULL);
+		lock_int_free(lk);
+		return -ENOMEM;
+	}
+	lk->in_table = true;
+	lock_int_list_add_locked(e, lk);
+	e->n_held++;
+	metrics_set_held(e->metrics, e->n_held);
+	lock_int_forget_recent_locked(e, lk->key);
+	pthread_mutex_unlock(&e->mu);
+	*out = lk;
+	return 0;
+}
+
+static int acquire(struct lock_engine *e, const char *key,
+		   const struct lock_holder *h, enum hold_mode hold,
+		   bool shared, struct lock **out, struct lock_record *cur,
+		   bool *has_cur)
+{
+	struct lock_record rec, now_row;
+	char expired_rvn[RECORD_RVN_MAX];
+	bool takeover, has = false;
+	int64_t sent;
+	int rc;
+
+	if (has_cur)
+		*has_cur = false;
+	/* 1. Known here: held by this mount, or lost by this group. */
+	rc = refuse_if_known(e, key, h, cur, has_cur);
+	if (rc)
+		return rc;
+	/* 2. The row we write, over the RVN our observation judged lapsed
+	 * (if any). */
+	takeover = lock_rows_lapsed_rvn(e, key, expired_rvn);
+	rc = shared ? build_shared_record(e, key, h, &rec)
+		    : build_record(e, key, h, &rec);
+	if (rc)
+		return rc;
+	record_init(&now_row);
+	/* 3. The store's answer: one conditional write (and what it takes to
+	 * learn its outcome). */
+	sent = now_mono(e);
+	rc = shared ? lock_share_take(e, &rec, takeover ? expired_rvn : NULL,
+				      &now_row, &has)
+		    : take_exclusive(e, &rec, &takeover, expired_rvn, &sent,
+				     &now_row, &has);
+	/* 4. Refused: the caller learns the row. */
+	if (rc == -EEXIST || rc == -EISDIR) {
+		report_conflict(e, rc, &now_row, has, cur, has_cur);
+		goto out;
+	}
+	if (rc) {
+		char msg[LOG_ERRNO_MAX];
+
+		log_warn(TAG, "acquire key=%s failed: %s", key,
+			 log_errno(rc, msg, sizeof(msg)));
+		goto out;
+	}
+	/* 5. Ours: tracked, and renewed from now on. */
+	rc = track_taken(e, &rec, h, hold, shared, sent, out);
+	if (rc)
+		goto out;
+	lock_rows_forget(e, key);
+	metrics_inc(e->metrics, MC_ACQUIRES);
+	if (takeover)
+		metrics_inc(e->metrics, MC_TAKEOVERS);
+	log_debug(TAG, "acquired key=%s %s=%s%s", key,
+		  shared ? "shared v" : "rvn", (*out)->rec.rvn,
+		  takeover ? " (takeover)" : "");
+	lease_kick(e);
+out:
+	record_fini(&rec);
+	record_fini(&now_row);
+	return rc;
+}
+
+int lock_acquire_hold(struct lock_engine *e, const char *key,
+		      const struct lock_holder *h, enum hold_mode hold,
+		      struct lock **out, struct lock_record *cur, bool *has_cur)
+{
+	return acquire(e, key, h, hold, false, out, cur, has_cur);
+}
+
+int lock_acquire_shared(struct lock_engine *e, const char *key,
+			const struct lock_holder *h, enum hold_mode hold,
+			struct lock **out, struct lock_record *cur,
+			bool *has_cur)
+{
+	return acquire(e, key, h, hold, true, out, cur, has_cur);
+}
+
+int lock_acquire(struct lock_engine *e, const char *key,
+		 const struct lock_holder *h, struct lock **out,
+		 struct lock_record *cur, bool *has_cur)
+{
+	return lock_acquire_hold(e, key, h, e->cfg.hold, out, cur, has_cur);
+}
+
+int lock_downgrade(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_record rec, cur;
+	char expect[RECORD_RVN_MAX];
+	bool has = false, unknown = false;
+	int64_t deadline, sent;
+	int attempt, rc;
+
+	pthread_mutex_lock(&e->mu);
+	rc = lock_int_begin_write_locked(e, lk);
+	if (!rc && lk->shared) {
+		lock_int_end_write_locked(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		return 0;
+	}
+	deadline = rc ? 0
+		      : lock_int_write_deadline_locked(e, lk,
+						       e->cfg.op_timeout_ms);
+	pthread_mutex_unlock(&e->mu);
+	if (rc) {
+		lock_int_notify_lost(e);
+		return -EIO;
+	}
+	/* The row becomes shared with our entry alone, written over our own
+	 * RVN: no writer can come in between, and readers may join after. */
+	record_init(&cur);
+	rc = build_shared_record(e, lk->key, &lk->holder, &rec);
+	if (rc) {
+		pthread_mutex_lock(&e->mu);
+		lock_int_end_write_locked(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		return rc;
+	}
+	pthread_mutex_lock(&e->mu);
+	{
+		rec.acquired_real_ms = lk->rec.acquired_real_ms;
+		rec.mode = lk->rec.mode;
+		rec.readers[0].fence = lk->rec.fence;
+		rec.fence = lk->rec.fence;
+	}
+	memcpy(expect, lk->rec.rvn, sizeof(expect));
+	pthread_mutex_unlock(&e->mu);
+	sent = now_mono(e);
+	for (attempt = 0; !rc && attempt < 3; attempt++) {
+		record_fini(&cur);
+		has = false;
+		rc = e->store->ops->put_lock(e->store, &rec, expect, deadline,
+					     &cur, &has);
+		if (rc == -ECANCELED && has &&
+		    !strcmp(record_holder_version(&cur, e->owner),
+			    rec.readers[0].v))
+			rc = 0; /* an earlier attempt landed */
+		if (rc == -ECANCELED && has) {
+			pthread_mutex_lock(&e->mu);
+			if (lock_int_pending_adopt_locked(lk, cur.rvn)) {
+				/* A renewal of ours landed after all. */
+				memcpy(expect, cur.rvn, sizeof(expect));
+				pthread_mutex_unlock(&e->mu);
+				sent = now_mono(e);
+				rc = 0;
+				continue;
+			}
+			pthread_mutex_unlock(&e->mu);
+		}
+		if (rc == 0 || rc == -ECANCELED || rc == -EISDIR ||
+		    rc == -ENOMEM || rc == -EACCES || rc == -ENXIO ||
+		    rc == -EINVAL)
+			break;
+		unknown = true; /* it may have landed */
+		if (now_mono(e) >= deadline)
+			break;
+	}
+	pthread_mutex_lock(&e->mu);
+	if (rc && rc != -ECANCELED && rc != -EISDIR && !unknown) {
+		/* Refused before anything was written: still ours as it
+		 * was. */
+		lock_int_end_write_locked(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		record_fini(&rec);
+		record_fini(&cur);
+		return rc;
+	}
+	if (!rc) {
+		record_fini(&lk->rec);
+		lk->rec = rec;
+		record_init(&rec);
+		memcpy(lk->rec.rvn, lk->rec.readers[0].v, sizeof(lk->rec.rvn));
+		lk->shared = true;
+		lk->n_pending = 0;
+		lk->last_ok_mono_ms = sent;
+		lk->next_due_mono_ms = sent + e->cfg.heartbeat_ms;
+	} else if (rc == -ECANCELED || rc == -EISDIR) {
+		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
+	} else {
+		/* Exclusive or shared now? We cannot know: not ours to
+		 * trust. Our row (or entry) lapses by its lease. */
+		lock_int_mark_lost_locked(e, lk, LOST_DOWNGRADE);
+	}
+	lock_int_end_write_locked(e, lk);
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	record_fini(&rec);
+	record_fini(&cur);
+	if (!rc)
+		log_debug(TAG, "downgraded key=%s to shared", lk->key);
+	return rc ? -EIO : 0;
+}

@@ -1,0 +1,295 @@
+/* lock_engine: the engine as a whole: its creation (the config's
+ * defaults, the host, the lease path's jobs) and end, and the views of its
+ * locks: find one by key, a snapshot, its state, every lock for status.
+ *
+ * Threads: main (creation, end); FUSE workers (finds and views); views
+ * take engine->mu. */
+#include "lock_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lease.h"
+
+#define TAG "lock"
+
+struct lock_engine *lock_engine_new(const struct lock_config *cfg,
+				    struct store *store, struct observe *obs,
+				    const struct clk *clk, struct metrics *m,
+				    const struct lock_callbacks *cb)
+{
+	struct host h = *host_system();
+
+	h.clk = clk;
+	return lock_engine_new_host(cfg, store, obs, &h, m, cb);
+}
+
+struct lock_engine *
+lock_engine_new_host(const struct lock_config *cfg, struct store *store,
+		     struct observe *obs, const struct host *host,
+		     struct metrics *m, const struct lock_callbacks *cb)
+{
+	struct lock_engine *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->cfg = *cfg;
+	if (!e->cfg.lease_ms)
+		e->cfg.lease_ms = 30000;
+	if (!e->cfg.heartbeat_ms)
+		e->cfg.heartbeat_ms = 5000;
+	if (!e->cfg.safe_period_ms)
+		e->cfg.safe_period_ms = 20000;
+	if (!e->cfg.pgrp_poll_ms)
+		e->cfg.pgrp_poll_ms = 100;
+	if (!e->cfg.op_timeout_ms)
+		e->cfg.op_timeout_ms = 10000;
+	e->owner = strdup(cfg->owner ? cfg->owner : "lockfs");
+	e->host = strdup(cfg->host ? cfg->host : "localhost");
+	if (!e->owner || !e->host) {
+		free(e->owner);
+		free(e->host);
+		free(e);
+		return NULL;
+	}
+	e->cfg.owner = e->owner;
+	e->cfg.host = e->host;
+	e->store = store;
+	e->obs = obs;
+	e->os = host ? *host : *host_system();
+	e->metrics = m;
+	if (cb)
+		e->cb = *cb;
+	e->lease_jobs.heartbeat = lock_int_heartbeat;
+	e->lease_jobs.release = lock_int_release;
+	e->lease_jobs.cleanup = lock_int_cleanup;
+	e->rng = (uint64_t)now_real(e) * 2654435761u + 1;
+	pthread_mutex_init(&e->mu, NULL);
+	clk_cond_init_mono(&e->cv);
+	pthread_cond_init(&e->work_cv, NULL);
+	smap_init(&e->by_key);
+	smap_init(&e->recent);
+	return e;
+}
+
+void lock_engine_set_callbacks(struct lock_engine *e,
+			       const struct lock_callbacks *cb)
+{
+	pthread_mutex_lock(&e->mu);
+	e->cb = *cb;
+	pthread_mutex_unlock(&e->mu);
+}
+
+const struct lock_config *lock_engine_config(const struct lock_engine *e)
+{
+	return &e->cfg;
+}
+
+void lock_engine_free(struct lock_engine *e)
+{
+	struct lock *lk, *next;
+
+	if (!e)
+		return;
+	for (lk = e->all; lk; lk = next) {
+		next = lk->next;
+		lock_int_free(lk);
+	}
+	lease_index_free(e);
+	smap_each(&e->recent, lock_int_free_recent, NULL);
+	smap_fini(&e->recent);
+	smap_fini(&e->by_key);
+	pthread_cond_destroy(&e->cv);
+	pthread_cond_destroy(&e->work_cv);
+	pthread_mutex_destroy(&e->mu);
+	free(e->owner);
+	free(e->host);
+	free(e);
+}
+
+void lock_forget_recent_release(struct lock_engine *e, const char *key)
+{
+	pthread_mutex_lock(&e->mu);
+	lock_int_forget_recent_locked(e, key);
+	pthread_mutex_unlock(&e->mu);
+}
+
+bool lock_recently_released(struct lock_engine *e, const char *key)
+{
+	bool yes = false;
+	int64_t *t;
+
+	pthread_mutex_lock(&e->mu);
+	t = smap_get(&e->recent, key);
+	if (t) {
+		yes = now_mono(e) - *t < e->cfg.recent_release_ms;
+		if (!yes)
+			lock_int_forget_recent_locked(e, key);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return yes;
+}
+
+struct lock *lock_find(struct lock_engine *e, const char *key)
+{
+	struct lock *lk;
+
+	pthread_mutex_lock(&e->mu);
+	lk = lock_int_find_settled_locked(e, key);
+	if (lk)
+		lock_ref(lk);
+	pthread_mutex_unlock(&e->mu);
+	return lk;
+}
+
+struct lock *lock_find_lost(struct lock_engine *e, const char *key,
+			    int64_t pgid, uint64_t pgid_start)
+{
+	struct lock *lk;
+
+	pthread_mutex_lock(&e->mu);
+	lk = lock_int_find_lost_locked(e, key, pgid, pgid_start);
+	if (lk)
+		lock_ref(lk);
+	pthread_mutex_unlock(&e->mu);
+	return lk;
+}
+
+struct lock *lock_find_any(struct lock_engine *e, const char *key)
+{
+	struct lock *lk;
+
+	pthread_mutex_lock(&e->mu);
+	lk = smap_get(&e->by_key, key);
+	if (!lk && e->n_lost_listed)
+		for (lk = e->all; lk; lk = lk->next)
+			if (lk->state == LOCK_LOST && !strcmp(lk->key, key))
+				break;
+	if (lk)
+		lock_ref(lk);
+	pthread_mutex_unlock(&e->mu);
+	return lk;
+}
+
+int lock_snapshot(struct lock_engine *e, struct lock *lk,
+		  struct lock_record *out, enum lock_state *state)
+{
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	lock_int_trusted_locked(e, lk, now_mono(e));
+	/* Held shared, the row as our last renewal found it: every reader
+	 * (ours is one of them). */
+	rc = record_copy(out, lk->shared && lk->row ? lk->row : &lk->rec);
+	if (state)
+		*state = lk->state;
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+enum lock_state lock_get_state(struct lock_engine *e, struct lock *lk)
+{
+	enum lock_state st;
+
+	pthread_mutex_lock(&e->mu);
+	lock_int_trusted_locked(e, lk, now_mono(e));
+	st = lk->state;
+	pthread_mutex_unlock(&e->mu);
+	return st;
+}
+
+const char *lock_key(const struct lock *lk)
+{
+	return lk->key;
+}
+
+const struct lock_holder *lock_holder(const struct lock *lk)
+{
+	return &lk->holder;
+}
+
+bool lock_is_shared(struct lock_engine *e, struct lock *lk)
+{
+	bool shared;
+
+	pthread_mutex_lock(&e->mu);
+	shared = lk->shared;
+	pthread_mutex_unlock(&e->mu);
+	return shared;
+}
+
+const char *lock_reader_id(struct lock_engine *e, struct lock *lk)
+{
+	return lock_is_shared(e, lk) ? e->owner : NULL;
+}
+
+bool lock_writer_waits(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_record row;
+	bool marked = false, waits = false;
+
+	record_init(&row);
+	pthread_mutex_lock(&e->mu);
+	if (lk->shared && lk->row && lk->row->writer_id)
+		marked = !record_copy(&row, lk->row);
+	pthread_mutex_unlock(&e->mu);
+	if (marked)
+		waits = lock_share_other_writer(e, &row);
+	record_fini(&row);
+	return waits;
+}
+
+void lock_current_rvn(struct lock_engine *e, struct lock *lk,
+		      char rvn[RECORD_RVN_MAX])
+{
+	pthread_mutex_lock(&e->mu);
+	lock_int_trusted_locked(e, lk, now_mono(e));
+	if (lk->state == LOCK_HELD || lk->state == LOCK_RELEASING)
+		memcpy(rvn, lk->rec.rvn, RECORD_RVN_MAX);
+	else
+		rvn[0] = '\0';
+	pthread_mutex_unlock(&e->mu);
+}
+
+void lock_each(struct lock_engine *e,
+	       void (*fn)(void *arg, const struct lock_info *info), void *arg)
+{
+	struct lock *lk;
+	int64_t now;
+
+	pthread_mutex_lock(&e->mu);
+	now = now_mono(e);
+	for (lk = e->all; lk; lk = lk->next)
+		lock_int_trusted_locked(e, lk, now);
+	for (lk = e->all; lk; lk = lk->next) {
+		struct lock_info li = {
+			.key = lk->key,
+			.state = lk->state,
+			.lost_reason = lk->lost_reason,
+			.rvn = lk->rec.rvn,
+			.holder = &lk->holder,
+			.acquired_real_ms = lk->rec.acquired_real_ms,
+			.last_ok_age_ms = now - lk->last_ok_mono_ms,
+			.fence = lk->rec.fence,
+			.file_open = lk->file_open,
+			.shared = lk->shared,
+			.row = lk->row,
+		};
+
+		if (lk->state == LOCK_RELEASED)
+			continue;
+		fn(arg, &li);
+	}
+	pthread_mutex_unlock(&e->mu);
+}
+
+size_t lock_count_held(struct lock_engine *e)
+{
+	size_t n;
+
+	pthread_mutex_lock(&e->mu);
+	n = e->n_held;
+	pthread_mutex_unlock(&e->mu);
+	return n;
+}

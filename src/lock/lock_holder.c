@@ -1,0 +1,70 @@
+/* lock_holder: what keeps a held lock, by its hold mode: the acquiring
+ * open file, the acquirer's process group (asked of the host), or a file
+ * lock; and what happens when the open file closes (fd mode: released now;
+ * pgrp mode: watched until the group is gone).
+ *
+ * Threads: FUSE workers (close, flk). Under engine->mu but for the
+ * release, which takes it itself. */
+#include "lock_int.h"
+
+#include "lease.h"
+
+#define TAG "lock"
+
+bool lock_holder_live(struct lock_engine *e, struct lock *lk)
+{
+	bool live = false;
+
+	pthread_mutex_lock(&e->mu);
+	if (lock_int_trusted_locked(e, lk, now_mono(e)) &&
+	    !lk->release_wanted) {
+		switch (lk->hold) {
+		case HOLD_PGRP:
+			live = lk->file_open ||
+			       lock_int_pgrp_alive(e, &lk->holder);
+			break;
+		case HOLD_FD:
+			live = lk->file_open;
+			break;
+		case HOLD_FLOCK:
+			live = true;
+			break;
+		case HOLD_UNLINK:
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->mu);
+	return live;
+}
+
+void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold)
+{
+	pthread_mutex_lock(&e->mu);
+	lk->hold = hold;
+	lk->release_wanted = false;
+	lease_index_note_locked(e, lk);
+	e->next_watch_mono_ms = 0;
+	pthread_mutex_unlock(&e->mu);
+}
+
+void lock_holder_closed(struct lock_engine *e, struct lock *lk)
+{
+	bool now = false;
+
+	pthread_mutex_lock(&e->mu);
+	lk->file_open = false;
+	e->next_watch_mono_ms = 0; /* its group is watched from now on */
+	if (lk->hold == HOLD_PGRP)
+		lease_watch_holder_locked(e, &lk->holder);
+	if (lk->state == LOCK_HELD) {
+		if (lk->hold == HOLD_FD)
+			now = true;
+		else if (lk->hold == HOLD_PGRP &&
+			 !lock_int_pgrp_alive(e, &lk->holder))
+			now = true;
+	}
+	pthread_mutex_unlock(&e->mu);
+	if (now)
+		lock_int_release(e, lk, true);
+	lease_kick(e);
+}

@@ -1,0 +1,266 @@
+/* lock_release: giving keys back: a release (held -> releasing ->
+ * released, or lost when not confirmed), letting go of a lost lock, the
+ * cleanup of a lost lock's row by the lease path, and the release of every
+ * lock when the daemon stops (held -> lost, stopped, then the rows go).
+ *
+ * Threads: FUSE workers (release, unlink), lease workers (automatic
+ * releases, cleanups), main (stop). engine->mu is taken around the
+ * bookkeeping, never across a store request. */
+#include "lock_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_rows.h"
+#include "log.h"
+#include "text.h"
+
+#define TAG "lock"
+
+/* Deletes the row if it still carries one of our RVNs. Returns 0 when the
+ * row is not ours any more (deleted now, gone, or someone else's: *stolen
+ * says which), -errno when DynamoDB could not be asked. Busy claimed. */
+static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
+		       bool *stolen)
+{
+	char expect[RECORD_RVN_MAX], row_rvn[RECORD_RVN_MAX];
+	const char *reader;
+	struct lock_record cur;
+	bool has = false;
+	int attempt, rc = 0;
+
+	*stolen = false;
+	pthread_mutex_lock(&e->mu);
+	memcpy(expect, lk->rec.rvn, sizeof(expect));
+	reader = lk->shared ? e->owner : NULL;
+	pthread_mutex_unlock(&e->mu);
+	record_init(&cur);
+	for (attempt = 0; attempt < 2; attempt++) {
+		record_fini(&cur);
+		has = false;
+		if (reader) {
+			/* A reader leaves: its entry goes (and the row with
+			 * the last one); the RVN moves, as for any write. */
+			rc = text_uuid4(row_rvn);
+			if (!rc)
+				rc = e->store->ops->leave_shared(
+					e->store, lk->key, reader, expect,
+					row_rvn, deadline, &cur, &has);
+		} else {
+			rc = e->store->ops->delete_lock(e->store, lk->key,
+							expect, deadline, &cur,
+							&has);
+		}
+		if (rc != -ECANCELED)
+			break;
+		rc = 0;
+		if (!has || (reader && !record_reader_find(&cur, reader)))
+			break; /* gone: deleted by our earlier attempt or
+				  expired (or, shared, our entry) */
+		pthread_mutex_lock(&e->mu);
+		if (lock_int_pending_adopt_locked(
+			    lk, record_holder_version(&cur, reader))) {
+			text_copy(expect, sizeof(expect),
+				  record_holder_version(&cur, reader));
+			pthread_mutex_unlock(&e->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&e->mu);
+		*stolen = true;
+		break;
+	}
+	record_fini(&cur);
+	return rc;
+}
+
+/* A lost lock is let go of by its acquirer (unlink, close, stop):
+ * nothing to give back but our row, if it is still there (mu held on
+ * entry, dropped on return). Stopping counts an unconfirmed delete of a
+ * lock held until then as not released. */
+static int let_go_of_lost(struct lock_engine *e, struct lock *lk)
+{
+	bool want = lk->cleanup_wanted;
+	bool stopped = lk->lost_reason == LOST_STOPPED;
+	bool stolen = false;
+	int rc = 0;
+
+	lk->dismissed = true;
+	lk->cleanup_wanted = false;
+	if (want)
+		lk->busy = true;
+	pthread_mutex_unlock(&e->mu);
+	if (want)
+		rc = delete_ours(e, lk, op_deadline(e), &stolen);
+	pthread_mutex_lock(&e->mu);
+	if (want) {
+		if (rc)
+			lk->cleanup_wanted = true;
+		lock_int_end_write_locked(e, lk);
+	}
+	lock_int_retire_locked(e, lk);
+	pthread_mutex_unlock(&e->mu);
+	return stopped ? rc : 0;
+}
+
+/* releasing -> lost (release not confirmed), mu held on entry, dropped on
+ * return: the delete may have landed, so the lock is never believed in
+ * again; its row, if still ours, goes when DynamoDB answers again. */
+static int release_unconfirmed(struct lock_engine *e, struct lock *lk, int rc)
+{
+	char why[LOG_ERRNO_MAX];
+
+	lk->state = LOCK_HELD;
+	lock_int_mark_lost_locked(e, lk, LOST_RELEASING);
+	lk->cleanup_wanted = true;
+	lk->lost_notified = true; /* the acquirer is letting go */
+	lk->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+	lease_index_note_locked(e, lk);
+	lock_int_retire_locked(e, lk);
+	pthread_mutex_unlock(&e->mu);
+	log_warn(TAG,
+		 "release key=%s not confirmed: %s; it will be "
+		 "removed in the background or lapse",
+		 lk->key, log_errno(rc, why, sizeof(why)));
+	return rc;
+}
+
+/* releasing -> released, mu held on entry, dropped on return. */
+static void released(struct lock_engine *e, struct lock *lk, bool stolen,
+		     bool automatic)
+{
+	if (stolen) {
+		/* Either taken over, or our delete landed, its answer was
+		 * lost and another owner acquired before the retry: the
+		 * holder is letting go either way, so no loss is counted. */
+		log_info(TAG,
+			 "released key=%s: the row was already another "
+			 "owner's (taken over, or our delete landed before "
+			 "a retry)",
+			 lk->key);
+	}
+	lk->state = LOCK_RELEASED;
+	lock_int_detach_key_locked(e, lk);
+	lock_int_note_recent_locked(e, lk->key);
+	lock_int_retire_locked(e, lk);
+	pthread_mutex_unlock(&e->mu);
+	lock_rows_forget(e, lk->key);
+	metrics_inc(e->metrics, automatic ? MC_AUTO_RELEASES : MC_RELEASES);
+	log_debug(TAG, "released key=%s%s", lk->key,
+		  automatic ? " (holder gone)" : "");
+	if (automatic && e->cb.on_released)
+		e->cb.on_released(e->cb.arg, lk->key);
+}
+
+int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
+{
+	bool stolen = false;
+	int rc;
+
+	/* 1. After any write of it in flight. */
+	pthread_mutex_lock(&e->mu);
+	while (lk->busy)
+		pthread_cond_wait(&e->cv, &e->mu);
+	if (lk->state == LOCK_RELEASED) {
+		pthread_mutex_unlock(&e->mu);
+		return 0;
+	}
+	if (lk->state == LOCK_LOST)
+		return let_go_of_lost(e, lk);
+	/* 2. held -> releasing: one conditional delete (or a reader's
+	 * leave) on our RVN. */
+	lk->state = LOCK_RELEASING;
+	lk->busy = true;
+	pthread_mutex_unlock(&e->mu);
+	rc = delete_ours(e, lk, op_deadline(e), &stolen);
+	/* 3. releasing -> released, or lost when not confirmed. */
+	pthread_mutex_lock(&e->mu);
+	lock_int_end_write_locked(e, lk);
+	if (rc)
+		return release_unconfirmed(e, lk, rc);
+	released(e, lk, stolen, automatic);
+	return 0;
+}
+
+int lock_release(struct lock_engine *e, struct lock *lk)
+{
+	return lock_int_release(e, lk, false);
+}
+
+void lock_int_cleanup(struct lock_engine *e, struct lock *lk)
+{
+	bool stolen;
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	if (lk->busy || !lk->cleanup_wanted) {
+		pthread_mutex_unlock(&e->mu);
+		return;
+	}
+	lk->busy = true;
+	pthread_mutex_unlock(&e->mu);
+	rc = delete_ours(e, lk, now_mono(e) + e->cfg.heartbeat_ms, &stolen);
+	pthread_mutex_lock(&e->mu);
+	lock_int_end_write_locked(e, lk);
+	if (!rc || ++lk->cleanup_tries >= 20)
+		lk->cleanup_wanted = false;
+	else
+		lk->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+	lock_int_retire_locked(e, lk);
+	pthread_mutex_unlock(&e->mu);
+	if (!rc && !stolen)
+		log_info(TAG, "lost key=%s: removed our stale row", lk->key);
+}
+
+/* Stopping: every held lock is marked lost and its holder told (poll,
+ * lost_signal) before any row is deleted, so that no holder is still
+ * running unaware when another mount can take its key. */
+static void stop_all_held(struct lock_engine *e)
+{
+	struct lock *lk;
+
+	pthread_mutex_lock(&e->mu);
+	for (lk = e->all; lk; lk = lk->next) {
+		if (!lock_int_trusted_locked(e, lk, now_mono(e)))
+			continue;
+		lock_int_mark_lost_locked(e, lk, LOST_STOPPED);
+		lk->cleanup_wanted = true;
+		lease_index_note_locked(e, lk);
+	}
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+}
+
+int lock_release_all(struct lock_engine *e)
+{
+	struct lock *todo[64];
+	int failed = 0, n, i, rounds = 0;
+
+	stop_all_held(e);
+	do {
+		struct lock *lk;
+
+		n = 0;
+		pthread_mutex_lock(&e->mu);
+		for (lk = e->all; lk && n < 64; lk = lk->next) {
+			if (lk->state == LOCK_HELD ||
+			    (lk->state == LOCK_LOST && lk->cleanup_wanted)) {
+				lock_ref(lk);
+				todo[n++] = lk;
+			}
+		}
+		pthread_mutex_unlock(&e->mu);
+		for (i = 0; i < n; i++) {
+			if (lock_int_release(e, todo[i], false))
+				failed++;
+			/* Released, or lost if DynamoDB could not confirm it:
+			 * either way, do not pick it again in the next round.
+			 */
+			pthread_mutex_lock(&e->mu);
+			todo[i]->cleanup_wanted = false;
+			pthread_mutex_unlock(&e->mu);
+			lock_unref(e, todo[i]);
+		}
+	} while (n == 64 && ++rounds < 1000);
+	return failed;
+}

@@ -1,0 +1,352 @@
+/* lock_renew: the writes that renew a held lock: the lease path's
+ * heartbeat, a synchronous renewal (fsync, touch), a data write, and the
+ * fence; each is one conditional UpdateItem on our RVN (held -> held, or
+ * held -> lost when the row is another's), serialised with every other
+ * write of the lock by its busy claim.
+ *
+ * Threads: lease workers (heartbeats), FUSE workers (the rest). engine->mu
+ * is taken around the bookkeeping, never across a store request. */
+#include "lock_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "text.h"
+
+#define TAG "lock"
+
+/* Sends a renewal (busy claimed by the caller, mu not held). Returns 0 when
+ * the write is confirmed ours, -ESTALE when the row is someone else's (or
+ * gone), other -errno when the outcome is unknown. */
+static int write_renewal(struct lock_engine *e, struct lock *lk,
+			 struct lock_renewal *rn, int64_t deadline)
+{
+	char expect[RECORD_RVN_MAX], next_rvn[RECORD_RVN_MAX];
+	char row_rvn[RECORD_RVN_MAX];
+	const char *reader;
+	struct lock_record cur;
+	int64_t sent = 0;
+	bool has = false;
+	int attempt, rc = -EIO;
+
+	pthread_mutex_lock(&e->mu);
+	memcpy(expect, lk->rec.rvn, sizeof(expect));
+	/* Held shared, our version is our entry's; the row's RVN moves on
+	 * every reader's write, so that other clients see it renewed. */
+	reader = lk->shared ? e->owner : NULL;
+	pthread_mutex_unlock(&e->mu);
+	record_init(&cur);
+	for (attempt = 0; attempt < 2; attempt++) {
+		rc = text_uuid4(next_rvn);
+		if (!rc && reader)
+			rc = text_uuid4(row_rvn);
+		if (rc)
+			break;
+		rn->new_rvn = next_rvn;
+		rn->reader = reader;
+		rn->row_rvn = reader ? row_rvn : NULL;
+		sent = now_mono(e);
+		record_fini(&cur);
+		has = false;
+		rc = e->store->ops->renew_lock(e->store, lk->key, expect, rn,
+					       deadline, &cur, &has);
+		if (rc == -ECANCELED && has &&
+		    !strcmp(record_holder_version(&cur, reader), next_rvn))
+			rc = 0;
+		if (rc != -ECANCELED)
+			break;
+		pthread_mutex_lock(&e->mu);
+		if (has && lock_int_pending_adopt_locked(
+				   lk, record_holder_version(&cur, reader))) {
+			/* An earlier write of ours landed after all. */
+			text_copy(expect, sizeof(expect),
+				  record_holder_version(&cur, reader));
+			pthread_mutex_unlock(&e->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&e->mu);
+		rc = -ESTALE;
+		break;
+	}
+	pthread_mutex_lock(&e->mu);
+	if (rc == 0) {
+		memcpy(lk->rec.rvn, next_rvn, sizeof(lk->rec.rvn));
+		lk->n_pending = 0;
+		lk->last_ok_mono_ms = sent;
+		lk->rec.expiry_real_s = rn->expiry_real_s;
+		lk->rec.heartbeat_real_ms = rn->heartbeat_real_ms;
+		if (rn->set_data)
+			record_set_data(&lk->rec, rn->data, rn->data_len);
+		if (rn->set_fence)
+			lk->rec.fence = rn->fence;
+		if (reader && has && !lk->row)
+			lk->row = calloc(1, sizeof(*lk->row));
+		if (reader && has && lk->row)
+			record_copy(lk->row, &cur); /* every reader, to show */
+	} else if (rc != -ESTALE && rc != -ENOMEM) {
+		lock_int_pending_add_locked(lk, next_rvn, sent);
+	}
+	pthread_mutex_unlock(&e->mu);
+	record_fini(&cur);
+	return rc;
+}
+
+static void fill_renewal(struct lock_engine *e, struct lock_renewal *rn)
+{
+	int64_t real_ms = now_real(e);
+
+	memset(rn, 0, sizeof(*rn));
+	rn->expiry_real_s = real_ms / 1000 + RECORD_EXPIRY_PERIOD_S;
+	rn->heartbeat_real_ms = real_ms;
+}
+
+/* mu held: the bookkeeping after a renewal of any kind. */
+static void after_renewal(struct lock_engine *e, struct lock *lk, int rc)
+{
+	if (rc == 0) {
+		if (lk->state == LOCK_HELD)
+			lk->next_due_mono_ms =
+				lk->last_ok_mono_ms + e->cfg.heartbeat_ms;
+	} else if (rc == -ESTALE) {
+		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
+	}
+}
+
+/* After a renewal of a shared lock (busy still claimed): the entries of
+ * readers that stood still for a lease go (lock_share.c). */
+static void evict_dead_readers(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_record row;
+	bool have = false;
+
+	record_init(&row);
+	pthread_mutex_lock(&e->mu);
+	if (lk->shared && lk->row && lk->row->n_readers > 1)
+		have = !record_copy(&row, lk->row);
+	pthread_mutex_unlock(&e->mu);
+	if (have)
+		lock_share_evict(e, lk->key, &row);
+	record_fini(&row);
+}
+
+int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_renewal rn;
+	char why[LOG_ERRNO_MAX];
+	int64_t deadline, now;
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	now = now_mono(e);
+	if (lk->busy || !lock_int_trusted_locked(e, lk, now)) {
+		pthread_mutex_unlock(&e->mu);
+		lock_int_notify_lost(e);
+		return 0;
+	}
+	lk->busy = true;
+	deadline = lock_int_write_deadline_locked(e, lk, e->cfg.heartbeat_ms);
+	pthread_mutex_unlock(&e->mu);
+
+	fill_renewal(e, &rn);
+	rc = write_renewal(e, lk, &rn, deadline);
+	if (rc == 0)
+		evict_dead_readers(e, lk);
+
+	pthread_mutex_lock(&e->mu);
+	lock_int_end_write_locked(e, lk);
+	after_renewal(e, lk, rc);
+	if (rc == 0) {
+		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
+	} else if (rc != -ESTALE) {
+		int64_t retry = e->cfg.heartbeat_ms / 4;
+
+		if (retry < 100)
+			retry = 100;
+		if (retry > 1000)
+			retry = 1000;
+		lk->next_due_mono_ms = now_mono(e) + retry;
+		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
+		log_warn(TAG,
+			 "heartbeat key=%s failed: %s; lock safe for %lld ms "
+			 "more",
+			 lk->key, log_errno(rc, why, sizeof(why)),
+			 (long long)(lk->last_ok_mono_ms +
+				     e->cfg.safe_period_ms - now_mono(e)));
+	} else {
+		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
+	}
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	return rc;
+}
+
+int lock_renew_sync(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_renewal rn;
+	int64_t deadline;
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	rc = lock_int_begin_write_locked(e, lk);
+	deadline = lock_int_write_deadline_locked(e, lk, e->cfg.op_timeout_ms);
+	pthread_mutex_unlock(&e->mu);
+	if (rc) {
+		lock_int_notify_lost(e);
+		return -EIO;
+	}
+	fill_renewal(e, &rn);
+	rc = write_renewal(e, lk, &rn, deadline);
+	pthread_mutex_lock(&e->mu);
+	lock_int_end_write_locked(e, lk);
+	after_renewal(e, lk, rc);
+	if (rc == 0 && !lock_int_trusted_locked(e, lk, now_mono(e)))
+		rc = -EIO;
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	if (!rc)
+		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
+	return rc ? -EIO : 0;
+}
+
+int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
+		     size_t len, int64_t off, int64_t truncate, size_t max_len)
+{
+	struct lock_renewal rn;
+	size_t old_len, new_len;
+	char *data = NULL;
+	int64_t deadline;
+	int rc;
+
+	if (off < 0 || (len && (uint64_t)off + len > max_len) ||
+	    (truncate >= 0 && (uint64_t)truncate > max_len))
+		return -EFBIG;
+	pthread_mutex_lock(&e->mu);
+	if (lk->shared) {
+		/* A shared lock is its readers': none of them owns data. A
+		 * truncation to nothing (open with O_TRUNC, as a shell's
+		 * `exec 9>lock` before `flock -s 9`) changes nothing. */
+		pthread_mutex_unlock(&e->mu);
+		return !len && truncate == 0 ? 0 : -EPERM;
+	}
+	rc = lock_int_begin_write_locked(e, lk);
+	if (rc) {
+		pthread_mutex_unlock(&e->mu);
+		lock_int_notify_lost(e);
+		return -EIO;
+	}
+	if (lk->shared) {
+		lock_int_end_write_locked(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		return -EPERM;
+	}
+	deadline = lock_int_write_deadline_locked(e, lk, e->cfg.op_timeout_ms);
+	old_len = lk->rec.has_data ? lk->rec.data_len : 0;
+	if (truncate >= 0 && (size_t)truncate < old_len)
+		old_len = (size_t)truncate;
+	new_len = old_len;
+	if (len && (size_t)off + len > new_len)
+		new_len = (size_t)off + len;
+	if (truncate >= 0 && (size_t)truncate > new_len)
+		new_len = (size_t)truncate;
+	data = calloc(1, new_len + 1);
+	if (data) {
+		if (old_len)
+			memcpy(data, lk->rec.data, old_len);
+		if (len)
+			memcpy(data + off, buf, len);
+	}
+	pthread_mutex_unlock(&e->mu);
+	if (!data) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	fill_renewal(e, &rn);
+	rn.set_data = true;
+	rn.data = data;
+	rn.data_len = new_len;
+	rc = write_renewal(e, lk, &rn, deadline);
+done:
+	pthread_mutex_lock(&e->mu);
+	lock_int_end_write_locked(e, lk);
+	after_renewal(e, lk, rc);
+	if (rc == 0 && !lock_int_trusted_locked(e, lk, now_mono(e)))
+		rc = -EIO;
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	free(data);
+	if (rc == -ENOMEM)
+		return rc;
+	return rc ? -EIO : 0;
+}
+
+int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
+{
+	struct lock_renewal rn;
+	int64_t deadline;
+	uint64_t f = 0;
+	bool shared;
+	int rc;
+
+	pthread_mutex_lock(&e->mu);
+	if (lk->rec.fence || lk->fence_read) {
+		/* Only a holder still trusted by the clock is handed its
+		 * token. */
+		rc = lock_int_trusted_locked(e, lk, now_mono(e)) ? 0 : -EIO;
+		if (!rc)
+			*fence = lk->rec.fence;
+		pthread_mutex_unlock(&e->mu);
+		if (rc)
+			lock_int_notify_lost(e);
+		return rc;
+	}
+	rc = lock_int_begin_write_locked(e, lk);
+	if (!rc && (lk->rec.fence || lk->fence_read)) {
+		/* Allocated by another thread while we waited. */
+		*fence = lk->rec.fence;
+		lock_int_end_write_locked(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		return 0;
+	}
+	deadline = rc ? 0
+		      : lock_int_write_deadline_locked(e, lk,
+						       e->cfg.op_timeout_ms);
+	shared = !rc && lk->shared;
+	pthread_mutex_unlock(&e->mu);
+	if (rc) {
+		lock_int_notify_lost(e);
+		return -EIO;
+	}
+	/* A writer's fence is one more than any handed out before; readers
+	 * get the counter as it is (no writer can hold meanwhile). Either
+	 * is recorded with a conditional write: only a holder gets one. */
+	rc = shared ? e->store->ops->read_fence(e->store, lk->key, deadline, &f)
+		    : e->store->ops->next_fence(e->store, lk->key, deadline,
+						&f);
+	if (!rc) {
+		/* Record it with a conditional write: only a holder gets one.
+		 */
+		pthread_mutex_lock(&e->mu);
+		deadline = lock_int_write_deadline_locked(e, lk,
+							  e->cfg.op_timeout_ms);
+		pthread_mutex_unlock(&e->mu);
+		fill_renewal(e, &rn);
+		rn.set_fence = true;
+		rn.fence = f;
+		rc = write_renewal(e, lk, &rn, deadline);
+	}
+	pthread_mutex_lock(&e->mu);
+	lock_int_end_write_locked(e, lk);
+	after_renewal(e, lk, rc);
+	if (!rc && !lock_int_trusted_locked(e, lk, now_mono(e)))
+		rc = -EIO;
+	if (!rc)
+		lk->fence_read = true; /* a reader's may be 0: none yet */
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	if (rc)
+		return -EIO;
+	*fence = f;
+	return 0;
+}

@@ -1,0 +1,403 @@
+/* lock_state: the engine's core transitions and bookkeeping (see
+ * lock_state.h): the list and key table, references, the end of trust by
+ * the clock, the transition to lost, retirement, pending RVNs, the claim
+ * of a lock's one write in flight, orphans, and telling acquirers of their
+ * losses (on_lost, and the lost signal through the host).
+ *
+ * Threads: FUSE workers, the lease scheduler and its workers. Under
+ * engine->mu as each function says; refs is atomic. */
+#include "lock_state.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lease_index.h"
+#include "log.h"
+#include "text.h"
+
+#define TAG "lock"
+
+const char *lock_state_name(enum lock_state st)
+{
+	switch (st) {
+	case LOCK_HELD:
+		return "held";
+	case LOCK_RELEASING:
+		return "releasing";
+	case LOCK_LOST:
+		return "lost";
+	case LOCK_RELEASED:
+		return "released";
+	}
+	return "unknown";
+}
+
+const char *lock_lost_reason_name(enum lost_reason r)
+{
+	switch (r) {
+	case LOST_NONE:
+		return "";
+	case LOST_STOLEN:
+		return "taken by another owner";
+	case LOST_SAFE_PERIOD:
+		return "no heartbeat within the safe period";
+	case LOST_RELEASING:
+		return "release not confirmed";
+	case LOST_STOPPED:
+		return "the daemon stopped";
+	case LOST_DOWNGRADE:
+		return "downgrade to shared not confirmed";
+	}
+	return "";
+}
+
+void lock_int_free_row(struct lock *lk)
+{
+	if (lk->row)
+		record_fini(lk->row);
+	free(lk->row);
+	lk->row = NULL;
+}
+
+void lock_int_free(struct lock *lk)
+{
+	record_fini(&lk->rec);
+	lock_int_free_row(lk);
+	free(lk->key);
+	free(lk);
+}
+
+void lock_int_free_recent(void *arg, const char *key, void *value)
+{
+	free(value);
+}
+
+void lock_int_list_add_locked(struct lock_engine *e, struct lock *lk)
+{
+	lk->prev = NULL;
+	lk->next = e->all;
+	if (e->all)
+		e->all->prev = lk;
+	e->all = lk;
+	e->n_listed++;
+	e->n_lost_listed += lk->state == LOCK_LOST;
+	lease_index_note_locked(e, lk); /* its place was reserved */
+}
+
+static void list_del(struct lock_engine *e, struct lock *lk)
+{
+	if (lk->prev)
+		lk->prev->next = lk->next;
+	else
+		e->all = lk->next;
+	if (lk->next)
+		lk->next->prev = lk->prev;
+	lk->prev = lk->next = NULL;
+	e->n_listed--;
+	e->n_lost_listed -= lk->state == LOCK_LOST;
+	lease_index_forget_locked(e, lk);
+}
+
+void lock_int_detach_key_locked(struct lock_engine *e, struct lock *lk)
+{
+	if (!lk->in_table)
+		return;
+	smap_del(&e->by_key, lk->key);
+	lk->in_table = false;
+	e->n_held--;
+	metrics_set_held(e->metrics, e->n_held);
+}
+
+/* The engine keeps one reference while a lock is on its list. A lock leaves
+ * the list once released, or once lost, cleaned up, no longer open and (in
+ * pgrp mode) let go of by its holder: until then its holder's group sees it
+ * lost, so that a lost lock is never silently replaced under it. */
+void lock_int_retire_locked(struct lock_engine *e, struct lock *lk)
+{
+	bool done = lk->state == LOCK_RELEASED ||
+		    (lk->state == LOCK_LOST && !lk->cleanup_wanted &&
+		     !lk->busy && !lk->queued &&
+		     (lk->dismissed || lk->hold != HOLD_PGRP ||
+		      lk->holder.pgid <= 0) &&
+		     __atomic_load_n(&lk->refs, __ATOMIC_SEQ_CST) == 1);
+
+	if (!done || (!lk->prev && e->all != lk))
+		return;
+	list_del(e, lk);
+	if (__atomic_sub_fetch(&lk->refs, 1, __ATOMIC_SEQ_CST) == 0)
+		lock_int_free(lk);
+}
+
+void lock_ref(struct lock *lk)
+{
+	/* Callers hold a reference already, or the engine mutex. */
+	__atomic_add_fetch(&lk->refs, 1, __ATOMIC_SEQ_CST);
+}
+
+void lock_unref(struct lock_engine *e, struct lock *lk)
+{
+	if (!lk)
+		return;
+	pthread_mutex_lock(&e->mu);
+	if (__atomic_sub_fetch(&lk->refs, 1, __ATOMIC_SEQ_CST) == 0)
+		lock_int_free(lk);
+	else
+		lock_int_retire_locked(e, lk);
+	pthread_mutex_unlock(&e->mu);
+}
+
+void lock_int_note_recent_locked(struct lock_engine *e, const char *key)
+{
+	int64_t *t;
+
+	if (e->cfg.recent_release_ms <= 0)
+		return;
+	if (e->recent.count > 4096) {
+		smap_each(&e->recent, lock_int_free_recent, NULL);
+		smap_fini(&e->recent);
+		smap_init(&e->recent);
+	}
+	t = smap_get(&e->recent, key);
+	if (!t) {
+		t = malloc(sizeof(*t));
+		if (!t || smap_put(&e->recent, key, t)) {
+			free(t);
+			return;
+		}
+	}
+	*t = now_mono(e);
+}
+
+void lock_int_forget_recent_locked(struct lock_engine *e, const char *key)
+{
+	free(smap_del(&e->recent, key));
+}
+
+/* mu held. The lock this mount holds for key, or NULL; a release of it in
+ * flight is waited for first, so that the key reads as free once it is. */
+struct lock *lock_int_find_settled_locked(struct lock_engine *e,
+					  const char *key)
+{
+	struct lock *lk;
+
+	while ((lk = smap_get(&e->by_key, key)) && lk->state == LOCK_RELEASING)
+		pthread_cond_wait(&e->cv, &e->mu);
+	if (lk && !lock_int_trusted_locked(e, lk, now_mono(e)))
+		return NULL; /* its trust just ended: lost, detached */
+	return lk;
+}
+
+/* mu held. */
+/* The lost lock of key that group pgid (led by a process that started at
+ * pgid_start; 0: unknown) has not let go of. A group number is reused: a
+ * newcomer group of the same number, whose leader started at another time,
+ * is not that holder. */
+struct lock *lock_int_find_lost_locked(struct lock_engine *e, const char *key,
+				       int64_t pgid, uint64_t pgid_start)
+{
+	struct lock *lk;
+
+	if (pgid <= 0 || !e->n_lost_listed)
+		return NULL; /* the common case: no walk of every lock */
+	for (lk = e->all; lk; lk = lk->next)
+		if (lk->state == LOCK_LOST && !lk->dismissed &&
+		    lk->lost_reason != LOST_RELEASING &&
+		    lk->hold == HOLD_PGRP && lk->holder.pgid == pgid &&
+		    (!pgid_start || !lk->holder.pgid_start ||
+		     lk->holder.pgid_start == pgid_start) &&
+		    !strcmp(lk->key, key))
+			return lk;
+	return NULL;
+}
+
+void lock_int_pending_add_locked(struct lock *lk, const char *rvn, int64_t sent)
+{
+	if (lk->n_pending == LOCK_PENDING_MAX) {
+		memmove(&lk->pending[0], &lk->pending[1],
+			sizeof(lk->pending[0]) * (LOCK_PENDING_MAX - 1));
+		lk->n_pending--;
+	}
+	text_copy(lk->pending[lk->n_pending].rvn,
+		  sizeof(lk->pending[lk->n_pending].rvn), rvn);
+	lk->pending[lk->n_pending++].sent_mono_ms = sent;
+}
+
+/* If rvn is one we tried to write, that write landed: it becomes our RVN,
+ * and our lease counts from when it was sent. */
+bool lock_int_pending_adopt_locked(struct lock *lk, const char *rvn)
+{
+	int i;
+
+	for (i = 0; i < lk->n_pending; i++) {
+		if (strcmp(lk->pending[i].rvn, rvn))
+			continue;
+		memcpy(lk->rec.rvn, rvn, sizeof(lk->rec.rvn));
+		if (lk->pending[i].sent_mono_ms > lk->last_ok_mono_ms)
+			lk->last_ok_mono_ms = lk->pending[i].sent_mono_ms;
+		lk->n_pending = 0;
+		return true;
+	}
+	return false;
+}
+
+/* mu held. Waits until no write of lk is in flight, then claims it.
+ * -EIO when the lock is not held any more. */
+int lock_int_begin_write_locked(struct lock_engine *e, struct lock *lk)
+{
+	while (lk->busy)
+		pthread_cond_wait(&e->cv, &e->mu);
+	if (!lock_int_trusted_locked(e, lk, now_mono(e)))
+		return -EIO;
+	lk->busy = true;
+	return 0;
+}
+
+void lock_int_end_write_locked(struct lock_engine *e, struct lock *lk)
+{
+	lk->busy = false;
+	lease_index_note_locked(e, lk);
+	pthread_cond_broadcast(&e->cv);
+}
+
+void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
+			       enum lost_reason why)
+{
+	if (lk->state == LOCK_LOST || lk->state == LOCK_RELEASED)
+		return;
+	lk->state = LOCK_LOST;
+	if (lk->prev || e->all == lk)
+		e->n_lost_listed++; /* (a lost lock stays lost) */
+	lk->lost_reason = why;
+	lk->cleanup_wanted = why == LOST_SAFE_PERIOD || why == LOST_STOPPED;
+	lk->lost_notified = why == LOST_RELEASING;
+	lease_index_note_locked(e, lk);
+	e->next_watch_mono_ms = 0; /* the scheduler looks at every lock */
+	if (!lk->lost_notified)
+		__atomic_add_fetch(&e->n_to_notify, 1, __ATOMIC_SEQ_CST);
+	lock_int_detach_key_locked(e, lk);
+	if (why == LOST_RELEASING)
+		return; /* not a loss: the holder let go */
+	if (why == LOST_STOPPED) {
+		log_info(TAG, "stopping: key=%s held by pid %lld is given up",
+			 lk->key, (long long)lk->holder.pid);
+		return;
+	}
+	metrics_inc(e->metrics, MC_LOST);
+	log_warn(TAG, "lost key=%s: %s", lk->key, lock_lost_reason_name(why));
+}
+
+bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
+			     int64_t now_mono_ms)
+{
+	if (lk->state != LOCK_HELD)
+		return false;
+	if (now_mono_ms - lk->last_ok_mono_ms < e->cfg.safe_period_ms)
+		return true;
+	lock_int_mark_lost_locked(e, lk, LOST_SAFE_PERIOD);
+	lock_int_kick_locked(e); /* the scheduler tells the acquirer */
+	return false;
+}
+
+/* mu held: the latest a write of lk may still be answered for it to count:
+ * the end of its safe period, and at most the operation timeout. */
+int64_t lock_int_write_deadline_locked(struct lock_engine *e, struct lock *lk,
+				       int64_t max_ms)
+{
+	int64_t safe_end = lk->last_ok_mono_ms + e->cfg.safe_period_ms;
+	int64_t d = now_mono(e) + max_ms;
+
+	return d < safe_end ? d : safe_end;
+}
+
+void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
+			 bool shared)
+{
+	struct lock *orphan = calloc(1, sizeof(*orphan));
+
+	if (!orphan || !(orphan->key = strdup(rec->key)) ||
+	    record_copy(&orphan->rec, rec)) {
+		if (orphan)
+			lock_int_free(orphan);
+		return; /* left to lapse */
+	}
+	orphan->shared = shared;
+	if (shared && orphan->rec.n_readers) /* its version is its entry's */
+		memcpy(orphan->rec.rvn, orphan->rec.readers[0].v,
+		       sizeof(orphan->rec.rvn));
+	orphan->state = LOCK_LOST;
+	orphan->lost_reason = LOST_SAFE_PERIOD;
+	orphan->lost_notified = true;
+	orphan->dismissed = true;
+	orphan->cleanup_wanted = true;
+	orphan->refs = 1;
+	orphan->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+	pthread_mutex_lock(&e->mu);
+	if (lease_index_reserve_locked(e, e->n_listed + 1)) {
+		pthread_mutex_unlock(&e->mu);
+		lock_int_free(orphan);
+		return; /* left to lapse */
+	}
+	lock_int_list_add_locked(e, orphan);
+	lock_int_kick_locked(e);
+	pthread_mutex_unlock(&e->mu);
+}
+
+void lock_int_notify_lost(struct lock_engine *e)
+{
+	struct lock *todo[16];
+	int n, i;
+
+	do {
+		struct lock *lk;
+
+		/* Nothing to tell (the common case): no walk of the list. */
+		if (!__atomic_load_n(&e->n_to_notify, __ATOMIC_SEQ_CST))
+			return;
+		n = 0;
+		pthread_mutex_lock(&e->mu);
+		for (lk = e->all; lk && n < 16; lk = lk->next) {
+			if (lk->state == LOCK_LOST && !lk->lost_notified) {
+				lk->lost_notified = true;
+				__atomic_sub_fetch(&e->n_to_notify, 1,
+						   __ATOMIC_SEQ_CST);
+				lock_ref(lk);
+				todo[n++] = lk;
+			}
+		}
+		if (!n) /* a count out of step: it is only a hint */
+			__atomic_store_n(&e->n_to_notify, 0, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&e->mu);
+		for (i = 0; i < n; i++) {
+			if (e->cb.on_lost)
+				e->cb.on_lost(e->cb.arg, todo[i]);
+			/* Only the holder's own group, proved by its leader's
+			 * start time; never group 1 (kill(-1) is every
+			 * process). */
+			if (e->cfg.lost_signal &&
+			    host_pgrp_signallable(&e->os, todo[i]->holder.pgid,
+						  todo[i]->holder.pgid_start))
+				host_signal_pgrp(&e->os, todo[i]->holder.pgid,
+						 e->cfg.lost_signal);
+			else if (e->cfg.lost_signal)
+				log_warn(TAG,
+					 "lost key=%s: process group %lld is "
+					 "not provably the holder's any more: "
+					 "not signalled",
+					 todo[i]->key,
+					 (long long)todo[i]->holder.pgid);
+			lock_unref(e, todo[i]);
+		}
+	} while (n == 16);
+}
+
+bool lock_int_pgrp_alive(struct lock_engine *e, const struct lock_holder *h)
+{
+	return host_pgrp_alive(&e->os, h->pgid, h->pgid_start);
+}
+
+void lock_int_kick_locked(struct lock_engine *e)
+{
+	e->kicked = true;
+	pthread_cond_broadcast(&e->cv);
+}

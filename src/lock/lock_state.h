@@ -1,0 +1,239 @@
+/* lock_state: the lock engine's private core, below every other file of
+ * the engine: the structures (a lock, the engine), the clock, and the
+ * transitions every part makes (lost, trusted, retired), the list and key
+ * table, references, pending RVNs, the claim of a lock's one write in
+ * flight, orphans, and telling acquirers of losses. The lease path
+ * (lease.c) uses this header and nothing above it: the requests it makes
+ * are the engine's, registered in struct lease_jobs.
+ *
+ * Locking: engine->mu guards the engine's lists and tables and every
+ * mutable field of a lock, except lock->refs (atomic) and what the
+ * comments below say otherwise. Functions named *_locked are called with
+ * mu held; the others take it themselves. mu is never held across a store
+ * request or a callback. */
+#ifndef LOCKFS_LOCK_STATE_H
+#define LOCKFS_LOCK_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "lock.h"
+#include "map.h"
+
+struct procwatch;
+
+#define LOCK_PENDING_MAX 8
+#define LOCK_OUR_RVN_MAX 37 /* the RVNs we write: UUIDs, NUL included */
+
+struct lock {
+	struct lock *prev, *next; /* engine->all; mu */
+	/* Set at creation, then read-only: read without mu. */
+	char *key;
+	struct lock_holder holder; /* the acquirer (lock.h) */
+
+	/* Atomic, not under mu: lock_ref is called by whoever holds a
+	 * reference, with or without mu; lock_unref and the engine's drop
+	 * (lock_int_retire_locked) decrement it with mu held. */
+	int refs;
+
+	/* Everything below is protected by engine->mu. */
+	enum hold_mode hold; /* changed by lock_set_hold (flk) */
+	enum lock_state state;
+	enum lost_reason lost_reason;
+	struct lock_record rec;	 /* the row as we last wrote it; held shared,
+				  * rec.rvn is our entry's version (the one
+				  * our writes are conditioned on) */
+	bool shared;		 /* held shared (lock_share.c) */
+	bool fence_read;	 /* a reader was handed its fence (maybe 0) */
+	struct lock_record *row; /* shared: the row as our last renewal
+				  * found it (every reader), or NULL */
+	/* RVNs we tried to write whose outcome is unknown (timeouts): if a
+	 * later condition fails on one of them, that write landed. */
+	struct {
+		char rvn[LOCK_OUR_RVN_MAX]; /* ours: a UUID (text_uuid4) */
+		int64_t sent_mono_ms;
+	} pending[LOCK_PENDING_MAX];
+	int n_pending;
+	bool busy;	     /* a write of this lock in flight */
+	bool in_table;	     /* reachable through engine->by_key */
+	bool file_open;	     /* the acquiring open file is open */
+	bool release_wanted; /* its keeper is gone: an automatic release
+			      * is due */
+	bool cleanup_wanted; /* lost, row may still carry our RVN */
+	int cleanup_tries;
+	bool lost_notified;    /* on_lost and the signal were sent */
+	bool dismissed;	       /* lost, and its acquirer has let go of it
+				* (unlinked it, or its process group is
+				* gone): it may leave the list */
+	bool queued;	       /* a lease job of it is queued or running */
+	int job;	       /* that job (enum lease_action in lease.c);
+				* written by the scheduler, read by the
+				* worker that runs it */
+	struct lock *job_next; /* the lease job queue */
+	/* Send time of the last confirmed write: the lock is trusted until
+	 * last_ok_mono_ms + safe_period_ms, by the clock, whatever any
+	 * thread is doing (lock_int_trusted_locked). */
+	int64_t last_ok_mono_ms;
+	/* When the lease path next has work for this lock, whatever the
+	 * work: a renewal while held, an automatic release once its keeper
+	 * went away (release_wanted), a cleanup of its row once lost
+	 * (cleanup_wanted), or the retry of a failed renewal. */
+	int64_t next_due_mono_ms;
+	/* lease_index: position + 1 in the renewal heap (0: not in it), and
+	 * the list of locks wanting a release or a cleanup. */
+	size_t hb_idx;
+	bool urgent;
+	struct lock *urgent_next;
+};
+
+/* The requests of the lease path, made by its workers (mu not held): the
+ * engine registers them (lock_engine.c) so that lease.c never calls up
+ * into the engine's operations. */
+struct lease_jobs {
+	/* A renewal (lock_renew.c). */
+	int (*heartbeat)(struct lock_engine *e, struct lock *lk);
+	/* An automatic release, its keeper gone (lock_release.c). */
+	int (*release)(struct lock_engine *e, struct lock *lk, bool automatic);
+	/* A lost lock's row removed if still ours (lock_release.c). */
+	void (*cleanup)(struct lock_engine *e, struct lock *lk);
+};
+
+struct lock_engine {
+	struct lock_config cfg;
+	char *owner;
+	char *host;
+	struct store *store;
+	struct observe *obs;
+	struct host os; /* the machine: our clock, process groups,
+			 * signals (host.h); read-only */
+	struct metrics *metrics;
+	struct lock_callbacks cb;     /* mu (lock_engine_set_callbacks) */
+	struct lease_jobs lease_jobs; /* set at creation (lock_engine.c) */
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;  /* busy cleared; lease thread wake-up */
+	struct smap by_key; /* key -> held/releasing lock; mu */
+	struct lock *all;   /* every tracked lock; mu */
+	struct smap recent; /* key -> released time (int64 *); mu */
+	size_t n_held;	    /* mu */
+
+	/* The lease scheduler thread (never makes a request) and its
+	 * workers (make the requests, one lock each at a time). Started and
+	 * stopped by one thread (lease_start, lease_stop): no mutex. */
+	pthread_t thread;
+	bool thread_running;
+	pthread_t *workers;
+	int n_workers;
+	pthread_cond_t work_cv;		    /* a job was queued; mu */
+	struct lock *jobs_head, *jobs_tail; /* queued jobs; mu */
+	bool stopping;			    /* mu */
+	bool kicked;			    /* mu */
+	int64_t next_pgrp_check_mono_ms;    /* mu */
+	int64_t next_slot_mono_us;	    /* renewal spacing (microseconds
+					     * of the monotonic clock); mu */
+	int64_t next_watch_mono_ms;	    /* earliest end of a safe period
+					     * (0: unknown); mu */
+	int64_t sched_wake_mono_ms;	    /* when the scheduler wakes; mu */
+	bool pgrp_watch;		    /* some lock waits on a process
+					     * group; mu */
+	int pgrp_burst;			    /* quick group checks still owed
+					     * after an exit; mu */
+	struct procwatch *procwatch;	    /* exit notifications of holders
+					     * (NULL without the lease
+					     * threads); set before they
+					     * start */
+	int n_to_notify;		    /* lost, holder not told yet; mu,
+					     * read atomically as a hint */
+	uint64_t rng;			    /* mu */
+	/* lease_index (all mu): held locks by due time, and locks that
+	 * want a release or a cleanup; n_listed locks are on the list. */
+	struct lock **hb_heap;
+	size_t hb_n, hb_cap, n_listed;
+	size_t n_lost_listed; /* lost locks on the list: none, no search */
+	struct lock *urgent;
+	int64_t next_sweep_mono_ms; /* the once-a-second check of them all */
+};
+
+static inline int64_t now_mono(const struct lock_engine *e)
+{
+	return clk_mono_ms(e->os.clk);
+}
+
+static inline int64_t now_real(const struct lock_engine *e)
+{
+	return clk_real_ms(e->os.clk);
+}
+
+/* The deadline of a user-facing request: now + op_timeout_ms. */
+static inline int64_t op_deadline(const struct lock_engine *e)
+{
+	return now_mono(e) + e->cfg.op_timeout_ms;
+}
+
+/* Frees a lock no one references (its row copies, its key). */
+void lock_int_free(struct lock *lk);
+/* The shared row copy of lk (lk->row) goes. */
+void lock_int_free_row(struct lock *lk);
+/* Frees one entry of engine->recent (smap_each). */
+void lock_int_free_recent(void *arg, const char *key, void *value);
+
+/* mu held. lk joins the engine's list (its place in the index reserved
+ * with lease_index_reserve_locked), or leaves the key table. */
+void lock_int_list_add_locked(struct lock_engine *e, struct lock *lk);
+void lock_int_detach_key_locked(struct lock_engine *e, struct lock *lk);
+/* mu held: drops the engine's reference once lk is done with (released,
+ * or lost, cleaned up, unreferenced and let go of by its acquirer); it
+ * then leaves the list. */
+void lock_int_retire_locked(struct lock_engine *e, struct lock *lk);
+
+/* mu held: a transition to lost (held or releasing -> lost, why); lk
+ * leaves the key table; its acquirer is told by lock_int_notify_lost. */
+void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
+			       enum lost_reason why);
+/* mu held: true while lk is held and its safe period has not passed at
+ * now. Once it has, lk is marked lost here (held -> lost, safe period). */
+bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
+			     int64_t now_mono_ms);
+/* Without mu: sends on_lost and the lost signal (through the host, to the
+ * acquirer's process group when provably its) for locks not yet told. */
+void lock_int_notify_lost(struct lock_engine *e);
+/* Whether the acquirer's process group lives and is still its, as the
+ * engine's host tells (host_pgrp_alive). Any thread; no mutex. */
+bool lock_int_pgrp_alive(struct lock_engine *e, const struct lock_holder *h);
+/* mu held: wakes the lease scheduler. */
+void lock_int_kick_locked(struct lock_engine *e);
+
+/* Without mu: tracks a lost lock for a row or entry of ours whose write may
+ * have landed (its outcome could not be learnt), so that the lease path
+ * removes it (an orphan: lost, cleanup_wanted, never shown). */
+void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
+			 bool shared);
+
+/* mu held. The lock this mount holds for key, or NULL; a release of it in
+ * flight is waited for first (mu dropped meanwhile). */
+struct lock *lock_int_find_settled_locked(struct lock_engine *e,
+					  const char *key);
+/* mu held. The lost lock of key that group pgid (leader started at
+ * pgid_start; 0: unknown) has not let go of, or NULL. */
+struct lock *lock_int_find_lost_locked(struct lock_engine *e, const char *key,
+				       int64_t pgid, uint64_t pgid_start);
+/* mu held: the table of keys released lately (recent_release_ms). */
+void lock_int_note_recent_locked(struct lock_engine *e, const char *key);
+void lock_int_forget_recent_locked(struct lock_engine *e, const char *key);
+
+/* mu held. RVNs we tried to write whose outcome is unknown: add one
+ * (with its send time); adopt: rvn is one of them, so that write landed:
+ * it becomes our RVN and our lease counts from its send. */
+void lock_int_pending_add_locked(struct lock *lk, const char *rvn,
+				 int64_t sent);
+bool lock_int_pending_adopt_locked(struct lock *lk, const char *rvn);
+/* mu held. begin: waits until no write of lk is in flight, then claims it
+ * (busy); -EIO when lk is no longer trusted. end: lets go of the claim. */
+int lock_int_begin_write_locked(struct lock_engine *e, struct lock *lk);
+void lock_int_end_write_locked(struct lock_engine *e, struct lock *lk);
+/* mu held: the latest a write of lk may still be answered for it to
+ * count: the end of its safe period, and at most max_ms from now. */
+int64_t lock_int_write_deadline_locked(struct lock_engine *e, struct lock *lk,
+				       int64_t max_ms);
+
+#endif

@@ -64,7 +64,6 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	e->lease_jobs.heartbeat = lock_int_heartbeat;
 	e->lease_jobs.release = lock_int_release;
 	e->lease_jobs.cleanup = lock_int_cleanup;
-	e->rng = (uint64_t)now_real(e) * 2654435761u + 1;
 	pthread_mutex_init(&e->mu, NULL);
 	clk_cond_init_mono(&e->cv);
 	pthread_cond_init(&e->work_cv, NULL);

@@ -138,13 +138,13 @@ struct lock_engine {
 					     * group; mu */
 	int pgrp_burst;			    /* quick group checks still owed
 					     * after an exit; mu */
-	struct procwatch *procwatch;	    /* exit notifications of holders
-					     * (NULL without the lease
-					     * threads); set before they
-					     * start */
-	int n_to_notify;		    /* lost, holder not told yet; mu,
-					     * read atomically as a hint */
-	uint64_t rng;			    /* mu */
+	/* Exit notifications of acquirers (NULL without the lease
+	 * threads): set by lease_start after the threads started and
+	 * cleared by lease_stop, both under mu; read under mu. */
+	struct procwatch *procwatch;
+	/* Lost locks whose acquirer is not told yet: changed atomically
+	 * under mu, read without it as a hint (lock_int_notify_lost). */
+	int n_to_notify;
 	/* lease_index (all mu): held locks by due time, and locks that
 	 * want a release or a cleanup; n_listed locks are on the list. */
 	struct lock **hb_heap;

@@ -3,7 +3,8 @@
  * version number (RVN) stayed unchanged for its whole lease, measured on our
  * monotonic clock from when we first saw that RVN. Wall-clock fields are
  * never used. Bounded (oldest observations are dropped first, which can only
- * delay a takeover). Thread-safe. */
+ * delay a takeover). Thread-safe. The engine and the layers above apply
+ * the rule through lock_rows_judge (lock_rows.h), its one place. */
 #ifndef LOCKFS_OBSERVE_H
 #define LOCKFS_OBSERVE_H
 

@@ -33,6 +33,11 @@ void store_fault_set_latency(struct store_fault *f, struct clk_fake *clk,
 	f->latency_rnd = rnd;
 }
 
+int64_t store_fault_last_deadline(struct store_fault *f)
+{
+	return __atomic_load_n(&f->last_deadline_mono_ms, __ATOMIC_SEQ_CST);
+}
+
 /* Whether a conditional write that answered rc is sent again. */
 static bool again(struct store *s, int rc)
 {
@@ -54,10 +59,13 @@ static bool take_lose_next(struct store_fault *f)
 
 /* Whether a request may go through; *lose: a write's reply is lost. */
 static int gate(struct store *s, enum store_fault_op op, const char *key,
-		bool write, bool *lose)
+		int64_t deadline_mono_ms, bool write, bool *lose)
 {
 	struct store_fault *f = SF(s);
 	int rc = 0;
+
+	__atomic_store_n(&f->last_deadline_mono_ms, deadline_mono_ms,
+			 __ATOMIC_SEQ_CST);
 
 	if (f->before)
 		rc = f->before(f->arg, op, key);
@@ -81,7 +89,7 @@ static int f_get(struct store *s, const char *key, int64_t d,
 		 struct lock_record *out)
 {
 	bool lose;
-	int rc = gate(s, SF_GET, key, false, &lose);
+	int rc = gate(s, SF_GET, key, d, false, &lose);
 
 	return rc ? rc : SF(s)->inner->ops->get_lock(SF(s)->inner, key, d, out);
 }
@@ -90,7 +98,7 @@ static int f_lookup(struct store *s, const char *key, int64_t d,
 		    struct store_lookup *out)
 {
 	bool lose;
-	int rc = gate(s, SF_LOOKUP, key, false, &lose);
+	int rc = gate(s, SF_LOOKUP, key, d, false, &lose);
 
 	return rc ? rc : SF(s)->inner->ops->lookup(SF(s)->inner, key, d, out);
 }
@@ -101,7 +109,7 @@ static int f_put(struct store *s, const struct lock_record *rec,
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
-	int rc = gate(s, SF_PUT, rec->key, true, &lose);
+	int rc = gate(s, SF_PUT, rec->key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -117,7 +125,7 @@ static int f_renew(struct store *s, const char *key, const char *expect,
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
-	int rc = gate(s, SF_RENEW, key, true, &lose);
+	int rc = gate(s, SF_RENEW, key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -132,7 +140,7 @@ static int f_delete(struct store *s, const char *key, const char *expect,
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
-	int rc = gate(s, SF_DELETE, key, true, &lose);
+	int rc = gate(s, SF_DELETE, key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -145,7 +153,7 @@ static int f_delete(struct store *s, const char *key, const char *expect,
 static int f_fence(struct store *s, const char *key, int64_t d, uint64_t *out)
 {
 	bool lose;
-	int rc = gate(s, SF_FENCE, key, true, &lose);
+	int rc = gate(s, SF_FENCE, key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -157,7 +165,7 @@ static int f_put_dir(struct store *s, const struct dir_record *dr,
 		     const char *expect_rvn, int64_t d)
 {
 	bool lose;
-	int rc = gate(s, SF_DIR, dr->key, true, &lose);
+	int rc = gate(s, SF_DIR, dr->key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -169,7 +177,7 @@ static int f_set_dir_mode(struct store *s, const char *key, uint32_t mode,
 			  int64_t d)
 {
 	bool lose;
-	int rc = gate(s, SF_DIR, key, true, &lose);
+	int rc = gate(s, SF_DIR, key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -180,7 +188,7 @@ static int f_set_dir_mode(struct store *s, const char *key, uint32_t mode,
 static int f_delete_dir(struct store *s, const char *key, int64_t d)
 {
 	bool lose;
-	int rc = gate(s, SF_DIR, key, true, &lose);
+	int rc = gate(s, SF_DIR, key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -191,7 +199,7 @@ static int f_list(struct store *s, const char *prefix, int64_t d,
 		  store_row_fn fn, void *arg)
 {
 	bool lose;
-	int rc = gate(s, SF_LIST, prefix, false, &lose);
+	int rc = gate(s, SF_LIST, prefix, d, false, &lose);
 
 	return rc ? rc
 		  : SF(s)->inner->ops->list(SF(s)->inner, prefix, d, fn, arg);
@@ -201,7 +209,7 @@ static int f_read_fence(struct store *s, const char *key, int64_t d,
 			uint64_t *out)
 {
 	bool lose;
-	int rc = gate(s, SF_FENCE, key, false, &lose);
+	int rc = gate(s, SF_FENCE, key, d, false, &lose);
 
 	return rc ? rc
 		  : SF(s)->inner->ops->read_fence(SF(s)->inner, key, d, out);
@@ -212,7 +220,7 @@ static int f_join(struct store *s, const struct lock_record *rec, bool raise,
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
-	int rc = gate(s, SF_SHARE, rec->key, true, &lose);
+	int rc = gate(s, SF_SHARE, rec->key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -228,7 +236,7 @@ static int f_leave(struct store *s, const char *key, const char *id,
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
-	int rc = gate(s, SF_SHARE, key, true, &lose);
+	int rc = gate(s, SF_SHARE, key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -243,7 +251,7 @@ static int f_evict(struct store *s, const char *key, const char *id,
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
-	int rc = gate(s, SF_SHARE, key, true, &lose);
+	int rc = gate(s, SF_SHARE, key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -259,7 +267,7 @@ static int f_mark(struct store *s, const char *key, const char *id,
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
-	int rc = gate(s, SF_SHARE, key, true, &lose);
+	int rc = gate(s, SF_SHARE, key, d, true, &lose);
 
 	if (rc)
 		return rc;
@@ -274,7 +282,7 @@ static int f_clear(struct store *s, const char *key, const char *v, int64_t d)
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
-	int rc = gate(s, SF_SHARE, key, true, &lose);
+	int rc = gate(s, SF_SHARE, key, d, true, &lose);
 
 	if (rc)
 		return rc;

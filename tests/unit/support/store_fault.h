@@ -46,6 +46,9 @@ struct store_fault {
 	struct clk_fake *latency_clk;
 	int64_t latency_max_ms;
 	uint64_t (*latency_rnd)(uint64_t n);
+	/* The deadline the last request carried (0: the request layer's
+	 * default), read with store_fault_last_deadline. */
+	int64_t last_deadline_mono_ms;
 };
 
 /* f->base is then a store forwarding to inner; destroying it does not
@@ -55,6 +58,7 @@ void store_fault_set_down(struct store_fault *f, int down);
 void store_fault_set_lose_replies(struct store_fault *f, int lose);
 void store_fault_lose_next(struct store_fault *f, int n);
 void store_fault_set_send_twice(struct store_fault *f, int twice);
+int64_t store_fault_last_deadline(struct store_fault *f);
 /* Each request takes rnd(max_ms) ms of clk (see latency_clk). Set before
  * the wrapper is used. */
 void store_fault_set_latency(struct store_fault *f, struct clk_fake *clk,

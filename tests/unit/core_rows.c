@@ -1,0 +1,181 @@
+/* core_rows: the engine's door to the store for the layers above it
+ * (lock_rows.h): every request carries the engine's deadline (now +
+ * op_timeout_ms on the engine's clock), never the request layer's
+ * default (0); the results are the store's; and the one expiry rule: a row
+ * seen with the same RVN for its whole lease on our clock has lapsed, a
+ * new RVN restarts the count, and a lapsed row is what a directory's
+ * create takes over. */
+#include <errno.h>
+#include <string.h>
+
+#include "check.h"
+#include "lock.h"
+#include "lock_rows.h"
+#include "log.h"
+#include "store_fault.h"
+#include "store_mem.h"
+
+#define OP_TIMEOUT_MS 7000
+
+static struct clk_fake fclk;
+static struct store *mem;
+static struct store_fault sf;
+static struct observe *obs;
+static struct lock_engine *eng;
+
+static void setup(void)
+{
+	struct lock_config cfg = {
+		.owner = "me",
+		.host = "testhost",
+		.lease_ms = 2000,
+		.heartbeat_ms = 500,
+		.safe_period_ms = 1500,
+		.hold = HOLD_UNLINK,
+		.op_timeout_ms = OP_TIMEOUT_MS,
+	};
+
+	clk_fake_init(&fclk, 1790000000000LL);
+	mem = store_mem_new();
+	store_fault_init(&sf, mem);
+	obs = observe_new(&fclk.clk, 0);
+	eng = lock_engine_new(&cfg, &sf.base, obs, &fclk.clk, NULL, NULL);
+	CHECK(mem && obs && eng);
+}
+
+static void teardown(void)
+{
+	lock_engine_free(eng);
+	observe_free(obs);
+	store_free(mem);
+}
+
+static void foreign_row(const char *key, const char *rvn, int64_t lease_ms)
+{
+	struct lock_record r;
+
+	record_init(&r);
+	record_set_str(&r.key, key);
+	record_set_str(&r.owner, "other");
+	strcpy(r.rvn, rvn);
+	r.lease_ms = lease_ms;
+	CHECK_INT(store_mem_put_raw(mem, &r), 0);
+	record_fini(&r);
+}
+
+static int count_row(void *arg, const struct store_row *row)
+{
+	(void)row;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* The deadline the last request carried: the engine's, from now. */
+static void check_deadline(void)
+{
+	CHECK_INT(store_fault_last_deadline(&sf),
+		  clk_mono_ms(&fclk.clk) + OP_TIMEOUT_MS);
+}
+
+static void test_requests_carry_the_engine_deadline(void)
+{
+	struct dir_record d = { 0 };
+	struct store_lookup sl;
+	struct lock_record r;
+	int n = 0;
+
+	setup();
+	foreign_row("a", "rvn-1", 2000);
+	record_init(&r);
+	CHECK_INT(lock_rows_get(eng, "a", &r), 0);
+	CHECK_STR(r.rvn, "rvn-1");
+	check_deadline();
+	record_fini(&r);
+	record_init(&r);
+	CHECK_INT(lock_rows_get(eng, "none", &r), -ENOENT);
+	record_fini(&r);
+	clk_fake_advance(&fclk, 123);
+
+	store_lookup_init(&sl);
+	CHECK_INT(lock_rows_lookup(eng, "a", &sl), 0);
+	CHECK(sl.has_lock && !sl.has_dir);
+	check_deadline();
+	store_lookup_fini(&sl);
+
+	d.key = "dir";
+	d.mode = 0755;
+	CHECK_INT(lock_rows_put_dir(eng, &d, false), 0);
+	check_deadline();
+	CHECK_INT(lock_rows_put_dir(eng, &d, false), -EEXIST);
+	CHECK_INT(lock_rows_set_dir_mode(eng, "dir", 0700), 0);
+	check_deadline();
+	CHECK_INT(lock_rows_list(eng, "", count_row, &n), 0);
+	CHECK_INT(n, 2);
+	check_deadline();
+	CHECK_INT(lock_rows_delete_dir(eng, "dir"), 0);
+	check_deadline();
+	CHECK_INT(lock_rows_delete_dir(eng, "dir"), -ENOENT);
+
+	/* Breaking: only the row seen. */
+	CHECK_INT(lock_rows_break(eng, "a", "rvn-0"), -ECANCELED);
+	CHECK_INT(store_mem_lock_count(mem), 1);
+	CHECK_INT(lock_rows_break(eng, "a", "rvn-1"), 0);
+	check_deadline();
+	CHECK_INT(store_mem_lock_count(mem), 0);
+	teardown();
+}
+
+static void test_one_expiry_rule(void)
+{
+	struct observation ob;
+	struct lock_record r;
+	struct dir_record d = { 0 };
+	char rvn[RECORD_RVN_MAX];
+
+	setup();
+	foreign_row("k", "rvn-1", 2000);
+	record_init(&r);
+	CHECK_INT(lock_rows_get(eng, "k", &r), 0);
+	CHECK(!lock_rows_judge(eng, &r, &ob));
+	CHECK_INT(ob.remaining_ms, 2000);
+	CHECK(!lock_rows_lapsed_rvn(eng, "k", rvn));
+	clk_fake_advance(&fclk, 1999);
+	CHECK(!lock_rows_judge(eng, &r, NULL));
+	clk_fake_advance(&fclk, 1);
+	CHECK(lock_rows_judge(eng, &r, &ob));
+	CHECK_INT(ob.remaining_ms, 0);
+	CHECK(lock_rows_lapsed_rvn(eng, "k", rvn));
+	CHECK_STR(rvn, "rvn-1");
+
+	/* A new RVN restarts the count. */
+	strcpy(r.rvn, "rvn-2");
+	CHECK(!lock_rows_judge(eng, &r, NULL));
+	CHECK(!lock_rows_lapsed_rvn(eng, "k", rvn));
+	record_fini(&r);
+
+	/* A directory's create takes over a lapsed lock, not a live one. */
+	d.key = "k";
+	d.mode = 0755;
+	CHECK_INT(lock_rows_put_dir(eng, &d, true), -EEXIST);
+	foreign_row("k", "rvn-2", 2000);
+	clk_fake_advance(&fclk, 2000);
+	CHECK_INT(lock_rows_put_dir(eng, &d, false), -EEXIST);
+	CHECK_INT(lock_rows_put_dir(eng, &d, true), 0);
+
+	/* Versions inside a row are judged by the same rule, apart. */
+	CHECK(!lock_rows_judge_version(eng, "\xffwk", "v1", 1000, NULL));
+	clk_fake_advance(&fclk, 1000);
+	CHECK(lock_rows_judge_version(eng, "\xffwk", "v1", 1000, NULL));
+	lock_rows_forget(eng, "\xffwk");
+	CHECK(!lock_rows_judge_version(eng, "\xffwk", "v1", 1000, NULL));
+	teardown();
+}
+
+int main(int argc, char **argv)
+{
+	log_setup(LOGL_ERR, false, NULL);
+	check_cases(argc, argv);
+	CHECK_CASE(test_requests_carry_the_engine_deadline);
+	CHECK_CASE(test_one_expiry_rule);
+	CHECK_DONE();
+}

@@ -3,8 +3,9 @@
  * spread, the safe period, stolen locks, ambiguous writes, release vs
  * heartbeat serialisation, hold modes, fencing tokens, data; trust that
  * ends by the clock alone, a lease path whose one slow request delays no
- * other lock, stopping that tells holders first, and lost locks that are
- * not silently replaced under their process group. */
+ * other lock, stopping that tells holders first, lost locks that are
+ * not silently replaced under their process group, and, on a fake machine
+ * (host_fake), process groups that die on cue and the lost signal. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>

@@ -4,8 +4,9 @@
  * readerless one or one judged expired; which readers' entries are dead;
  * whether a row is free; and it sets and judges the marks of waiting
  * writers. Every judgement of "dead" or "stale" is an observation on our
- * monotonic clock (observe.h): an entry's or a mark's version unchanged for
- * the row's lease, exactly as a lock's RVN is judged (tenet 3).
+ * monotonic clock by the one rule (lock_rows_judge_version): an entry's or
+ * a mark's version unchanged for the row's lease, exactly as a lock's RVN
+ * is judged (tenet 3).
  *
  * Threads: FUSE workers (acquires, a waiter's marks through flk), the
  * flk wait thread and the lease workers (evictions after a renewal). No

@@ -3,7 +3,9 @@
  * or LOCK_SH with -s) on the lock file (on a lockfs mount that is the key's
  * distributed lock), the command's environment (LOCKFS_KEY, LOCKFS_FENCE,
  * LOCKFS_OWNER), its process group and terminal, forwarding signals to it,
- * stopping it when the lock is lost, and the exit status.
+ * stopping it when the lock is lost, and the exit status. Taking the lock
+ * and reading its identity are in run_lock.c, the messages in
+ * run_common.c.
  *
  * On lockfs the lock file is opened a second time once the lock is granted;
  * that file (bound to our lock) gives the fencing token and reports loss.
@@ -40,60 +42,9 @@
 #include "buf.h"
 #include "clk.h"
 #include "run_args.h"
+#include "run_common.h"
+#include "run_lock.h"
 #include "text.h"
-
-#define PROG "lockfs-run"
-
-/* Exit statuses of lockfs-run's own outcomes (the command's status
- * otherwise). */
-#define EXIT_USAGE    EX_USAGE	     /* 64 */
-#define EXIT_NOLOCK   EX_UNAVAILABLE /* 69: cannot open or lock */
-#define EXIT_OSERR    EX_OSERR	     /* 71: fork, pipe, ... failed */
-#define EXIT_CONFLICT EX_TEMPFAIL    /* 75: busy (-n) or timed out (-w) */
-#define EXIT_LOST     76	     /* the lock was lost */
-#define EXIT_NOEXEC   126	     /* the command cannot be run */
-#define EXIT_NOTFOUND 127	     /* the command was not found */
-
-#define TEXT_MAX  (256 * 1024) /* a lock's text: fields + 64 KiB data */
-#define XATTR_MAX 2048	       /* a key is at most 1024 bytes */
-#define RETICK_NS 100000000L   /* re-interrupt a wait every 100 ms */
-
-/* The signals forwarded to the command (unless ignored when we started). */
-static const int fwd_sigs[] = {
-	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
-};
-#define N_FWD (sizeof(fwd_sigs) / sizeof(fwd_sigs[0]))
-
-/* Set by signal handlers while waiting for the lock. */
-static volatile sig_atomic_t alarm_fired;
-static volatile sig_atomic_t term_sig;
-static volatile sig_atomic_t have_timer;
-static timer_t wait_timer;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	char raw[1024], line[2048];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if ((size_t)n >= sizeof(raw))
-		n = sizeof(raw) - 1;
-	/* Paths, keys and owners may come from other users: one line, no
-	 * terminal controls (text_escape_line's rules). */
-	n = snprintf(line, sizeof(line), "%s: ", PROG);
-	n += (int)text_escape_to(line + n, sizeof(line) - (size_t)n - 1, raw,
-				 (size_t)strlen(raw));
-	line[n++] = '\n';
-	/* One write, so that lines of concurrent runs do not mix. */
-	if (write(STDERR_FILENO, line, (size_t)n) < 0)
-		return;
-}
 
 static void usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
@@ -105,9 +56,9 @@ static void usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	say("%s (usage: %s [OPTIONS] LOCKFILE -- COMMAND [ARGS...]; "
-	    "see --help)",
-	    msg, PROG);
+	run_say("%s (usage: %s [OPTIONS] LOCKFILE -- COMMAND [ARGS...]; "
+		"see --help)",
+		msg, PROG);
 	exit(EXIT_USAGE);
 }
 
@@ -209,309 +160,6 @@ static void parse_opts(int argc, char **argv, struct run_opts *o)
 	}
 }
 
-/* ---- taking the lock -------------------------------------------------- */
-
-static void on_alarm(int sig)
-{
-	(void)sig;
-	alarm_fired = 1;
-}
-
-/* SIGINT/SIGTERM/SIGHUP while waiting: give up the wait. The timer is
- * re-armed so that a flock(2) entered just after this still ends soon. */
-static void on_term(int sig)
-{
-	int saved = errno;
-
-	term_sig = sig;
-	if (have_timer) {
-		struct itimerspec its = {
-			.it_value = { 0, 1000000 },
-			.it_interval = { 0, RETICK_NS },
-		};
-
-		timer_settime(wait_timer, 0, &its, NULL);
-	}
-	errno = saved;
-}
-
-/* Dispositions at start; signals ignored then stay ignored (nohup, "&"
- * without job control) and are not forwarded. */
-struct sigstate {
-	struct sigaction orig[N_FWD];
-	bool ignored[N_FWD];
-	struct sigaction orig_alrm;
-	sigset_t orig_mask;
-};
-
-static void install(int sig, void (*fn)(int))
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = fn;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0; /* no SA_RESTART: a wait must end with EINTR */
-	sigaction(sig, &sa, NULL);
-}
-
-static void signals_setup(struct sigstate *ss)
-{
-	size_t i;
-
-	sigprocmask(SIG_SETMASK, NULL, &ss->orig_mask);
-	sigaction(SIGALRM, NULL, &ss->orig_alrm);
-	install(SIGALRM, on_alarm);
-	for (i = 0; i < N_FWD; i++) {
-		sigaction(fwd_sigs[i], NULL, &ss->orig[i]);
-		ss->ignored[i] = ss->orig[i].sa_handler == SIG_IGN;
-		if (!ss->ignored[i] &&
-		    (fwd_sigs[i] == SIGINT || fwd_sigs[i] == SIGTERM ||
-		     fwd_sigs[i] == SIGHUP))
-			install(fwd_sigs[i], on_term);
-	}
-}
-
-/* Dies of sig (after a wait given up because of it). */
-static void die_of(int sig)
-{
-	struct sigaction sa;
-	sigset_t set;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigaction(sig, &sa, NULL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
-	exit(128 + sig);
-}
-
-static void timer_arm(int64_t ms)
-{
-	struct itimerspec its = {
-		.it_value = { ms / 1000, (ms % 1000) * 1000000 },
-		.it_interval = { 0, RETICK_NS },
-	};
-
-	timer_settime(wait_timer, 0, &its, NULL);
-}
-
-static void timer_stop(void)
-{
-	if (!have_timer)
-		return;
-	have_timer = 0;
-	timer_delete(wait_timer);
-}
-
-/* Opens and locks o->path. Returns true with *fd_out set when the lock is
- * ours; otherwise false with *status the exit status (the message already
- * printed). The two are kept apart because a status may be 0: -E 0 makes
- * busy and timed out exit 0, and neither may then run the command. */
-static bool acquire(const struct run_opts *o, int *fd_out, int *status)
-{
-	struct sigevent sev;
-	char secs[32];
-	int fd, err = 0, op = o->shared ? LOCK_SH : LOCK_EX;
-
-	fd = open(o->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-	if (fd < 0 && (errno == EACCES || errno == EROFS))
-		/* A lock file we may not write can still be locked. */
-		fd = open(o->path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOCTTY,
-			  0644);
-	if (fd < 0) {
-		if (errno == EINTR && term_sig)
-			die_of(term_sig);
-		say("cannot open %s: %s", o->path, strerror(errno));
-		*status = EXIT_NOLOCK;
-		return false;
-	}
-	if (o->nonblock || o->wait_ms == 0)
-		op |= LOCK_NB;
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_SIGNAL;
-	sev.sigev_signo = SIGALRM;
-	if (timer_create(CLOCK_MONOTONIC, &sev, &wait_timer)) {
-		say("cannot create a timer: %s", strerror(errno));
-		close(fd);
-		*status = EXIT_OSERR;
-		return false;
-	}
-	have_timer = 1;
-	if (o->wait_ms > 0)
-		timer_arm(o->wait_ms);
-	for (;;) {
-		if (term_sig)
-			break;
-		if (alarm_fired && o->wait_ms > 0) {
-			err = EWOULDBLOCK;
-			break;
-		}
-		if (!flock(fd, op)) {
-			err = 0;
-			break;
-		}
-		err = errno;
-		if (err != EINTR)
-			break;
-		/* Interrupted: the flags above say why; anything else
-		 * (a stray signal) waits again. */
-	}
-	timer_stop();
-	if (term_sig) {
-		close(fd); /* releases the lock if it was granted meanwhile */
-		die_of(term_sig);
-	}
-	if (!err) {
-		*fd_out = fd;
-		return true;
-	}
-	close(fd);
-	*status = o->conflict_code;
-	if (err == EWOULDBLOCK && o->nonblock) {
-		say("%s is locked by another holder (busy; -n)", o->path);
-		return false;
-	}
-	if (err == EWOULDBLOCK) {
-		text_format_seconds_short(o->wait_ms, secs, sizeof(secs));
-		say("%s is still locked after %s s (timed out; -w %s)", o->path,
-		    secs, secs);
-		return false;
-	}
-	say("cannot lock %s: %s", o->path, strerror(err));
-	*status = EXIT_NOLOCK;
-	return false;
-}
-
-/* ---- the lock's identity ---------------------------------------------- */
-
-/* Reads the whole text of fd from offset 0 (as much as TEXT_MAX). */
-static int read_text(int fd, struct buf *out)
-{
-	char chunk[8192];
-	off_t off = 0;
-
-	for (;;) {
-		ssize_t n = pread(fd, chunk, sizeof(chunk), off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		if (buf_append(out, chunk, (size_t)n))
-			return 0; /* the fields come first: enough */
-		off += n;
-	}
-}
-
-static char *get_xattr(int fd, const char *name)
-{
-	char v[XATTR_MAX];
-	ssize_t n = fgetxattr(fd, name, v, sizeof(v) - 1);
-
-	if (n < 0)
-		return NULL;
-	v[n] = '\0';
-	return strdup(v);
-}
-
-/* Opens path again for reading, and keeps it only if it is the very file
- * fd locked (same device and inode). The name may have been removed and
- * taken again since the lock was granted (which released our lock), or
- * replaced by another file, and the fence and the loss watch must be those
- * of our lock: then *changed is set and -1 returned. -1 alone: the open
- * failed (the locked fd then serves for both). */
-static int open_same(const char *path, int fd, bool *changed)
-{
-	struct stat a, b;
-	int vfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-	*changed = false;
-	if (vfd < 0)
-		return -1;
-	if (fstat(fd, &a) || fstat(vfd, &b) || a.st_dev != b.st_dev ||
-	    a.st_ino != b.st_ino) {
-		*changed = true;
-		close(vfd);
-		return -1;
-	}
-	return vfd;
-}
-
-/* Sets LOCKFS_KEY, LOCKFS_FENCE and LOCKFS_OWNER for the command.
- *
- * On lockfs the text is read through a second open file, opened now that
- * the lock is ours (*view_fd): a file opened before a wait may still be
- * bound to the previous holder on this mount (reading "state: released"
- * and that holder's fence), or to no lock at all when the key was held on
- * another mount (no fence allocated, no POLLPRI on loss). A file opened
- * while we hold the key is bound to our lock. Returns 0, EXIT_LOST if the
- * lock is already lost, or another exit status. */
-static int set_identity(const struct run_opts *o, int fd, int *view_fd,
-			bool *on_lockfs)
-{
-	struct buf text = BUF_INIT;
-	char *key, *fence = NULL, *owner = NULL, *state = NULL;
-	bool changed;
-	int rc, vfd;
-
-	buf_init(&text, TEXT_MAX);
-	key = get_xattr(fd, "user.lockfs.key");
-	*on_lockfs = key != NULL;
-	if (key) {
-		vfd = open_same(o->path, fd, &changed);
-		*view_fd = vfd;
-		if (changed) {
-			say("%s was replaced by another file after the lock "
-			    "was granted (removed and taken again?): not "
-			    "running the command",
-			    o->path);
-			rc = EXIT_NOLOCK;
-			goto out;
-		}
-		/* Read as the holder, the text has the fencing token
-		 * (allocated by the holder's first read). */
-		rc = read_text(vfd >= 0 ? vfd : fd, &text);
-		if (rc)
-			say("warning: cannot read %s: %s (LOCKFS_FENCE and "
-			    "LOCKFS_OWNER left empty)",
-			    o->path, strerror(-rc));
-		fence = run_text_field(buf_str(&text), "fence");
-		owner = run_text_field(buf_str(&text), "owner");
-		state = run_text_field(buf_str(&text), "state");
-		if (owner && !*owner) {
-			free(owner);
-			owner = get_xattr(fd, "user.lockfs.owner");
-		}
-		if (fence && !run_all_digits(fence))
-			*fence = '\0';
-	}
-	if (state && !strcmp(state, "lost")) {
-		say("lost the lock on %s (key %s) before the command started",
-		    o->path, key);
-		rc = EXIT_LOST;
-		goto out;
-	}
-	rc = setenv("LOCKFS_KEY", key ? key : o->path, 1) ||
-	     setenv("LOCKFS_FENCE", fence ? fence : "", 1) ||
-	     setenv("LOCKFS_OWNER", owner ? owner : "", 1);
-	if (rc) {
-		say("cannot set the environment: %s", strerror(errno));
-		rc = EXIT_OSERR;
-	}
-out:
-	free(key);
-	free(fence);
-	free(owner);
-	free(state);
-	buf_fini(&text);
-	return rc;
-}
-
 /* ---- watching for loss ------------------------------------------------ */
 
 /* Only a file opened after the grant is watched: a file opened before a
@@ -555,8 +203,8 @@ struct child {
 	int status;
 };
 
-static void child_exec(const struct run_opts *o, struct sigstate *ss, bool tty,
-		       int report)
+static void child_exec(const struct run_opts *o, struct run_sigstate *ss,
+		       bool tty, int report)
 {
 	size_t i;
 	int e;
@@ -564,8 +212,8 @@ static void child_exec(const struct run_opts *o, struct sigstate *ss, bool tty,
 	setpgid(0, 0);
 	if (tty)
 		tcsetpgrp(STDIN_FILENO, getpid()); /* SIGTTOU is blocked */
-	for (i = 0; i < N_FWD; i++)
-		sigaction(fwd_sigs[i], &ss->orig[i], NULL);
+	for (i = 0; i < RUN_N_FWD; i++)
+		sigaction(run_fwd_sigs[i], &ss->orig[i], NULL);
 	sigaction(SIGALRM, &ss->orig_alrm, NULL);
 	sigprocmask(SIG_SETMASK, &ss->orig_mask, NULL);
 	execvp(o->argv[0], o->argv);
@@ -576,19 +224,20 @@ static void child_exec(const struct run_opts *o, struct sigstate *ss, bool tty,
 }
 
 /* Forks and execs the command; returns 0, or an exit status. */
-static int spawn(const struct run_opts *o, struct sigstate *ss, struct child *c)
+static int spawn(const struct run_opts *o, struct run_sigstate *ss,
+		 struct child *c)
 {
 	int p[2], e;
 	ssize_t n;
 
 	c->tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 	if (pipe2(p, O_CLOEXEC)) {
-		say("cannot make a pipe: %s", strerror(errno));
+		run_say("cannot make a pipe: %s", strerror(errno));
 		return EXIT_OSERR;
 	}
 	c->pid = fork();
 	if (c->pid < 0) {
-		say("cannot fork: %s", strerror(errno));
+		run_say("cannot fork: %s", strerror(errno));
 		close(p[0]);
 		close(p[1]);
 		return EXIT_OSERR;
@@ -607,7 +256,7 @@ static int spawn(const struct run_opts *o, struct sigstate *ss, struct child *c)
 	} while (n < 0 && errno == EINTR);
 	close(p[0]);
 	if (n == (ssize_t)sizeof(e)) {
-		say("cannot run %s: %s", o->argv[0], strerror(e));
+		run_say("cannot run %s: %s", o->argv[0], strerror(e));
 		while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		c->done = true;
@@ -652,20 +301,20 @@ static void reap(struct child *c)
 	}
 }
 
-static bool is_forwarded(const struct sigstate *ss, int sig)
+static bool is_forwarded(const struct run_sigstate *ss, int sig)
 {
 	size_t i;
 
-	for (i = 0; i < N_FWD; i++)
-		if (fwd_sigs[i] == sig)
+	for (i = 0; i < RUN_N_FWD; i++)
+		if (run_fwd_sigs[i] == sig)
 			return !ss->ignored[i];
 	return false;
 }
 
 /* Waits for the command, forwarding signals and acting on loss. Returns
  * true if the lock was lost. */
-static bool supervise(const struct run_opts *o, struct sigstate *ss, int sfd,
-		      int lost_fd, struct child *c, const char *key)
+static bool supervise(const struct run_opts *o, struct run_sigstate *ss,
+		      int sfd, int lost_fd, struct child *c, const char *key)
 {
 	int64_t kill_at_mono_ms = -1;
 	bool lost = false;
@@ -685,7 +334,7 @@ static bool supervise(const struct run_opts *o, struct sigstate *ss, int sfd,
 					   : (int)(left > 60000 ? 60000 : left);
 		}
 		if (poll(p, 2, timeout) < 0 && errno != EINTR) {
-			say("poll: %s", strerror(errno));
+			run_say("poll: %s", strerror(errno));
 			break;
 		}
 		if (p[1].revents) {
@@ -699,11 +348,12 @@ static bool supervise(const struct run_opts *o, struct sigstate *ss, int sfd,
 					 ", SIGKILL in %s s if it still runs",
 					 gs);
 			}
-			say("lost the lock on %s (key %s) while the command "
-			    "ran; sending %s to process group %d%s",
-			    o->path, key,
-			    sig_name(o->lost_sig, sname, sizeof(sname)),
-			    (int)c->pid, then);
+			run_say("lost the lock on %s (key %s) while the "
+				"command "
+				"ran; sending %s to process group %d%s",
+				o->path, key,
+				sig_name(o->lost_sig, sname, sizeof(sname)),
+				(int)c->pid, then);
 			kill(-c->pid, o->lost_sig);
 			if (o->lost_sig != SIGKILL)
 				kill_at_mono_ms =
@@ -723,9 +373,9 @@ static bool supervise(const struct run_opts *o, struct sigstate *ss, int sfd,
 		if (!c->done && kill_at_mono_ms >= 0 &&
 		    clk_sys_mono_ms() >= kill_at_mono_ms) {
 			text_format_seconds_short(o->grace_ms, gs, sizeof(gs));
-			say("the command still runs %s s after losing the "
-			    "lock; sending SIGKILL to process group %d",
-			    gs, (int)c->pid);
+			run_say("the command still runs %s s after losing the "
+				"lock; sending SIGKILL to process group %d",
+				gs, (int)c->pid);
 			kill(-c->pid, SIGKILL);
 			kill_at_mono_ms = -1;
 		}
@@ -736,9 +386,10 @@ static bool supervise(const struct run_opts *o, struct sigstate *ss, int sfd,
 
 		if (poll(&p, 1, 0) == 1) {
 			lost = true;
-			say("lost the lock on %s (key %s) while the command "
-			    "ran",
-			    o->path, key);
+			run_say("lost the lock on %s (key %s) while the "
+				"command "
+				"ran",
+				o->path, key);
 		}
 	}
 	return lost;
@@ -747,7 +398,7 @@ static bool supervise(const struct run_opts *o, struct sigstate *ss, int sfd,
 /* Runs the command while we hold the lock, watching watch_fd (if >= 0) for
  * its loss; returns the command's exit status (or lockfs-run's own), *lost
  * set if the lock was lost meanwhile. */
-static int run_command(const struct run_opts *o, struct sigstate *ss,
+static int run_command(const struct run_opts *o, struct run_sigstate *ss,
 		       const sigset_t *sigs, int watch_fd, bool *lost)
 {
 	struct child c = { 0 };
@@ -757,7 +408,7 @@ static int run_command(const struct run_opts *o, struct sigstate *ss,
 
 	sfd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0 || pipe2(lost_pipe, O_CLOEXEC)) {
-		say("cannot watch signals: %s", strerror(errno));
+		run_say("cannot watch signals: %s", strerror(errno));
 		return EXIT_OSERR;
 	}
 	rc = spawn(o, ss, &c);
@@ -771,12 +422,12 @@ static int run_command(const struct run_opts *o, struct sigstate *ss,
 		if (err) {
 			free(w);
 			/* Run on, unwatched, rather than kill the command. */
-			say("warning: cannot watch %s for loss: %s", o->path,
-			    strerror(err));
+			run_say("warning: cannot watch %s for loss: %s",
+				o->path, strerror(err));
 		}
 	} else if (watch_fd >= 0) {
-		say("warning: cannot watch %s for loss: %s", o->path,
-		    strerror(ENOMEM));
+		run_say("warning: cannot watch %s for loss: %s", o->path,
+			strerror(ENOMEM));
 	}
 	*lost = supervise(o, ss, sfd, lost_pipe[0], &c, getenv("LOCKFS_KEY"));
 	if (c.tty)
@@ -797,15 +448,15 @@ static int watch_fd(bool on_lockfs, int fd, int view_fd)
 int main(int argc, char **argv)
 {
 	struct run_opts o;
-	struct sigstate ss;
+	struct run_sigstate ss;
 	sigset_t sigs;
 	int fd = -1, view_fd = -1, rc;
 	bool lost = false, on_lockfs = false;
 	size_t i;
 
 	parse_opts(argc, argv, &o);
-	signals_setup(&ss);
-	if (!acquire(&o, &fd, &rc))
+	run_lock_signals(&ss);
+	if (!run_lock_take(&o, &fd, &rc))
 		return rc; /* busy, timed out or failed: never run COMMAND */
 
 	/* Held. From here on signals are read from a signalfd. */
@@ -813,14 +464,14 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGCHLD);
 	sigaddset(&sigs, SIGALRM);
 	sigaddset(&sigs, SIGTTOU); /* for tcsetpgrp from the background */
-	for (i = 0; i < N_FWD; i++)
-		sigaddset(&sigs, fwd_sigs[i]);
+	for (i = 0; i < RUN_N_FWD; i++)
+		sigaddset(&sigs, run_fwd_sigs[i]);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	if (term_sig) {
+	if (run_lock_interrupted()) {
 		close(fd);
-		die_of(term_sig);
+		run_lock_die_of(run_lock_interrupted());
 	}
-	rc = set_identity(&o, fd, &view_fd, &on_lockfs);
+	rc = run_lock_identity(&o, fd, &view_fd, &on_lockfs);
 	if (rc == EXIT_LOST)
 		lost = true;
 	else if (!rc)
@@ -830,8 +481,8 @@ int main(int argc, char **argv)
 		close(view_fd);
 	/* A lost lock has nothing to release (lockfs answers EIO). */
 	if (!lost && flock(fd, LOCK_UN))
-		say("warning: releasing %s: %s", o.path, strerror(errno));
+		run_say("warning: releasing %s: %s", o.path, strerror(errno));
 	if (close(fd) && !lost)
-		say("warning: closing %s: %s", o.path, strerror(errno));
+		run_say("warning: closing %s: %s", o.path, strerror(errno));
 	return rc;
 }

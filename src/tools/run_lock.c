@@ -1,0 +1,329 @@
+/* run_lock: taking lockfs-run's lock and reading its identity: the signal
+ * handlers and the timer of a wait (-w), flock(2) on the lock file, and the
+ * key, fencing token and owner the command gets in its environment. Main
+ * thread; the signal handlers only set flags (and re-arm the wait's
+ * timer). */
+#include "run_lock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "text.h"
+
+#define TEXT_MAX  (256 * 1024) /* a lock's text: fields + 64 KiB data */
+#define XATTR_MAX 2048	       /* a key is at most 1024 bytes */
+#define RETICK_NS 100000000L   /* re-interrupt a wait every 100 ms */
+
+/* Set by signal handlers while waiting for the lock. */
+static volatile sig_atomic_t alarm_fired;
+static volatile sig_atomic_t term_sig;
+static volatile sig_atomic_t have_timer;
+static timer_t wait_timer;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarm_fired = 1;
+}
+
+/* SIGINT/SIGTERM/SIGHUP while waiting: give up the wait. The timer is
+ * re-armed so that a flock(2) entered just after this still ends soon. */
+static void on_term(int sig)
+{
+	int saved = errno;
+
+	term_sig = sig;
+	if (have_timer) {
+		struct itimerspec its = {
+			.it_value = { 0, 1000000 },
+			.it_interval = { 0, RETICK_NS },
+		};
+
+		timer_settime(wait_timer, 0, &its, NULL);
+	}
+	errno = saved;
+}
+
+static void install(int sig, void (*fn)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: a wait must end with EINTR */
+	sigaction(sig, &sa, NULL);
+}
+
+void run_lock_signals(struct run_sigstate *ss)
+{
+	size_t i;
+
+	sigprocmask(SIG_SETMASK, NULL, &ss->orig_mask);
+	sigaction(SIGALRM, NULL, &ss->orig_alrm);
+	install(SIGALRM, on_alarm);
+	for (i = 0; i < RUN_N_FWD; i++) {
+		sigaction(run_fwd_sigs[i], NULL, &ss->orig[i]);
+		ss->ignored[i] = ss->orig[i].sa_handler == SIG_IGN;
+		if (!ss->ignored[i] &&
+		    (run_fwd_sigs[i] == SIGINT || run_fwd_sigs[i] == SIGTERM ||
+		     run_fwd_sigs[i] == SIGHUP))
+			install(run_fwd_sigs[i], on_term);
+	}
+}
+
+/* Dies of sig (after a wait given up because of it). */
+void run_lock_die_of(int sig)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(sig, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	exit(128 + sig);
+}
+
+static void timer_arm(int64_t ms)
+{
+	struct itimerspec its = {
+		.it_value = { ms / 1000, (ms % 1000) * 1000000 },
+		.it_interval = { 0, RETICK_NS },
+	};
+
+	timer_settime(wait_timer, 0, &its, NULL);
+}
+
+static void timer_stop(void)
+{
+	if (!have_timer)
+		return;
+	have_timer = 0;
+	timer_delete(wait_timer);
+}
+
+/* Opens and locks o->path. Returns true with *fd_out set when the lock is
+ * ours; otherwise false with *status the exit status (the message already
+ * printed). The two are kept apart because a status may be 0: -E 0 makes
+ * busy and timed out exit 0, and neither may then run the command. */
+bool run_lock_take(const struct run_opts *o, int *fd_out, int *status)
+{
+	struct sigevent sev;
+	char secs[32];
+	int fd, err = 0, op = o->shared ? LOCK_SH : LOCK_EX;
+
+	fd = open(o->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0 && (errno == EACCES || errno == EROFS))
+		/* A lock file we may not write can still be locked. */
+		fd = open(o->path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOCTTY,
+			  0644);
+	if (fd < 0) {
+		if (errno == EINTR && term_sig)
+			run_lock_die_of(term_sig);
+		run_say("cannot open %s: %s", o->path, strerror(errno));
+		*status = EXIT_NOLOCK;
+		return false;
+	}
+	if (o->nonblock || o->wait_ms == 0)
+		op |= LOCK_NB;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_SIGNAL;
+	sev.sigev_signo = SIGALRM;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &wait_timer)) {
+		run_say("cannot create a timer: %s", strerror(errno));
+		close(fd);
+		*status = EXIT_OSERR;
+		return false;
+	}
+	have_timer = 1;
+	if (o->wait_ms > 0)
+		timer_arm(o->wait_ms);
+	for (;;) {
+		if (term_sig)
+			break;
+		if (alarm_fired && o->wait_ms > 0) {
+			err = EWOULDBLOCK;
+			break;
+		}
+		if (!flock(fd, op)) {
+			err = 0;
+			break;
+		}
+		err = errno;
+		if (err != EINTR)
+			break;
+		/* Interrupted: the flags above run_say why; anything else
+		 * (a stray signal) waits again. */
+	}
+	timer_stop();
+	if (term_sig) {
+		close(fd); /* releases the lock if it was granted meanwhile */
+		run_lock_die_of(term_sig);
+	}
+	if (!err) {
+		*fd_out = fd;
+		return true;
+	}
+	close(fd);
+	*status = o->conflict_code;
+	if (err == EWOULDBLOCK && o->nonblock) {
+		run_say("%s is locked by another holder (busy; -n)", o->path);
+		return false;
+	}
+	if (err == EWOULDBLOCK) {
+		text_format_seconds_short(o->wait_ms, secs, sizeof(secs));
+		run_say("%s is still locked after %s s (timed out; -w %s)",
+			o->path, secs, secs);
+		return false;
+	}
+	run_say("cannot lock %s: %s", o->path, strerror(err));
+	*status = EXIT_NOLOCK;
+	return false;
+}
+
+/* ---- the lock's identity ---------------------------------------------- */
+
+/* Reads the whole text of fd from offset 0 (as much as TEXT_MAX). */
+static int read_text(int fd, struct buf *out)
+{
+	char chunk[8192];
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t n = pread(fd, chunk, sizeof(chunk), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		if (buf_append(out, chunk, (size_t)n))
+			return 0; /* the fields come first: enough */
+		off += n;
+	}
+}
+
+static char *get_xattr(int fd, const char *name)
+{
+	char v[XATTR_MAX];
+	ssize_t n = fgetxattr(fd, name, v, sizeof(v) - 1);
+
+	if (n < 0)
+		return NULL;
+	v[n] = '\0';
+	return strdup(v);
+}
+
+/* Opens path again for reading, and keeps it only if it is the very file
+ * fd locked (same device and inode). The name may have been removed and
+ * taken again since the lock was granted (which released our lock), or
+ * replaced by another file, and the fence and the loss watch must be those
+ * of our lock: then *changed is set and -1 returned. -1 alone: the open
+ * failed (the locked fd then serves for both). */
+static int open_same(const char *path, int fd, bool *changed)
+{
+	struct stat a, b;
+	int vfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	*changed = false;
+	if (vfd < 0)
+		return -1;
+	if (fstat(fd, &a) || fstat(vfd, &b) || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		*changed = true;
+		close(vfd);
+		return -1;
+	}
+	return vfd;
+}
+
+/* Sets LOCKFS_KEY, LOCKFS_FENCE and LOCKFS_OWNER for the command.
+ *
+ * On lockfs the text is read through a second open file, opened now that
+ * the lock is ours (*view_fd): a file opened before a wait may still be
+ * bound to the previous holder on this mount (reading "state: released"
+ * and that holder's fence), or to no lock at all when the key was held on
+ * another mount (no fence allocated, no POLLPRI on loss). A file opened
+ * while we hold the key is bound to our lock. Returns 0, EXIT_LOST if the
+ * lock is already lost, or another exit status. */
+int run_lock_identity(const struct run_opts *o, int fd, int *view_fd,
+		      bool *on_lockfs)
+{
+	struct buf text = BUF_INIT;
+	char *key, *fence = NULL, *owner = NULL, *state = NULL;
+	bool changed;
+	int rc, vfd;
+
+	buf_init(&text, TEXT_MAX);
+	key = get_xattr(fd, "user.lockfs.key");
+	*on_lockfs = key != NULL;
+	if (key) {
+		vfd = open_same(o->path, fd, &changed);
+		*view_fd = vfd;
+		if (changed) {
+			run_say("%s was replaced by another file after the "
+				"lock "
+				"was granted (removed and taken again?): not "
+				"running the command",
+				o->path);
+			rc = EXIT_NOLOCK;
+			goto out;
+		}
+		/* Read as the holder, the text has the fencing token
+		 * (allocated by the holder's first read). */
+		rc = read_text(vfd >= 0 ? vfd : fd, &text);
+		if (rc)
+			run_say("warning: cannot read %s: %s (LOCKFS_FENCE and "
+				"LOCKFS_OWNER left empty)",
+				o->path, strerror(-rc));
+		fence = run_text_field(buf_str(&text), "fence");
+		owner = run_text_field(buf_str(&text), "owner");
+		state = run_text_field(buf_str(&text), "state");
+		if (owner && !*owner) {
+			free(owner);
+			owner = get_xattr(fd, "user.lockfs.owner");
+		}
+		if (fence && !run_all_digits(fence))
+			*fence = '\0';
+	}
+	if (state && !strcmp(state, "lost")) {
+		run_say("lost the lock on %s (key %s) before the command "
+			"started",
+			o->path, key);
+		rc = EXIT_LOST;
+		goto out;
+	}
+	rc = setenv("LOCKFS_KEY", key ? key : o->path, 1) ||
+	     setenv("LOCKFS_FENCE", fence ? fence : "", 1) ||
+	     setenv("LOCKFS_OWNER", owner ? owner : "", 1);
+	if (rc) {
+		run_say("cannot set the environment: %s", strerror(errno));
+		rc = EXIT_OSERR;
+	}
+out:
+	free(key);
+	free(fence);
+	free(owner);
+	free(state);
+	buf_fini(&text);
+	return rc;
+}
+
+int run_lock_interrupted(void)
+{
+	return term_sig;
+}

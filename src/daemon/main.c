@@ -3,8 +3,8 @@
  * background so that every problem reaches the terminal as one line and a
  * non-zero exit; then mounts, runs the multi-threaded session loop, and on
  * unmount or SIGTERM releases every held lock before exiting. Owns the
- * process-wide objects; the cleanup ladder at the end frees them in reverse
- * order. */
+ * process-wide objects (struct daemon); tear_down frees them in reverse
+ * order. main() reads as its steps, each a static function. */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
 #include <fuse_log.h>
@@ -188,271 +188,361 @@ static long attempt_timeout_ms(int64_t safe_period_ms)
 	return (long)(t < 250 ? 250 : t > 5000 ? 5000 : t);
 }
 
-int main(int argc, char **argv)
-{
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+/* Everything the process owns, from start-up to teardown. Main thread
+ * only; the session keeps the address of fctx, so a struct daemon lives as
+ * long as main. */
+struct daemon {
+	struct fuse_args args;
 	struct lockfs_opts o;
 	struct aws_settings aws;
-	struct creds_chain *creds = NULL;
-	struct awsreq *req = NULL;
-	struct ddb *ddb = NULL;
-	struct store *store = NULL;
-	struct observe *obs = NULL;
-	struct srvclk *sclk = NULL;
-	struct lock_engine *eng = NULL;
-	struct fs *fs = NULL;
-	struct flk *flk = NULL;
-	struct fsops_ctx fctx = { NULL, NULL };
-	struct fuse_session *se = NULL;
-	struct fuse_loop_config *loop = NULL;
+	struct creds_chain *creds;
+	struct srvclk *sclk;
 	struct metrics metrics;
-	struct aws_creds probe = { 0 };
-	struct aws_error aerr;
-	char err[512], host[256] = "localhost", mnt[PATH_MAX];
-	char *owner = NULL, *fsname = NULL;
-	int ttl_on = 1, rc, exit_code = 1, unreleased;
-	bool created = false;
+	struct awsreq *req;
+	struct ddb *ddb;
+	struct store *store;
+	struct observe *obs;
+	struct lock_engine *eng;
+	struct fs *fs;
+	struct flk *flk;
+	struct fsops_ctx fctx;
+	struct fuse_session *se;
+	char mnt[PATH_MAX];
+	char host[256];
+	char logwhere[384];
+	char *owner;
+	char *fsname;
+};
 
-	/* Secrets in memory: no core dump, no ptrace or /proc/PID/mem by
-	 * other processes of our uid. Inherited by the daemonized child. */
+/* Secrets in memory: no core dump, no ptrace or /proc/PID/mem by other
+ * processes of our uid. Inherited by the daemonized child. */
+static void harden_process(void)
+{
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	signal(SIGPIPE, SIG_IGN);
-	if (opts_parse(argc, argv, &o, &args, err, sizeof(err)))
+}
+
+/* The options; true when --help or --version was all there was to do. */
+static bool parse_options(struct daemon *d, int argc, char **argv)
+{
+	char err[512];
+
+	if (opts_parse(argc, argv, &d->o, &d->args, err, sizeof(err)))
 		die("%s", err);
-	if (o.show_help || o.show_version) {
-		if (o.show_help)
-			opts_print_help(stdout, "lockfs");
-		else
-			opts_print_version(stdout);
-		fuse_opt_free_args(&args);
-		opts_free(&o);
-		return 0;
-	}
-	log_setup(o.debug ? LOGL_DEBUG : LOGL_INFO, false, "lockfs");
+	if (!d->o.show_help && !d->o.show_version)
+		return false;
+	if (d->o.show_help)
+		opts_print_help(stdout, "lockfs");
+	else
+		opts_print_version(stdout);
+	fuse_opt_free_args(&d->args);
+	opts_free(&d->o);
+	return true;
+}
+
+/* Logging to stderr until the mount, libfuse's messages included. */
+static void setup_logging(const struct daemon *d)
+{
+	log_setup(d->o.debug ? LOGL_DEBUG : LOGL_INFO, false, "lockfs");
 	fuse_set_log_func(fuse_log_to_us);
+}
+
+/* The mountpoint, resolved and checked now so that a wrong one fails
+ * before anything else runs. */
+static void check_mountpoint_arg(struct daemon *d)
+{
 	/* mount.fuse3 with drop_privileges passes an open /dev/fuse as
 	 * /dev/fd/N, which libfuse takes as it is. */
-	if (o.mountpoint && is_dev_fd(o.mountpoint)) {
-		if (text_copy(mnt, sizeof(mnt), o.mountpoint))
-			die("mountpoint %s: name too long", o.mountpoint);
-	} else if (o.mountpoint) {
-		check_mountpoint(o.mountpoint, mnt, sizeof(mnt));
+	if (d->o.mountpoint && is_dev_fd(d->o.mountpoint)) {
+		if (text_copy(d->mnt, sizeof(d->mnt), d->o.mountpoint))
+			die("mountpoint %s: name too long", d->o.mountpoint);
+	} else if (d->o.mountpoint) {
+		check_mountpoint(d->o.mountpoint, d->mnt, sizeof(d->mnt));
 	}
+}
 
-	/* libfuse checks its own options here, before anything else runs
-	 * (the session only keeps the address of fctx, filled in below). */
-	if (o.mountpoint) {
-		if (asprintf(&fsname,
-			     "-ofsname=lockfs:%s,subtype=lockfs,default_"
-			     "permissions",
-			     o.table) < 0 ||
-		    fuse_opt_add_arg(&args, fsname))
-			die("out of memory");
-		if (o.debug && fuse_opt_add_arg(&args, "-odebug"))
-			die("out of memory");
-		se = fuse_session_new(&args, &fsops_table, sizeof(fsops_table),
-				      &fctx);
-		if (!se)
-			die("%s (see lockfs --help)",
-			    fuse_last_error[0] ? fuse_last_error
-					       : "invalid FUSE options");
-	}
+/* libfuse checks its own options here, before anything else runs (the
+ * session only keeps the address of fctx, filled in by build_fs). */
+static void new_session(struct daemon *d)
+{
+	if (!d->o.mountpoint)
+		return;
+	if (asprintf(&d->fsname,
+		     "-ofsname=lockfs:%s,subtype=lockfs,default_"
+		     "permissions",
+		     d->o.table) < 0 ||
+	    fuse_opt_add_arg(&d->args, d->fsname))
+		die("out of memory");
+	if (d->o.debug && fuse_opt_add_arg(&d->args, "-odebug"))
+		die("out of memory");
+	d->se = fuse_session_new(&d->args, &fsops_table, sizeof(fsops_table),
+				 &d->fctx);
+	if (!d->se)
+		die("%s (see lockfs --help)", fuse_last_error[0]
+						      ? fuse_last_error
+						      : "invalid FUSE options");
+}
 
-	/* Where to talk, as whom. */
-	if (awscfg_resolve(o.profile, o.region, o.endpoint, &aws, err,
-			   sizeof(err)))
+/* Where to talk: profile, region and endpoint, and libcurl. */
+static void resolve_endpoint(struct daemon *d)
+{
+	char err[512];
+	int rc;
+
+	if (awscfg_resolve(d->o.profile, d->o.region, d->o.endpoint, &d->aws,
+			   err, sizeof(err)))
 		die("%s", err);
-	rc = awscfg_check_endpoint("DynamoDB", aws.endpoint, o.allow_plain_http,
-				   err, sizeof(err));
+	rc = awscfg_check_endpoint("DynamoDB", d->aws.endpoint,
+				   d->o.allow_plain_http, err, sizeof(err));
 	if (rc < 0)
 		die("%s", err);
 	if (rc > 0)
 		log_warn("main", "%s", err);
 	if (http_global_init())
 		die("cannot initialise libcurl");
+}
+
+/* As whom: the credential chain, tried once now. */
+static void resolve_credentials(struct daemon *d)
+{
+	struct aws_creds probe = { 0 };
+	struct aws_error aerr;
+	int rc;
+
 	struct creds_config cc = {
-		.profile = aws.profile,
-		.region = aws.region,
-		.http = { .ca_file = o.ca_file,
-			  .allow_plain_http = o.allow_plain_http },
+		.profile = d->aws.profile,
+		.region = d->aws.region,
+		.http = { .ca_file = d->o.ca_file,
+			  .allow_plain_http = d->o.allow_plain_http },
 	};
-	creds = creds_chain_new(&cc);
-	if (!creds)
+	d->creds = creds_chain_new(&cc);
+	if (!d->creds)
 		die("out of memory");
 	/* The chain has its copies: off /proc/PID/environ with them. */
 	creds_env_scrub_process();
 	awserr_clear(&aerr);
-	rc = creds_chain_get(creds, &probe, &aerr);
+	rc = creds_chain_get(d->creds, &probe, &aerr);
 	if (rc)
 		die("%s", aerr.message[0] ? aerr.message : strerror(-rc));
 	log_debug("main", "credentials from %s", probe.source);
 	aws_creds_clear(&probe);
+}
 
+/* The DynamoDB client, its metrics and DynamoDB's time. */
+static void connect_dynamodb(struct daemon *d)
+{
 	/* DynamoDB's time, learned from its answers: the lock rows' TTL and
 	 * times and the request signatures use it, not this host's clock. */
-	sclk = srvclk_new(&clk_system);
-	if (!sclk)
+	d->sclk = srvclk_new(&clk_system);
+	if (!d->sclk)
 		die("out of memory");
-	metrics_init(&metrics);
-	ddb_name_metrics(&metrics);
+	metrics_init(&d->metrics);
+	ddb_name_metrics(&d->metrics);
 	struct awsreq_config rcfg = {
-		.endpoint = aws.endpoint,
-		.region = aws.region,
+		.endpoint = d->aws.endpoint,
+		.region = d->aws.region,
 		.service = "dynamodb",
-		.creds = creds,
-		.http = { .ca_file = o.ca_file,
-			  .allow_plain_http = o.allow_plain_http },
-		.metrics = &metrics,
-		.server_clock = sclk,
+		.creds = d->creds,
+		.http = { .ca_file = d->o.ca_file,
+			  .allow_plain_http = d->o.allow_plain_http },
+		.metrics = &d->metrics,
+		.server_clock = d->sclk,
 		/* One HTTP exchange may not take a lock's whole safe period:
 		 * a renewal whose answer hangs is tried again in time. */
-		.attempt_timeout_ms = attempt_timeout_ms(o.safe_period_ms),
+		.attempt_timeout_ms = attempt_timeout_ms(d->o.safe_period_ms),
 	};
-	req = awsreq_new(&rcfg);
-	ddb = req ? ddb_new(req) : NULL;
-	if (!ddb)
-		die("cannot set up the DynamoDB client for %s", aws.endpoint);
+	d->req = awsreq_new(&rcfg);
+	d->ddb = d->req ? ddb_new(d->req) : NULL;
+	if (!d->ddb)
+		die("cannot set up the DynamoDB client for %s",
+		    d->aws.endpoint);
+}
 
-	/* The table: created when asked, then checked. */
-	if (o.create_table &&
-	    store_ddb_create_table(ddb, o.table, clk_sys_mono_ms() + 60000,
-				   &created, err, sizeof(err)))
-		die("table %s at %s: %s", o.table, aws.endpoint, err);
-	if (store_ddb_check_table(ddb, o.table,
+/* The table: created when asked, then checked. False when there is
+ * nothing to mount (lockfs --create-table without a mountpoint): then it
+ * says the table is ready. */
+static bool prepare_table(struct daemon *d)
+{
+	char err[512];
+	bool created = false;
+	int ttl_on = 1;
+
+	if (d->o.create_table &&
+	    store_ddb_create_table(d->ddb, d->o.table,
+				   clk_sys_mono_ms() + 60000, &created, err,
+				   sizeof(err)))
+		die("table %s at %s: %s", d->o.table, d->aws.endpoint, err);
+	if (store_ddb_check_table(d->ddb, d->o.table,
 				  clk_sys_mono_ms() + PREFLIGHT_TIMEOUT_MS,
 				  &ttl_on, err, sizeof(err)))
-		die("%s (endpoint %s, region %s)", err, aws.endpoint,
-		    aws.region);
-	if (!o.mountpoint) {
-		printf("lockfs: table %s %s at %s; ready\n", o.table,
-		       created ? "created" : "already exists", aws.endpoint);
-		exit_code = 0;
-		goto out_aws;
+		die("%s (endpoint %s, region %s)", err, d->aws.endpoint,
+		    d->aws.region);
+	if (!d->o.mountpoint) {
+		printf("lockfs: table %s %s at %s; ready\n", d->o.table,
+		       created ? "created" : "already exists", d->aws.endpoint);
+		return false;
 	}
 	if (!ttl_on)
 		log_warn("main",
 			 "TTL is not enabled on %s.expiry_time: rows of dead "
 			 "daemons stay until taken over",
-			 o.table);
+			 d->o.table);
+	return true;
+}
 
-	/* The lock engine and the filesystem. */
-	owner = o.owner ? strdup(o.owner) : default_owner();
-	gethostname(host, sizeof(host) - 1);
-	store = store_ddb_new(ddb, o.table, o.lease_ms);
-	obs = observe_new(srvclk_clock(sclk), 0);
+/* The lock engine over the DynamoDB store. */
+static void build_engine(struct daemon *d)
+{
+	const struct lockfs_opts *o = &d->o;
+
+	d->owner = o->owner ? strdup(o->owner) : default_owner();
+	text_copy(d->host, sizeof(d->host), "localhost");
+	gethostname(d->host, sizeof(d->host) - 1);
+	d->store = store_ddb_new(d->ddb, o->table, o->lease_ms);
+	d->obs = observe_new(srvclk_clock(d->sclk), 0);
 	struct lock_config lc = {
-		.owner = owner,
-		.host = host,
-		.lease_ms = o.lease_ms,
-		.heartbeat_ms = o.heartbeat_ms,
-		.safe_period_ms = o.safe_period_ms,
-		.hold = o.hold,
-		.lost_signal = o.lost_signal,
-		.recent_release_ms = (int64_t)(o.entry_timeout * 1000),
+		.owner = d->owner,
+		.host = d->host,
+		.lease_ms = o->lease_ms,
+		.heartbeat_ms = o->heartbeat_ms,
+		.safe_period_ms = o->safe_period_ms,
+		.hold = o->hold,
+		.lost_signal = o->lost_signal,
+		.recent_release_ms = (int64_t)(o->entry_timeout * 1000),
 	};
-	eng = (owner && store && obs)
-		      ? lock_engine_new(&lc, store, obs, srvclk_clock(sclk),
-					&metrics, NULL)
-		      : NULL;
+	d->eng = (d->owner && d->store && d->obs)
+			 ? lock_engine_new(&lc, d->store, d->obs,
+					   srvclk_clock(d->sclk), &d->metrics,
+					   NULL)
+			 : NULL;
+}
+
+/* The filesystem and its file locks over the engine, handed to the
+ * session's operations. */
+static void build_fs(struct daemon *d)
+{
+	const struct lockfs_opts *o = &d->o;
+	int rc;
+
 	struct fs_config fc = {
-		.prefix = o.prefix ? o.prefix : "",
-		.attr_timeout_s = o.attr_timeout,
-		.entry_timeout_s = o.entry_timeout,
-		.allow_break = o.allow_break,
+		.prefix = o->prefix ? o->prefix : "",
+		.attr_timeout_s = o->attr_timeout,
+		.entry_timeout_s = o->entry_timeout,
+		.allow_break = o->allow_break,
 		.root_uid = getuid(),
 		.root_gid = getgid(),
-		.max_locks_per_user = o.max_locks_per_user,
-		.max_waiters_per_user = o.max_waiters_per_user,
-		.max_dirs_per_user = o.max_dirs_per_user,
-		.max_opens_per_user = o.max_opens_per_user,
-		.table = o.table,
-		.region = aws.region,
-		.endpoint = aws.endpoint,
-		.hold_name = opts_hold_name(o.hold),
+		.max_locks_per_user = o->max_locks_per_user,
+		.max_waiters_per_user = o->max_waiters_per_user,
+		.max_dirs_per_user = o->max_dirs_per_user,
+		.max_opens_per_user = o->max_opens_per_user,
+		.table = o->table,
+		.region = d->aws.region,
+		.endpoint = d->aws.endpoint,
+		.hold_name = opts_hold_name(o->hold),
 		.poll_notify = notify_poll_wake,
 		.poll_destroy = notify_poll_destroy,
 	};
-	fs = eng ? fs_new(&fc, eng, store, obs, &metrics) : NULL;
-	if (!fs)
+	d->fs = d->eng ? fs_new(&fc, d->eng, d->store, d->obs, &d->metrics)
+		       : NULL;
+	if (!d->fs)
 		die("out of memory");
-	struct lock_callbacks cb = { fs_on_lost, fs_on_released, fs };
-	lock_engine_set_callbacks(eng, &cb);
-	rc = fs_ensure_prefix_dirs(fs);
+	struct lock_callbacks cb = { fs_on_lost, fs_on_released, d->fs };
+	lock_engine_set_callbacks(d->eng, &cb);
+	rc = fs_ensure_prefix_dirs(d->fs);
 	if (rc) {
 		char why[LOG_ERRNO_MAX];
 
 		log_warn("main",
 			 "cannot record the directories of prefix %s: %s; "
 			 "other mounts see them once listed",
-			 o.prefix, log_errno(rc, why, sizeof(why)));
+			 o->prefix, log_errno(rc, why, sizeof(why)));
 	}
 	struct flk_config flc = {
 		.reply = fsops_reply_lock,
 		.on_granted = fs_on_granted,
-		.arg = fs,
-		.poll_min_ms = o.wait_poll_ms < 50 ? o.wait_poll_ms : 50,
-		.poll_max_ms = o.wait_poll_ms,
+		.arg = d->fs,
+		.poll_min_ms = o->wait_poll_ms < 50 ? o->wait_poll_ms : 50,
+		.poll_max_ms = o->wait_poll_ms,
 	};
-	flk = flk_new(&flc, eng, store, obs, &metrics);
-	if (!flk)
+	d->flk = flk_new(&flc, d->eng, d->store, d->obs, &d->metrics);
+	if (!d->flk)
 		die("out of memory");
-	fs_set_flk(fs, flk);
-	fctx.fs = fs;
-	fctx.flk = flk;
+	fs_set_flk(d->fs, d->flk);
+	d->fctx.fs = d->fs;
+	d->fctx.flk = d->flk;
+}
 
-	/* Where the log goes; a log_file that cannot be opened fails here,
-	 * before the mount. */
-	struct log_places lp = { o.log_file, LOG_SYSLOG_SOCKET,
+/* Where the log goes; a log_file that cannot be opened fails here, before
+ * the mount. */
+static void choose_log_place(struct daemon *d)
+{
+	struct log_places lp = { d->o.log_file, LOG_SYSLOG_SOCKET,
 				 LOG_FALLBACK_FILE };
-	char logwhere[384];
 
-	if (log_choose(&lp, o.foreground, logwhere, sizeof(logwhere)))
-		die("%s", logwhere);
+	if (log_choose(&lp, d->o.foreground, d->logwhere, sizeof(d->logwhere)))
+		die("%s", d->logwhere);
+}
 
-	/* The mount. */
-	if (fuse_set_signal_handlers(se))
+/* The mount, then to the background (unless -f) with the chosen log. */
+static void mount_fs(struct daemon *d)
+{
+	if (fuse_set_signal_handlers(d->se))
 		die("cannot install signal handlers");
-	if (!is_dev_fd(mnt))
-		prepare_mountpoint(mnt, sizeof(mnt), o.mountpoint_writable);
-	if (fuse_session_mount(se, mnt))
-		die("cannot mount on %s%s%s", mnt,
+	if (!is_dev_fd(d->mnt))
+		prepare_mountpoint(d->mnt, sizeof(d->mnt),
+				   d->o.mountpoint_writable);
+	if (fuse_session_mount(d->se, d->mnt))
+		die("cannot mount on %s%s%s", d->mnt,
 		    fuse_last_error[0] ? ": " : "", fuse_last_error);
 	if (log_chosen_elsewhere())
-		fprintf(stderr, "lockfs: mounted %s; logs go to %s\n", mnt,
-			logwhere);
-	if (fuse_daemonize(o.foreground))
+		fprintf(stderr, "lockfs: mounted %s; logs go to %s\n", d->mnt,
+			d->logwhere);
+	if (fuse_daemonize(d->o.foreground))
 		die("cannot go to the background");
-	log_start(o.debug ? LOGL_DEBUG : LOGL_INFO, "lockfs");
+	log_start(d->o.debug ? LOGL_DEBUG : LOGL_INFO, "lockfs");
 	log_info("main", "mounted %s: table=%s endpoint=%s owner=%s log=%s",
-		 mnt, o.table, aws.endpoint, owner, logwhere);
+		 d->mnt, d->o.table, d->aws.endpoint, d->owner, d->logwhere);
+}
+
+/* Starts the threads and runs the session loop until unmount or a
+ * signal. The exit status: 0 for a clean stop, 1 when the threads did not
+ * start or the loop failed. */
+static int run(struct daemon *d)
+{
+	struct fuse_loop_config *loop;
+	int rc;
 
 	/* Threads start only now, after the fork of fuse_daemonize. */
-	if (creds_chain_start(creds) || lease_start(eng) || flk_start(flk) ||
-	    fs_start(fs)) {
+	if (creds_chain_start(d->creds) || lease_start(d->eng) ||
+	    flk_start(d->flk) || fs_start(d->fs)) {
 		log_err("main", "cannot start threads");
-		goto out_unmount;
+		return 1;
 	}
 	loop = fuse_loop_cfg_create();
 	if (!loop)
-		goto out_unmount;
-	fuse_loop_cfg_set_max_threads(loop, o.max_threads);
+		return 1;
+	fuse_loop_cfg_set_max_threads(loop, d->o.max_threads);
 	fuse_loop_cfg_set_clone_fd(loop, 0);
-	rc = fuse_session_loop_mt(se, loop);
+	rc = fuse_session_loop_mt(d->se, loop);
+	fuse_loop_cfg_destroy(loop);
 	/* Unmounted (0) or ended by a signal (libfuse returns its number):
 	 * both are a clean stop. Only a negative value is a failure. */
-	exit_code = rc < 0 ? 1 : 0;
 	if (rc > 0)
 		log_info("main", "stopping on signal %d (SIG%s)", rc,
 			 sigabbrev_np(rc) ? sigabbrev_np(rc) : "?");
+	return rc < 0 ? 1 : 0;
+}
 
-out_unmount:
-	/* Unmounted, signalled, or the threads did not start: give every
-	 * lock back. */
-	fuse_loop_cfg_destroy(loop);
-	flk_stop(flk);
-	fs_stop(fs); /* coalesced data is written before the release */
-	lease_stop(eng);
-	unreleased = lock_release_all(eng);
+/* Unmounted, signalled, or the threads did not start: give every lock
+ * back, then unmount. */
+static void release_and_unmount(struct daemon *d)
+{
+	int unreleased;
+
+	flk_stop(d->flk);
+	fs_stop(d->fs); /* coalesced data is written before the release */
+	lease_stop(d->eng);
+	unreleased = lock_release_all(d->eng);
 	if (unreleased)
 		log_warn("main",
 			 "%d locks could not be released; they lapse after "
@@ -460,24 +550,53 @@ out_unmount:
 			 unreleased);
 	else
 		log_info("main", "all locks released");
-	fuse_remove_signal_handlers(se);
-	fuse_session_unmount(se);
-out_aws:
-	if (se)
-		fuse_session_destroy(se);
-	flk_free(flk);
-	fs_free(fs);
-	lock_engine_free(eng);
-	observe_free(obs);
-	store_free(store);
-	ddb_free(ddb);
-	awsreq_free(req);
-	creds_chain_free(creds);
-	srvclk_free(sclk);
+	fuse_remove_signal_handlers(d->se);
+	fuse_session_unmount(d->se);
+}
+
+/* Frees everything, in the reverse order of its making. */
+static void tear_down(struct daemon *d)
+{
+	if (d->se)
+		fuse_session_destroy(d->se);
+	flk_free(d->flk);
+	fs_free(d->fs);
+	lock_engine_free(d->eng);
+	observe_free(d->obs);
+	store_free(d->store);
+	ddb_free(d->ddb);
+	awsreq_free(d->req);
+	creds_chain_free(d->creds);
+	srvclk_free(d->sclk);
 	http_global_cleanup();
-	fuse_opt_free_args(&args);
-	free(fsname);
-	free(owner);
-	opts_free(&o);
+	fuse_opt_free_args(&d->args);
+	free(d->fsname);
+	free(d->owner);
+	opts_free(&d->o);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .args = FUSE_ARGS_INIT(argc, argv) };
+	int exit_code = 0;
+
+	harden_process();
+	if (parse_options(&d, argc, argv))
+		return 0; /* --help, --version */
+	setup_logging(&d);
+	check_mountpoint_arg(&d);
+	new_session(&d);
+	resolve_endpoint(&d);
+	resolve_credentials(&d);
+	connect_dynamodb(&d);
+	if (prepare_table(&d)) {
+		build_engine(&d);
+		build_fs(&d);
+		choose_log_place(&d);
+		mount_fs(&d);
+		exit_code = run(&d);
+		release_and_unmount(&d);
+	}
+	tear_down(&d);
 	return exit_code;
 }

@@ -14,9 +14,18 @@
 #include <string.h>
 
 #include "check.h"
+#include "clk.h"
 #include "record.h"
 #include "store.h"
 #include "text.h"
+
+/* An expiry_time ahead_s from now. Never a fixed date: DynamoDB Local
+ * deletes rows whose expiry_time has passed (TTL) within seconds, in the
+ * middle of the checks. */
+static inline int64_t ssc_expiry_s(int64_t ahead_s)
+{
+	return clk_sys_real_ms() / 1000 + ahead_s;
+}
 
 static inline void ssc_reader(struct record_reader *rd, const char *id,
 			      const char *v)
@@ -44,7 +53,7 @@ static inline void ssc_shared_rec(struct lock_record *r, const char *key,
 	CHECK_INT(record_set_str(&r->owner, "lockfs:shared"), 0);
 	text_copy(r->rvn, sizeof(r->rvn), rvn);
 	r->lease_ms = lease_ms;
-	r->expiry_real_s = 1790003600;
+	r->expiry_real_s = ssc_expiry_s(3600);
 	r->has_lockfs = true;
 	r->mode = 0644;
 	r->acquired_real_ms = r->heartbeat_real_ms = 1790000000000LL;
@@ -71,12 +80,33 @@ static inline const char *ssc_v(const struct lock_record *r, const char *id)
  * landed but the answer was lost: a reset connection, a 5xx) is refused
  * the second time by its own effect. The engine takes a refusal that shows
  * its own write as success (lock.c); so do these checks, and say so. */
-static inline int ssc_landed(int rc, bool landed, const char *what)
+static inline int ssc_landed(int rc, bool landed, const char *what, bool has,
+			     const struct lock_record *row)
 {
-	if (rc != -ECANCELED || !landed)
-		return rc;
-	fprintf(stderr, "note: %s was sent again after it landed\n", what);
-	return 0;
+	size_t i;
+
+	if (rc == -ECANCELED && landed) {
+		fprintf(stderr, "note: %s was sent again after it landed\n",
+			what);
+		return 0;
+	}
+	if (rc == -ECANCELED) { /* say what refused it */
+		fprintf(stderr, "%s refused: has=%d", what, has);
+		if (has) {
+			fprintf(stderr,
+				" rvn=%s shared=%d lease_ms=%lld expiry=%lld "
+				"writer=%s/%s readers:",
+				row->rvn, row->shared, (long long)row->lease_ms,
+				(long long)row->expiry_real_s,
+				row->writer_id ? row->writer_id : "-",
+				row->writer_v);
+			for (i = 0; i < row->n_readers; i++)
+				fprintf(stderr, " %s=%s", row->readers[i].id,
+					row->readers[i].v);
+		}
+		fputc('\n', stderr);
+	}
+	return rc;
 }
 
 static inline void store_share_checks(struct store *st, const char *prefix)
@@ -101,7 +131,9 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	 * client sees the python fields. */
 	ssc_shared_rec(&a, key, "r1", 30000, ida, "a1");
 	rc = st->ops->put_lock(st, &a, NULL, 0, &cur, &has);
-	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.rvn, "r1"), "put"), 0);
+	CHECK_INT(
+		ssc_landed(rc, has && !strcmp(cur.rvn, "r1"), "put", has, &cur),
+		0);
 	ssc_get(st, key, &row);
 	CHECK(row.shared);
 	CHECK_INT((int)row.n_readers, 1);
@@ -117,9 +149,9 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	/* Join: a second reader, the row's RVN moves. */
 	ssc_shared_rec(&b, key, "r2", 30000, idb, "b1");
 	rc = st->ops->join_shared(st, &b, false, 0, &cur, &has);
-	CHECK_INT(
-		ssc_landed(rc, has && !strcmp(ssc_v(&cur, idb), "b1"), "join"),
-		0);
+	CHECK_INT(ssc_landed(rc, has && !strcmp(ssc_v(&cur, idb), "b1"), "join",
+			     has, &cur),
+		  0);
 	ssc_get(st, key, &row);
 	CHECK_INT((int)row.n_readers, 2);
 	CHECK_STR(row.rvn, "r2");
@@ -132,9 +164,9 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 		  -ECANCELED);
 	CHECK(has && cur.lease_ms == 30000);
 	rc = st->ops->join_shared(st, &b, true, 0, &cur, &has);
-	CHECK_INT(
-		ssc_landed(rc, has && !strcmp(ssc_v(&cur, idb), "b2"), "join"),
-		0);
+	CHECK_INT(ssc_landed(rc, has && !strcmp(ssc_v(&cur, idb), "b2"), "join",
+			     has, &cur),
+		  0);
 	ssc_get(st, key, &row);
 	CHECK_INT(row.lease_ms, 60000);
 	CHECK_STR(ssc_v(&row, idb), "b2");
@@ -146,19 +178,19 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	rn.new_rvn = "a2";
 	rn.row_rvn = "r4";
 	rn.reader = ida;
-	rn.expiry_real_s = 1790007200;
+	rn.expiry_real_s = ssc_expiry_s(7200);
 	rn.heartbeat_real_ms = 1790000005000LL;
 	record_fini(&cur);
 	rc = st->ops->renew_lock(st, key, "a1", &rn, 0, &cur, &has);
-	CHECK_INT(
-		ssc_landed(rc, has && !strcmp(ssc_v(&cur, ida), "a2"), "renew"),
-		0);
+	CHECK_INT(ssc_landed(rc, has && !strcmp(ssc_v(&cur, ida), "a2"),
+			     "renew", has, &cur),
+		  0);
 	CHECK(has && cur.shared);
 	CHECK_STR(cur.rvn, "r4");
 	CHECK_INT((int)cur.n_readers, 2);
 	CHECK_STR(ssc_v(&cur, ida), "a2");
 	CHECK_STR(ssc_v(&cur, idb), "b2");
-	CHECK_INT(cur.expiry_real_s, 1790007200);
+	CHECK_INT(cur.expiry_real_s, rn.expiry_real_s);
 	rn.new_rvn = "a3";
 	rn.row_rvn = "r5";
 	CHECK_INT(st->ops->renew_lock(st, key, "a1", &rn, 0, &cur, &has),
@@ -177,9 +209,9 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	rn.set_fence = true;
 	rn.fence = 7;
 	rc = st->ops->renew_lock(st, key, "a2", &rn, 0, &cur, &has);
-	CHECK_INT(
-		ssc_landed(rc, has && !strcmp(ssc_v(&cur, ida), "a3"), "renew"),
-		0);
+	CHECK_INT(ssc_landed(rc, has && !strcmp(ssc_v(&cur, ida), "a3"),
+			     "renew", has, &cur),
+		  0);
 	ssc_get(st, key, &row);
 	CHECK_INT((int)record_reader_find(&row, ida)->fence, 7);
 	CHECK_STR(row.rvn, "r5");
@@ -190,7 +222,8 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	/* A waiting writer marks the row: the RVN stays, new readers wait,
 	 * readers already in renew as before. */
 	rc = st->ops->mark_writer(st, key, "w", "w1", NULL, 0, &cur, &has);
-	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.writer_v, "w1"), "mark"),
+	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.writer_v, "w1"), "mark",
+			     has, &cur),
 		  0);
 	ssc_get(st, key, &row);
 	CHECK_STR(row.rvn, "r5");
@@ -209,23 +242,25 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	/* Its own mark is refreshed; another writer's is refused unless it
 	 * names the stale version it saw. */
 	rc = st->ops->mark_writer(st, key, "w", "w2", NULL, 0, &cur, &has);
-	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.writer_v, "w2"), "mark"),
+	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.writer_v, "w2"), "mark",
+			     has, &cur),
 		  0);
 	CHECK_INT(st->ops->mark_writer(st, key, "x", "x1", NULL, 0, &cur, &has),
 		  -ECANCELED);
 	CHECK_INT(st->ops->mark_writer(st, key, "x", "x1", "w1", 0, &cur, &has),
 		  -ECANCELED);
 	rc = st->ops->mark_writer(st, key, "x", "x1", "w2", 0, &cur, &has);
-	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.writer_v, "x1"), "mark"),
+	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.writer_v, "x1"), "mark",
+			     has, &cur),
 		  0);
 	CHECK_INT(st->ops->clear_writer(st, key, "w2", 0), -ECANCELED);
 	rc = st->ops->clear_writer(st, key, "x1", 0);
 	ssc_get(st, key, &row);
-	CHECK_INT(ssc_landed(rc, !row.writer_id, "clear"), 0);
+	CHECK_INT(ssc_landed(rc, !row.writer_id, "clear", true, &row), 0);
 	CHECK(!row.writer_id);
 	rc = st->ops->join_shared(st, &c, false, 0, &cur, &has);
 	CHECK_INT(ssc_landed(rc, has && !strcmp(ssc_v(&cur, "host-c:77"), "c1"),
-			     "join"),
+			     "join", has, &cur),
 		  0);
 	ssc_get(st, key, &row);
 	CHECK_INT((int)row.n_readers, 3);
@@ -235,9 +270,9 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 		  -ECANCELED);
 	rc = st->ops->evict_reader(st, key, "host-c:77", "c1", 0);
 	ssc_get(st, key, &row);
-	CHECK_INT(
-		ssc_landed(rc, !record_reader_find(&row, "host-c:77"), "evict"),
-		0);
+	CHECK_INT(ssc_landed(rc, !record_reader_find(&row, "host-c:77"),
+			     "evict", true, &row),
+		  0);
 	CHECK_INT(st->ops->evict_reader(st, key, "host-c:77", "c1", 0),
 		  -ECANCELED);
 	ssc_get(st, key, &row);
@@ -252,14 +287,15 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	CHECK(has);
 	CHECK_STR(ssc_v(&cur, idb), "b2");
 	rc = st->ops->leave_shared(st, key, idb, "b2", "r7", 0, &cur, &has);
-	CHECK_INT(
-		ssc_landed(rc, has && !record_reader_find(&cur, idb), "leave"),
-		0);
+	CHECK_INT(ssc_landed(rc, has && !record_reader_find(&cur, idb), "leave",
+			     has, &cur),
+		  0);
 	ssc_get(st, key, &row);
 	CHECK_INT((int)row.n_readers, 1);
 	CHECK_STR(row.rvn, "r7");
 	rc = st->ops->leave_shared(st, key, ida, "a3", "r8", 0, &cur, &has);
-	CHECK_INT(ssc_landed(rc, !has, "leave"), 0); /* the row went with it */
+	CHECK_INT(ssc_landed(rc, !has, "leave", has, &cur),
+		  0); /* the row went with it */
 	CHECK_INT(st->ops->get_lock(st, key, 0, &row), -ENOENT);
 	CHECK_INT(st->ops->join_shared(st, &c, false, 0, &cur, &has),
 		  -ECANCELED);
@@ -270,14 +306,17 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	record_fini(&a);
 	ssc_shared_rec(&a, key2, "m1", 30000, ida, "a1");
 	rc = st->ops->put_lock(st, &a, NULL, 0, &cur, &has);
-	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.rvn, "m1"), "put"), 0);
+	CHECK_INT(
+		ssc_landed(rc, has && !strcmp(cur.rvn, "m1"), "put", has, &cur),
+		0);
 	rc = st->ops->mark_writer(st, key2, "w", "w1", NULL, 0, &cur, &has);
-	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.writer_v, "w1"), "mark"),
+	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.writer_v, "w1"), "mark",
+			     has, &cur),
 		  0);
 	rc = st->ops->leave_shared(st, key2, ida, "a1", "m2", 0, &cur, &has);
-	CHECK_INT(
-		ssc_landed(rc, has && !record_reader_find(&cur, ida), "leave"),
-		0);
+	CHECK_INT(ssc_landed(rc, has && !record_reader_find(&cur, ida), "leave",
+			     has, &cur),
+		  0);
 	ssc_get(st, key2, &row);
 	CHECK(row.shared && !row.n_readers && row.writer_id);
 	CHECK_STR(row.rvn, "m2");
@@ -290,9 +329,11 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	CHECK_INT(record_set_str(&a.owner, "w"), 0);
 	strcpy(a.rvn, "x1");
 	a.lease_ms = 30000;
-	a.expiry_real_s = 1790003600;
+	a.expiry_real_s = ssc_expiry_s(3600);
 	rc = st->ops->put_lock(st, &a, "m2", 0, &cur, &has);
-	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.rvn, "x1"), "put"), 0);
+	CHECK_INT(
+		ssc_landed(rc, has && !strcmp(cur.rvn, "x1"), "put", has, &cur),
+		0);
 	ssc_get(st, key2, &row);
 	CHECK(!row.shared && !row.writer_id && !row.n_readers);
 	CHECK_STR(row.rvn, "x1");
@@ -301,7 +342,7 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 		st->ops->mark_writer(st, key2, "w", "w2", NULL, 0, &cur, &has),
 		-ECANCELED);
 	rc = st->ops->delete_lock(st, key2, "x1", 0, &cur, &has);
-	CHECK_INT(ssc_landed(rc, !has, "delete"), 0);
+	CHECK_INT(ssc_landed(rc, !has, "delete", has, &cur), 0);
 
 	/* Fences: readers read the counter as it is. */
 	CHECK_INT(st->ops->read_fence(st, key3, 0, &f), 0);

@@ -16,7 +16,7 @@
 # 12  lockfs-run refuses to run when the lock file's name points at another
 #     file once the lock is granted (device and inode compared).
 # Item 11 (a create racing another user's acquire) is decided between the
-# kernel's lookup and create, out of a script's reach: tests/unit/core_fs_sec
+# kernel's lookup and create, out of a script's reach: tests/unit/fs_security
 # covers it on the filesystem layer.
 . "$(dirname "$0")/lib.sh"
 

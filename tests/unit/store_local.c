@@ -7,7 +7,7 @@
  * forced delete; markers of the old form (sort key lockfs:dir) are still
  * read, changed and removed; shared rows keep their conditions (joins,
  * renewals, leaves, evictions, writer marks: store_share_checks.h, which
- * core_share runs on store_mem too), also with every write sent again
+ * lock_share runs on store_mem too), also with every write sent again
  * after it landed. The test's threads each make their own
  * requests; the table is left behind (DynamoDB Local keeps it in memory). */
 #include <errno.h>

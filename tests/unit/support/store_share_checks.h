@@ -1,5 +1,5 @@
 /* store_share_checks: what every store must do with shared rows (store.h),
- * run on store_mem by core_share and on store_ddb against DynamoDB Local
+ * run on store_mem by lock_share and on store_ddb against DynamoDB Local
  * by store_local, so that the in-memory store the engine tests use keeps
  * the conditions of the real one; each also through store_fault sending
  * every write again after it landed, so that a write whose answer was lost

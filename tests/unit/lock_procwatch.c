@@ -1,4 +1,4 @@
-/* core_procwatch: exit notifications by pidfd. A watched child's exit is
+/* lock_procwatch: exit notifications by pidfd. A watched child's exit is
  * told once, within a bound, whether or not it has been reaped; a pid is
  * watched once however often it is added; a process already reaped, pid 1
  * and pids <= 0 are refused; the table is bounded. */

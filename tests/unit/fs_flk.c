@@ -1,4 +1,4 @@
-/* core_flk: the file-lock layer (flk) on its own, over the lock engine and
+/* fs_flk: the file-lock layer (flk) on its own, over the lock engine and
  * the in-memory store behind store_fault, with its wait thread running:
  * an interrupt that reaches a blocking request during its first attempt
  * is answered EINTR (not parked forever); an open file that acquired a key

@@ -1,4 +1,4 @@
-/* core_fs: the filesystem layer without FUSE: two mounts (each its own
+/* fs_files: the filesystem layer without FUSE: two mounts (each its own
  * engine and owner) on one in-memory store. Names, create/open/read/write,
  * exclusion across mounts, unlink rules, directories, listings, xattrs,
  * control files, and the requests each operation costs. */

@@ -1,4 +1,4 @@
-/* core_procgrp: process groups proved by their leader's start time. Group
+/* lock_procgrp: process groups proved by their leader's start time. Group
  * 1 is never signallable (kill(-1) would reach every process); a live
  * group is the holder's only while its leader is the one recorded (a
  * reused group number is not); a group whose processes are gone is dead;

@@ -1,4 +1,4 @@
-/* core_fs_host: the filesystem layer on a fake machine (fs_config.host and
+/* fs_host: the filesystem layer on a fake machine (fs_config.host and
  * the engine's host: tests/unit/support/host_fake, on a fake clock): who a
  * caller is comes from the host, not from /proc. A create records the
  * caller's command as the host tells it; a lock whose holder's group lives

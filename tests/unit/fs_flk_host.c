@@ -1,4 +1,4 @@
-/* core_flk_host: the file-lock layer (flk) on a fake machine: two mounts'
+/* fs_flk_host: the file-lock layer (flk) on a fake machine: two mounts'
  * engines and flk share one in-memory store and one fake clock, each with
  * its own fake host (tests/unit/support/host_fake), and nothing runs by
  * itself: the test moves the clock and runs the engines' lease steps and

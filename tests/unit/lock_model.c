@@ -1,4 +1,4 @@
-/* core_model: random operation sequences against three lock engines (three
+/* lock_model: random operation sequences against three lock engines (three
  * "hosts", each on a fake machine) sharing one in-memory store, each behind
  * its own link (store_fault) that can be cut (partition) or lose replies
  * after the write landed. Hosts also

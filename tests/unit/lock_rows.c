@@ -1,4 +1,4 @@
-/* core_rows: the engine's door to the store for the layers above it
+/* lock_rows: the engine's door to the store for the layers above it
  * (lock_rows.h): every request carries the engine's deadline (now +
  * op_timeout_ms on the engine's clock), never the request layer's
  * default (0); the results are the store's; and the one expiry rule: a row

@@ -1,4 +1,4 @@
-/* core_fs_sec: issue 12's rules for several users on one mount, on the
+/* fs_security: issue 12's rules for several users on one mount, on the
  * filesystem layer without FUSE (two mounts on one in-memory store, whose
  * listings come in insertion order): a directory's owner and mode come
  * from its own row even when a key below it is listed first; a create

@@ -1,4 +1,4 @@
-/* core_share: shared locks. The in-memory store keeps the conditions of
+/* lock_share: shared locks. The in-memory store keeps the conditions of
  * shared rows that store_ddb keeps in DynamoDB (store_share_checks.h, run
  * on both, directly, through store_fault, and with every write sent again
  * after it landed). Then the engine, three

@@ -1,4 +1,4 @@
-/* core_lock: the lock engine on the in-memory store with a fake clock:
+/* lock_engine: the lock engine on the in-memory store with a fake clock:
  * acquire and conflicts, observation-based takeover, heartbeats and their
  * spread, the safe period, stolen locks, ambiguous writes, release vs
  * heartbeat serialisation, hold modes, fencing tokens, data; trust that

@@ -442,8 +442,7 @@ static void build_fs(struct daemon *d)
 		.poll_notify = notify_poll_wake,
 		.poll_destroy = notify_poll_destroy,
 	};
-	d->fs = d->eng ? fs_new(&fc, d->eng, d->store, d->obs, &d->metrics)
-		       : NULL;
+	d->fs = d->eng ? fs_new(&fc, d->eng, &d->metrics) : NULL;
 	if (!d->fs)
 		die("out of memory");
 	struct lock_callbacks cb = { fs_on_lost, fs_on_released, d->fs };
@@ -464,7 +463,7 @@ static void build_fs(struct daemon *d)
 		.poll_min_ms = o->wait_poll_ms < 50 ? o->wait_poll_ms : 50,
 		.poll_max_ms = o->wait_poll_ms,
 	};
-	d->flk = flk_new(&flc, d->eng, d->store, d->obs, &d->metrics);
+	d->flk = flk_new(&flc, d->eng, &d->metrics);
 	if (!d->flk)
 		die("out of memory");
 	fs_set_flk(d->fs, d->flk);

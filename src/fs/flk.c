@@ -20,7 +20,7 @@
 #define TAG "flk"
 
 struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
-		    struct store *store, struct observe *obs, struct metrics *m)
+		    struct metrics *m)
 {
 	struct flk *f = calloc(1, sizeof(*f));
 	int64_t lease = lock_engine_config(eng)->lease_ms;
@@ -34,8 +34,6 @@ struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
 		f->cfg.poll_max_ms = lease / 4 < 1000 ? lease / 4 : 1000;
 	if (f->cfg.poll_max_ms < f->cfg.poll_min_ms)
 		f->cfg.poll_max_ms = f->cfg.poll_min_ms;
-	(void)store; /* the engine's: lock_rows.h */
-	(void)obs;
 	f->host = cfg->host ? cfg->host : host_system();
 	f->eng = eng;
 	f->m = m;

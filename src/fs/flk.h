@@ -64,11 +64,8 @@ struct flk_config {
 struct flk;
 struct host;
 
-/* Every store request goes through the engine (lock_rows.h): store and
- * obs are not used (the engine's are), and may be NULL; they go once the
- * callers stop passing them. */
+/* Every store request goes through the engine (lock_rows.h). */
 struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
-		    struct store *store, struct observe *obs,
 		    struct metrics *m);
 int flk_start(struct flk *f);
 /* Stops the wait thread, answering every parked request EINTR. */

@@ -14,7 +14,6 @@
 #include "names.h"
 
 struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
-		  struct store *store, struct observe *obs,
 		  struct metrics *metrics)
 {
 	struct fs *fs = calloc(1, sizeof(*fs));
@@ -36,8 +35,6 @@ struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
 		fs->cfg.entry_timeout_s = 0;
 	fs->host = cfg->host ? cfg->host : host_system();
 	fs->eng = engine;
-	(void)store; /* the engine's: lock_rows.h */
-	(void)obs;
 	fs->m = metrics;
 	fs->mount_real_ms = clk_real_ms(fs->host->clk);
 	fs->next_ino = FS_FIRST_INO;

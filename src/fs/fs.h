@@ -84,11 +84,8 @@ struct fs_entry {
 
 struct fs;
 
-/* Every store request goes through the engine (lock_rows.h): store and
- * obs are not used (the engine's are), and may be NULL; they go once the
- * callers stop passing them. */
+/* Every store request goes through the engine (lock_rows.h). */
 struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
-		  struct store *store, struct observe *obs,
 		  struct metrics *metrics);
 void fs_free(struct fs *fs);
 /* The thread that writes coalesced data (after fuse_daemonize), and its

@@ -43,7 +43,7 @@ static void mount_init(struct mount *mt, const char *owner, bool allow_break)
 	metrics_init(&mt->m);
 	mt->obs = observe_new(&clk_system, 0);
 	mt->eng = lock_engine_new(&lc, st, mt->obs, &clk_system, &mt->m, NULL);
-	mt->fs = fs_new(&fc, mt->eng, st, mt->obs, &mt->m);
+	mt->fs = fs_new(&fc, mt->eng, &mt->m);
 	CHECK(mt->obs && mt->eng && mt->fs);
 	cb.arg = mt->fs;
 	lock_engine_set_callbacks(mt->eng, &cb);

@@ -125,7 +125,7 @@ static void setup(void)
 	metrics_init(&met);
 	eng = lock_engine_new(&cfg, &sf.base, obs, &clk_system, &met, NULL);
 	CHECK(mem && obs && eng);
-	flk = flk_new(&fc, eng, &sf.base, obs, &met);
+	flk = flk_new(&fc, eng, &met);
 	CHECK(flk);
 	CHECK_INT(lease_start(eng), 0);
 	CHECK_INT(flk_start(flk), 0);
@@ -501,7 +501,7 @@ static void mount2_up(struct mount2 *m)
 	metrics_init(&m->met);
 	m->eng = lock_engine_new(&cfg, &m->sf.base, m->obs, &clk_system,
 				 &m->met, NULL);
-	m->flk = flk_new(&fc, m->eng, &m->sf.base, m->obs, &m->met);
+	m->flk = flk_new(&fc, m->eng, &m->met);
 	CHECK(m->obs && m->eng && m->flk);
 	CHECK_INT(lease_start(m->eng), 0);
 	CHECK_INT(flk_start(m->flk), 0);

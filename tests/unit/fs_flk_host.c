@@ -89,7 +89,7 @@ static void mount_up(struct mount *m, const char *owner, bool with_flk)
 				      NULL);
 	CHECK(m->obs && m->eng);
 	/* flk's store and observation are the engine's (lock_rows.h). */
-	m->flk = with_flk ? flk_new(&fc, m->eng, NULL, NULL, &met) : NULL;
+	m->flk = with_flk ? flk_new(&fc, m->eng, &met) : NULL;
 	CHECK(!with_flk || m->flk);
 }
 

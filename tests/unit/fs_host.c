@@ -46,7 +46,7 @@ static void setup(void)
 	obs = observe_new(&fclk.clk, 0);
 	eng = lock_engine_new_host(&lc, st, obs, &fhost.host, &met, NULL);
 	/* fs's store and observation are the engine's (lock_rows.h). */
-	fs = fs_new(&fc, eng, NULL, NULL, &met);
+	fs = fs_new(&fc, eng, &met);
 	CHECK(st && obs && eng && fs);
 }
 

@@ -42,20 +42,10 @@
 /* Hours in a month, as AWS's pricing calculator counts them. */
 #define HOURS_PER_MONTH 730.0
 
-enum op {
-	OP_GET,
-	OP_PUT,
-	OP_UPDATE,
-	OP_DELETE,
-	OP_QUERY,
-	OP_SCAN,
-	OP_TRANSACT,
-	OP__COUNT
-};
+enum op { OP_GET, OP_PUT, OP_UPDATE, OP_DELETE, OP_QUERY, OP_SCAN, OP__COUNT };
 
 static const char *const op_names[OP__COUNT] = {
-	"GetItem", "PutItem", "UpdateItem",	    "DeleteItem",
-	"Query",   "Scan",    "TransactWriteItems",
+	"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan",
 };
 
 struct sample {

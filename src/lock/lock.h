@@ -98,7 +98,7 @@ struct lock_config {
 				    * 0: never */
 	int lease_workers;	   /* threads making the lease path's requests
 				    * (renewals, automatic releases, cleanups)
-				    * in parallel; default 32 */
+				    * in parallel; default 64 */
 };
 
 /* The acquirer: the process that acquires, filled by the filesystem from

@@ -512,15 +512,13 @@ static void report_spread(const struct run *r, struct hold_result *res)
 static void report_cost(const struct config *cfg, const struct sample *b,
 			const struct sample *a, const struct hold_result *res)
 {
-	double d = res->secs, writes, transact, wru, month, full;
+	double d = res->secs, writes, wru, month, full;
 
-	/* A lock item is well under 1 KB: one write request unit per write;
-	 * a transactional write costs two per item (counted as one item). */
-	transact = per(a->ops[OP_TRANSACT], b->ops[OP_TRANSACT], d);
+	/* A lock item is well under 1 KB: one write request unit per write. */
 	writes = per(a->ops[OP_PUT], b->ops[OP_PUT], d) +
 		 per(a->ops[OP_UPDATE], b->ops[OP_UPDATE], d) +
-		 per(a->ops[OP_DELETE], b->ops[OP_DELETE], d) + transact;
-	wru = writes + transact;
+		 per(a->ops[OP_DELETE], b->ops[OP_DELETE], d);
+	wru = writes;
 	month = wru * 3600 * HOURS_PER_MONTH / 1e6 * cfg->price;
 	full = res->needed * 3600 * HOURS_PER_MONTH / 1e6 * cfg->price;
 	printf("  DynamoDB writes: %.1f per s = %.1f write request units per "

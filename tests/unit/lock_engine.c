@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "engine_steps.h"
 #include "host_fake.h"
 #include "lease.h"
 #include "lock.h"
@@ -45,31 +46,31 @@ static void on_released(void *arg, const char *key)
 	released_calls++;
 }
 
-/* The engine on the real machine (its process groups, its signals), or on
- * fhost when fake (groups that die on cue, signals recorded). */
-static void setup_on(enum hold_mode hold, bool fake, int lost_signal)
+/* The engine of cfg on the fake clock and the in-memory store, on the
+ * real machine (its process groups, its signals), or on fhost when fake
+ * (groups that die on cue, signals recorded); cb may be NULL. */
+static void setup_cfg(const struct lock_config *cfg,
+		      const struct lock_callbacks *cb, bool fake)
 {
-	struct lock_config cfg = {
-		.owner = "me",
-		.host = "testhost",
-		.lease_ms = 2000,
-		.heartbeat_ms = 500,
-		.safe_period_ms = 1500,
-		.hold = hold,
-		.recent_release_ms = 1000,
-		.lost_signal = lost_signal,
-	};
-	struct lock_callbacks cb = { on_lost, on_released, NULL };
-
 	clk_fake_init(&fclk, 1790000000000LL);
 	host_fake_init(&fhost, &fclk.clk);
 	st = store_mem_new();
 	obs = observe_new(&fclk.clk, 0);
 	metrics_init(&met);
-	eng = fake ? lock_engine_new_host(&cfg, st, obs, &fhost.host, &met, &cb)
-		   : lock_engine_new(&cfg, st, obs, &fclk.clk, &met, &cb);
+	eng = fake ? lock_engine_new_host(cfg, st, obs, &fhost.host, &met, cb)
+		   : lock_engine_new(cfg, st, obs, &fclk.clk, &met, cb);
 	CHECK(st && obs && eng);
 	lost_calls = released_calls = 0;
+}
+
+static void setup_on(enum hold_mode hold, bool fake, int lost_signal)
+{
+	struct lock_config cfg = engine_steps_config("me", "testhost", hold);
+	struct lock_callbacks cb = { on_lost, on_released, NULL };
+
+	cfg.recent_release_ms = 1000;
+	cfg.lost_signal = lost_signal;
+	setup_cfg(&cfg, &cb, fake);
 }
 
 static void setup(enum hold_mode hold)
@@ -85,54 +86,50 @@ static void teardown(void)
 	host_fake_fini(&fhost);
 }
 
+/* The engine again, on st behind sf (whose hook the caller sets). */
+static void setup_behind(struct store_fault *sf, const struct lock_config *cfg)
+{
+	struct lock_callbacks cb = { on_lost, on_released, NULL };
+
+	lock_engine_free(eng);
+	store_fault_init(sf, st);
+	eng = lock_engine_new(cfg, &sf->base, obs, &fclk.clk, &met, &cb);
+	CHECK(eng != NULL);
+}
+
+/* The default lease (30 s, renewed every 5 s, trusted for 20 s). */
+static struct lock_config long_lease(enum hold_mode hold)
+{
+	struct lock_config cfg = engine_steps_config("me", "testhost", hold);
+
+	cfg.lease_ms = 30000;
+	cfg.heartbeat_ms = 5000;
+	cfg.safe_period_ms = 20000;
+	return cfg;
+}
+
 static struct lock_holder holder(int64_t pgid)
 {
-	struct lock_holder h = { .pid = getpid(),
-				 .uid = 1000,
-				 .gid = 1000,
-				 .pgid = pgid,
-				 .mode = 0644 };
-
-	strcpy(h.cmd, "test");
-	return h;
+	return engine_steps_holder(getpid(), pgid, "test");
 }
 
 /* Runs lease steps that are due now (bounded). */
-static void run_due(void)
+static void run_due(void *arg)
 {
-	int i;
-
-	for (i = 0; i < 1000; i++)
-		if (lease_step(eng) > clk_mono_ms(&fclk.clk))
-			return;
-	CHECK(!"lease_step never settled");
+	(void)arg;
+	engine_steps_due(eng, &fclk.clk);
 }
 
 /* Advances the fake clock in 10 ms steps, running the lease thread's work. */
 static void advance(int64_t ms)
 {
-	while (ms > 0) {
-		int64_t d = ms < 10 ? ms : 10;
-
-		clk_fake_advance(&fclk, d);
-		ms -= d;
-		run_due();
-	}
+	engine_steps_advance(&fclk, ms, run_due, NULL);
 }
 
 static void foreign_row(const char *key, const char *owner, const char *rvn,
 			int64_t lease_ms)
 {
-	struct lock_record r;
-
-	record_init(&r);
-	record_set_str(&r.key, key);
-	record_set_str(&r.owner, owner);
-	strcpy(r.rvn, rvn);
-	r.lease_ms = lease_ms;
-	r.expiry_real_s = 1;
-	CHECK_INT(store_mem_put_raw(st, &r), 0);
-	record_fini(&r);
+	engine_steps_foreign_row(st, key, owner, rvn, lease_ms, 1);
 }
 
 static void row_rvn(const char *key, char *out)
@@ -427,18 +424,13 @@ static void test_release_waits_for_heartbeat(void)
 	 * after a guessed time: a loaded machine may start the thread
 	 * late). */
 	for (i = 0; i < 5; i++) {
-		struct lock_callbacks cb = { on_lost, on_released, NULL };
 		struct lock_config cfg;
 
 		setup(HOLD_UNLINK);
 		cfg = *lock_engine_config(eng);
 		cfg.owner = "me";
 		cfg.host = "testhost";
-		lock_engine_free(eng);
-		store_fault_init(&sf, st);
-		eng = lock_engine_new(&cfg, &sf.base, obs, &fclk.clk, &met,
-				      &cb);
-		CHECK(eng != NULL);
+		setup_behind(&sf, &cfg);
 		CHECK_INT(lock_acquire(eng, "a", &h, &r.lk, NULL, NULL), 0);
 		atomic_store(&renew_started, 0);
 		sf.before = slow_renew;
@@ -760,15 +752,7 @@ static void test_lease_path_parallel(void)
  * within a fraction of a second of the holder's death. */
 static void test_exit_notification(void)
 {
-	struct lock_config cfg = {
-		.owner = "me",
-		.host = "testhost",
-		.lease_ms = 30000,
-		.heartbeat_ms = 5000,
-		.safe_period_ms = 20000,
-		.hold = HOLD_PGRP,
-		.pgrp_poll_ms = 60000,
-	};
+	struct lock_config cfg = long_lease(HOLD_PGRP);
 	struct store *mem = store_mem_new();
 	struct observe *o = observe_new(&clk_system, 0);
 	struct lock_engine *e;
@@ -779,6 +763,7 @@ static void test_exit_notification(void)
 	pid_t child;
 
 	CHECK(mem && o);
+	cfg.pgrp_poll_ms = 60000;
 	e = lock_engine_new(&cfg, mem, o, &clk_system, NULL, NULL);
 	CHECK(e);
 	child = group_leader_child();
@@ -828,27 +813,14 @@ static int check_told(void *arg, enum store_fault_op op, const char *key)
 static void test_stop_tells_holders_first(void)
 {
 	struct lock_holder h = holder(getpgrp());
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_UNLINK);
 	struct store_fault sf;
 	struct lock *lk;
 
 	setup(HOLD_UNLINK);
-	lock_engine_free(eng);
-	store_fault_init(&sf, st);
+	setup_behind(&sf, &cfg);
 	sf.before = check_told;
-	{
-		struct lock_config cfg = {
-			.owner = "me",
-			.host = "testhost",
-			.lease_ms = 2000,
-			.heartbeat_ms = 500,
-			.safe_period_ms = 1500,
-			.hold = HOLD_UNLINK,
-		};
-		struct lock_callbacks cb = { on_lost, on_released, NULL };
-
-		eng = lock_engine_new(&cfg, &sf.base, obs, &fclk.clk, &met,
-				      &cb);
-	}
 	told_before_delete = deleted_untold = 0;
 	CHECK_INT(lock_acquire(eng, "s1", &h, &lk, NULL, NULL), 0);
 	lock_unref(eng, lk);
@@ -935,14 +907,7 @@ static void test_lost_not_replaced(void)
  * group per pass (a check reads /proc), not one per lock. */
 static void test_many_pgrp_locks(void)
 {
-	struct lock_config cfg = {
-		.owner = "me",
-		.host = "testhost",
-		.lease_ms = 30000,
-		.heartbeat_ms = 5000,
-		.safe_period_ms = 20000,
-		.hold = HOLD_PGRP,
-	};
+	struct lock_config cfg = long_lease(HOLD_PGRP);
 	struct lock_holder h;
 	static struct lock *lks[MANY];
 	struct timespec c0, c1;
@@ -953,12 +918,7 @@ static void test_many_pgrp_locks(void)
 	setpgid(0, 0); /* lead a group (see test_lost_not_replaced) */
 	h = holder(getpgrp());
 	h.pgid_start = procgrp_start_time(getpgrp(), NULL);
-	clk_fake_init(&fclk, 1790000000000LL);
-	st = store_mem_new();
-	obs = observe_new(&fclk.clk, 0);
-	metrics_init(&met);
-	eng = lock_engine_new(&cfg, st, obs, &fclk.clk, &met, NULL);
-	CHECK(st && obs && eng);
+	setup_cfg(&cfg, NULL, false);
 	for (i = 0; i < MANY; i++) {
 		snprintf(key, sizeof(key), "g%d", i);
 		CHECK_INT(lock_acquire(eng, key, &h, &lks[i], NULL, NULL), 0);
@@ -978,21 +938,12 @@ static void test_many_pgrp_locks(void)
 	for (i = 0; i < MANY; i++)
 		lock_unref(eng, lks[i]);
 	CHECK_INT(lock_release_all(eng), 0);
-	lock_engine_free(eng);
-	observe_free(obs);
-	store_free(st);
+	teardown();
 }
 
 static void test_many_locks(void)
 {
-	struct lock_config cfg = {
-		.owner = "me",
-		.host = "testhost",
-		.lease_ms = 30000,
-		.heartbeat_ms = 5000,
-		.safe_period_ms = 20000,
-		.hold = HOLD_UNLINK,
-	};
+	struct lock_config cfg = long_lease(HOLD_UNLINK);
 	struct lock_holder h = holder(getpgrp());
 	static struct lock *lks[MANY];
 	int buckets[100] = { 0 }, i, renews, max = 0;
@@ -1000,12 +951,7 @@ static void test_many_locks(void)
 	char key[16];
 	double cpu_s;
 
-	clk_fake_init(&fclk, 1790000000000LL);
-	st = store_mem_new();
-	obs = observe_new(&fclk.clk, 0);
-	metrics_init(&met);
-	eng = lock_engine_new(&cfg, st, obs, &fclk.clk, &met, NULL);
-	CHECK(st && obs && eng);
+	setup_cfg(&cfg, NULL, false);
 	for (i = 0; i < MANY; i++) {
 		snprintf(key, sizeof(key), "k%d", i);
 		CHECK_INT(lock_acquire(eng, key, &h, &lks[i], NULL, NULL), 0);

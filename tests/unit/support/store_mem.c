@@ -136,22 +136,49 @@ static int fill_cur(struct mem_row *r, struct lock_record *cur, bool *has_cur)
 	return 0;
 }
 
+/* The first steps of every operation: the injected delay, then mu taken
+ * and op counted. Returns 0 or the injected error; either way mu is held
+ * and *r is key's lock row (NULL when key is NULL, on error, or when there
+ * is none). */
+static int op_begin(struct store_mem *m, enum store_mem_op op, int is_write,
+		    const char *key, struct mem_row **r, int *land)
+{
+	int rc;
+
+	fault_delay(m);
+	pthread_mutex_lock(&m->mu);
+	rc = fault_enter(m, op, is_write, land);
+	*r = !rc && key ? find_row(m, key, 0) : NULL;
+	return rc;
+}
+
+/* The last step: releases mu and returns rc, or -ETIMEDOUT for a write that
+ * was applied but must be reported lost. */
+static int op_end(struct store_mem *m, int rc, int land)
+{
+	pthread_mutex_unlock(&m->mu);
+	return !rc && land ? -ETIMEDOUT : rc;
+}
+
+/* The answer to a refused condition: -ECANCELED, and the row as it is in
+ * cur (has_cur false when there is none). */
+static int refuse(struct mem_row *r, struct lock_record *cur, bool *has_cur)
+{
+	int rc = fill_cur(r, cur, has_cur);
+
+	return rc ? rc : -ECANCELED;
+}
+
 static int mem_get_lock(struct store *s, const char *key, int64_t deadline,
 			struct lock_record *out)
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_GET, 0, key, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_GET, 0, &land);
-	if (!rc) {
-		r = find_row(m, key, 0);
+	if (!rc)
 		rc = r ? record_copy(out, &r->lock) : -ENOENT;
-	}
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return op_end(m, rc, land);
 }
 
 static int mem_lookup(struct store *s, const char *key, int64_t deadline,
@@ -159,13 +186,9 @@ static int mem_lookup(struct store *s, const char *key, int64_t deadline,
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_LOOKUP, 0, key, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_LOOKUP, 0, &land);
 	if (!rc) {
-		r = find_row(m, key, 0);
 		out->has_lock = r != NULL;
 		if (r)
 			rc = record_copy(&out->lock, &r->lock);
@@ -174,8 +197,7 @@ static int mem_lookup(struct store *s, const char *key, int64_t deadline,
 		if (r && !rc)
 			rc = dir_record_copy(&out->dir, &r->dir);
 	}
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return op_end(m, rc, land);
 }
 
 static int mem_put_lock(struct store *s, const struct lock_record *rec,
@@ -184,22 +206,17 @@ static int mem_put_lock(struct store *s, const struct lock_record *rec,
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r, *nr;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_PUT, 1, rec->key, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_PUT, 1, &land);
 	if (rc)
 		goto out;
 	if (find_row(m, rec->key, 1)) {
 		rc = -EISDIR; /* as store_ddb: one item per name */
 		goto out;
 	}
-	r = find_row(m, rec->key, 0);
 	if (r && (!expect_rvn || strcmp(r->lock.rvn, expect_rvn) ||
 		  (rec->shared && r->lock.writer_id))) {
-		rc = fill_cur(r, cur, has_cur);
-		rc = rc ? rc : -ECANCELED;
+		rc = refuse(r, cur, has_cur);
 		goto out;
 	}
 	if (r) {
@@ -214,11 +231,8 @@ static int mem_put_lock(struct store *s, const struct lock_record *rec,
 			free(nr);
 		}
 	}
-	if (!rc && land)
-		rc = -ETIMEDOUT;
 out:
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return op_end(m, rc, land);
 }
 
 static int mem_renew_lock(struct store *s, const char *key,
@@ -228,22 +242,17 @@ static int mem_renew_lock(struct store *s, const char *key,
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_RENEW, 1, key, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_RENEW, 1, &land);
 	if (rc)
 		goto out;
-	r = find_row(m, key, 0);
 	if (rn->reader && rn->set_data) {
 		rc = -EINVAL;
 		goto out;
 	}
 	if (!r ||
 	    strcmp(record_holder_version(&r->lock, rn->reader), expect_rvn)) {
-		rc = fill_cur(r, cur, has_cur);
-		rc = rc ? rc : -ECANCELED;
+		rc = refuse(r, cur, has_cur);
 		goto out;
 	}
 	if (rn->reader) {
@@ -267,11 +276,8 @@ static int mem_renew_lock(struct store *s, const char *key,
 	r->lock.heartbeat_real_ms = rn->heartbeat_real_ms;
 	if (!rc && rn->reader)
 		rc = fill_cur(r, cur, has_cur); /* the row as it now is */
-	if (!rc && land)
-		rc = -ETIMEDOUT;
 out:
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return op_end(m, rc, land);
 }
 
 static void free_row(struct mem_row *r)
@@ -281,64 +287,60 @@ static void free_row(struct mem_row *r)
 	free(r);
 }
 
+/* mu held. Takes r off the list and out of the index, and frees it. */
+static void remove_row(struct store_mem *m, struct mem_row *r)
+{
+	unlink_row(m, r);
+	free_row(r);
+}
+
 static int mem_delete_lock(struct store *s, const char *key,
 			   const char *expect_rvn, int64_t deadline,
 			   struct lock_record *cur, bool *has_cur)
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_DELETE, 1, key, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_DELETE, 1, &land);
-	if (rc)
-		goto out;
-	r = find_row(m, key, 0);
-	if (!r || (expect_rvn && strcmp(r->lock.rvn, expect_rvn))) {
-		rc = fill_cur(r, cur, has_cur);
-		rc = rc ? rc : -ECANCELED;
-		goto out;
-	}
-	unlink_row(m, r);
-	free_row(r);
-	if (land)
-		rc = -ETIMEDOUT;
-out:
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	if (!rc && (!r || (expect_rvn && strcmp(r->lock.rvn, expect_rvn))))
+		rc = refuse(r, cur, has_cur);
+	else if (!rc)
+		remove_row(m, r);
+	return op_end(m, rc, land);
+}
+
+/* mu held. The fence counter of key, or NULL if it has none. */
+static struct mem_fence *find_fence(struct store_mem *m, const char *key)
+{
+	struct mem_fence *f;
+
+	for (f = m->fences; f && strcmp(f->key, key); f = f->next)
+		;
+	return f;
 }
 
 static int mem_next_fence(struct store *s, const char *key, int64_t deadline,
 			  uint64_t *fence)
 {
 	struct store_mem *m = to_mem(s);
-	struct mem_fence *f;
-	int land, rc;
+	struct mem_fence *f = NULL;
+	struct mem_row *r;
+	int land, rc = op_begin(m, SMEM_FENCE, 1, NULL, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_FENCE, 1, &land);
-	if (rc)
-		goto out;
-	for (f = m->fences; f && strcmp(f->key, key); f = f->next)
-		;
-	if (!f) {
+	if (!rc && !(f = find_fence(m, key))) {
 		f = calloc(1, sizeof(*f));
 		if (!f || !(f->key = strdup(key))) {
 			free(f);
+			f = NULL;
 			rc = -ENOMEM;
-			goto out;
+		} else {
+			f->next = m->fences;
+			m->fences = f;
 		}
-		f->next = m->fences;
-		m->fences = f;
 	}
-	*fence = ++f->value;
-	if (land)
-		rc = -ETIMEDOUT;
-out:
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	if (f)
+		*fence = ++f->value;
+	return op_end(m, rc, land);
 }
 
 static int mem_read_fence(struct store *s, const char *key, int64_t deadline,
@@ -346,18 +348,14 @@ static int mem_read_fence(struct store *s, const char *key, int64_t deadline,
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_fence *f;
-	int land, rc;
+	struct mem_row *r;
+	int land, rc = op_begin(m, SMEM_FENCE, 0, NULL, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_FENCE, 0, &land);
 	if (!rc) {
-		for (f = m->fences; f && strcmp(f->key, key); f = f->next)
-			;
+		f = find_fence(m, key);
 		*fence = f ? f->value : 0;
 	}
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return op_end(m, rc, land);
 }
 
 /* ---- shared rows ---------------------------------------------------- */
@@ -374,6 +372,12 @@ static void drop_reader(struct lock_record *r, const char *id)
 	}
 }
 
+/* mu held. Whether r is a row and reader_id holds it at version v. */
+static bool holder_at(struct mem_row *r, const char *reader_id, const char *v)
+{
+	return r && !strcmp(record_holder_version(&r->lock, reader_id), v);
+}
+
 static int mem_join_shared(struct store *s, const struct lock_record *rec,
 			   bool raise_lease, int64_t deadline,
 			   struct lock_record *cur, bool *has_cur)
@@ -384,17 +388,13 @@ static int mem_join_shared(struct store *s, const struct lock_record *rec,
 
 	if (!rec->shared || rec->n_readers != 1)
 		return -EINVAL;
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_SHARE, 1, &land);
+	rc = op_begin(m, SMEM_SHARE, 1, rec->key, &r, &land);
 	if (rc)
 		goto out;
-	r = find_row(m, rec->key, 0);
 	if (!r || !r->lock.shared || r->lock.writer_id ||
 	    (raise_lease ? r->lock.lease_ms >= rec->lease_ms
 			 : r->lock.lease_ms < rec->lease_ms)) {
-		rc = fill_cur(r, cur, has_cur);
-		rc = rc ? rc : -ECANCELED;
+		rc = refuse(r, cur, has_cur);
 		goto out;
 	}
 	rc = record_reader_add(&r->lock, &rec->readers[0]);
@@ -404,11 +404,8 @@ static int mem_join_shared(struct store *s, const struct lock_record *rec,
 	r->lock.expiry_real_s = rec->expiry_real_s;
 	if (raise_lease)
 		r->lock.lease_ms = rec->lease_ms;
-	if (land)
-		rc = -ETIMEDOUT;
 out:
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return op_end(m, rc, land);
 }
 
 static int mem_leave_shared(struct store *s, const char *key,
@@ -418,31 +415,17 @@ static int mem_leave_shared(struct store *s, const char *key,
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_SHARE, 1, key, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_SHARE, 1, &land);
-	if (rc)
-		goto out;
-	r = find_row(m, key, 0);
-	if (!r ||
-	    strcmp(record_holder_version(&r->lock, reader_id), expect_v)) {
-		rc = fill_cur(r, cur, has_cur);
-		rc = rc ? rc : -ECANCELED;
-		goto out;
+	if (!rc && !holder_at(r, reader_id, expect_v)) {
+		rc = refuse(r, cur, has_cur);
+	} else if (!rc) {
+		drop_reader(&r->lock, reader_id);
+		text_copy(r->lock.rvn, sizeof(r->lock.rvn), new_rvn);
+		if (!r->lock.n_readers && !r->lock.writer_id)
+			remove_row(m, r);
 	}
-	drop_reader(&r->lock, reader_id);
-	text_copy(r->lock.rvn, sizeof(r->lock.rvn), new_rvn);
-	if (!r->lock.n_readers && !r->lock.writer_id) {
-		unlink_row(m, r);
-		free_row(r);
-	}
-	if (land)
-		rc = -ETIMEDOUT;
-out:
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return op_end(m, rc, land);
 }
 
 static int mem_evict_reader(struct store *s, const char *key,
@@ -451,23 +434,13 @@ static int mem_evict_reader(struct store *s, const char *key,
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_SHARE, 1, key, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_SHARE, 1, &land);
-	if (!rc) {
-		r = find_row(m, key, 0);
-		if (!r || strcmp(record_holder_version(&r->lock, reader_id),
-				 expect_v)) {
-			rc = -ECANCELED;
-		} else {
-			drop_reader(&r->lock, reader_id);
-			rc = land ? -ETIMEDOUT : 0;
-		}
-	}
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	if (!rc && !holder_at(r, reader_id, expect_v))
+		rc = -ECANCELED;
+	else if (!rc)
+		drop_reader(&r->lock, reader_id);
+	return op_end(m, rc, land);
 }
 
 static int mem_mark_writer(struct store *s, const char *key, const char *id,
@@ -477,27 +450,15 @@ static int mem_mark_writer(struct store *s, const char *key, const char *id,
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_SHARE, 1, key, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_SHARE, 1, &land);
-	if (rc)
-		goto out;
-	r = find_row(m, key, 0);
-	if (!r || !r->lock.shared ||
-	    (r->lock.writer_id && strcmp(r->lock.writer_id, id) &&
-	     (!replace_v || strcmp(r->lock.writer_v, replace_v)))) {
-		rc = fill_cur(r, cur, has_cur);
-		rc = rc ? rc : -ECANCELED;
-		goto out;
-	}
-	rc = record_set_writer(&r->lock, id, v);
-	if (!rc && land)
-		rc = -ETIMEDOUT;
-out:
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	if (!rc && (!r || !r->lock.shared ||
+		    (r->lock.writer_id && strcmp(r->lock.writer_id, id) &&
+		     (!replace_v || strcmp(r->lock.writer_v, replace_v)))))
+		rc = refuse(r, cur, has_cur);
+	else if (!rc)
+		rc = record_set_writer(&r->lock, id, v);
+	return op_end(m, rc, land);
 }
 
 static int mem_clear_writer(struct store *s, const char *key, const char *v,
@@ -505,22 +466,13 @@ static int mem_clear_writer(struct store *s, const char *key, const char *v,
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_SHARE, 1, key, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_SHARE, 1, &land);
-	if (!rc) {
-		r = find_row(m, key, 0);
-		if (!r || !r->lock.writer_id || strcmp(r->lock.writer_v, v)) {
-			rc = -ECANCELED;
-		} else {
-			record_set_writer(&r->lock, NULL, NULL);
-			rc = land ? -ETIMEDOUT : 0;
-		}
-	}
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	if (!rc && (!r || !r->lock.writer_id || strcmp(r->lock.writer_v, v)))
+		rc = -ECANCELED;
+	else if (!rc)
+		record_set_writer(&r->lock, NULL, NULL);
+	return op_end(m, rc, land);
 }
 
 static int mem_put_dir(struct store *s, const struct dir_record *d,
@@ -528,14 +480,10 @@ static int mem_put_dir(struct store *s, const struct dir_record *d,
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *nr, *lk;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_PUT_DIR, 1, d->key, &lk, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_PUT_DIR, 1, &land);
 	if (rc)
 		goto out;
-	lk = find_row(m, d->key, 0);
 	if (find_row(m, d->key, 1) ||
 	    (lk && (!expect_rvn || strcmp(lk->lock.rvn, expect_rvn)))) {
 		rc = -EEXIST;
@@ -544,8 +492,7 @@ static int mem_put_dir(struct store *s, const struct dir_record *d,
 	if (lk) {
 		/* A takeover of a lock seen expired: the name's item is a
 		 * directory marker now. */
-		unlink_row(m, lk);
-		free_row(lk);
+		remove_row(m, lk);
 	}
 	nr = calloc(1, sizeof(*nr));
 	rc = nr ? dir_record_copy(&nr->dir, d) : -ENOMEM;
@@ -555,15 +502,10 @@ static int mem_put_dir(struct store *s, const struct dir_record *d,
 	}
 	nr->is_dir = 1;
 	rc = link_row(m, nr);
-	if (rc) {
+	if (rc)
 		free_row(nr);
-		goto out;
-	}
-	if (land)
-		rc = -ETIMEDOUT;
 out:
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return op_end(m, rc, land);
 }
 
 static int mem_set_dir_mode(struct store *s, const char *key, uint32_t mode,
@@ -571,42 +513,32 @@ static int mem_set_dir_mode(struct store *s, const char *key, uint32_t mode,
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_PUT_DIR, 1, NULL, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_PUT_DIR, 1, &land);
 	if (!rc) {
 		r = find_row(m, key, 1);
 		if (r)
 			r->dir.mode = mode & 07777;
-		rc = !r ? -ENOENT : land ? -ETIMEDOUT : 0;
+		else
+			rc = -ENOENT;
 	}
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return op_end(m, rc, land);
 }
 
 static int mem_delete_dir(struct store *s, const char *key, int64_t deadline)
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r;
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_DELETE_DIR, 1, NULL, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_DELETE_DIR, 1, &land);
 	if (!rc) {
 		r = find_row(m, key, 1);
-		if (r) {
-			unlink_row(m, r);
-			free_row(r);
-			rc = land ? -ETIMEDOUT : 0;
-		} else {
+		if (r)
+			remove_row(m, r);
+		else
 			rc = -ENOENT;
-		}
 	}
-	pthread_mutex_unlock(&m->mu);
-	return rc;
+	return op_end(m, rc, land);
 }
 
 static int mem_list(struct store *s, const char *prefix, int64_t deadline,
@@ -615,11 +547,8 @@ static int mem_list(struct store *s, const char *prefix, int64_t deadline,
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r, *copy = NULL, *nr;
 	size_t plen = strlen(prefix);
-	int land, rc;
+	int land, rc = op_begin(m, SMEM_LIST, 0, NULL, &r, &land);
 
-	fault_delay(m);
-	pthread_mutex_lock(&m->mu);
-	rc = fault_enter(m, SMEM_LIST, 0, &land);
 	/* Copy the matching rows so fn runs without the mutex. */
 	for (r = m->rows; r && !rc; r = r->next) {
 		const char *k = r->is_dir ? r->dir.key : r->lock.key;
@@ -770,10 +699,8 @@ int store_mem_delete_raw(struct store *s, const char *key)
 
 	pthread_mutex_lock(&m->mu);
 	r = find_row(m, key, 0);
-	if (r) {
-		unlink_row(m, r);
-		free_row(r);
-	}
+	if (r)
+		remove_row(m, r);
 	pthread_mutex_unlock(&m->mu);
 	return r ? 0 : -ENOENT;
 }

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "engine_steps.h"
 #include "flk.h"
 #include "host_fake.h"
-#include "lease.h"
 #include "lock.h"
 #include "log.h"
 #include "store_mem.h"
@@ -67,14 +67,8 @@ static int answer_of(void *req)
 
 static void mount_up(struct mount *m, const char *owner, bool with_flk)
 {
-	struct lock_config cfg = {
-		.owner = owner,
-		.host = "testhost",
-		.lease_ms = 2000,
-		.heartbeat_ms = 500,
-		.safe_period_ms = 1500,
-		.hold = HOLD_PGRP,
-	};
+	struct lock_config cfg =
+		engine_steps_config(owner, "testhost", HOLD_PGRP);
 	struct flk_config fc = {
 		.poll_min_ms = POLL_MIN_MS,
 		.poll_max_ms = POLL_MAX_MS,
@@ -122,42 +116,26 @@ static void teardown(void)
 	store_free(st);
 }
 
-/* Runs the lease steps of m's engine that are due now (bounded). */
-static void lease_due(struct mount *m)
+/* What the lease threads and flk's wait thread would have done by now. */
+static void run_due(void *arg)
 {
-	for (int i = 0; i < 1000; i++)
-		if (lease_step(m->eng) > clk_mono_ms(&fclk.clk))
-			return;
-	CHECK(!"lease_step never settled");
+	(void)arg;
+	engine_steps_due(a.eng, &fclk.clk);
+	engine_steps_due(b.eng, &fclk.clk);
+	flk_step(a.flk);
 }
 
-/* Advances the fake clock in 10 ms steps; after each, what the lease
- * threads and flk's wait thread would have done by then. */
+/* Advances the fake clock in 10 ms steps, running what is due after each. */
 static void advance(int64_t ms)
 {
-	while (ms > 0) {
-		int64_t d = ms < 10 ? ms : 10;
-
-		clk_fake_advance(&fclk, d);
-		ms -= d;
-		lease_due(&a);
-		lease_due(&b);
-		flk_step(a.flk);
-	}
+	engine_steps_advance(&fclk, ms, run_due, NULL);
 }
 
 static struct lock_holder holder(int64_t pgid)
 {
-	struct lock_holder h = {
-		.pid = pgid,
-		.uid = 1000,
-		.gid = 1000,
-		.pgid = pgid,
-		.pgid_start = (uint64_t)pgid + 1000, /* as host_fake says */
-		.mode = 0644,
-	};
+	struct lock_holder h = engine_steps_holder(pgid, pgid, "test");
 
-	strcpy(h.cmd, "test");
+	h.pgid_start = (uint64_t)pgid + 1000; /* as host_fake says */
 	return h;
 }
 
@@ -258,18 +236,12 @@ static void test_holder_group_dies_elsewhere(void)
  * poll before. */
 static void test_row_lapses_on_the_clock(void)
 {
-	struct lock_record r;
 	int req;
 
 	setup();
-	record_init(&r);
-	record_set_str(&r.key, "k");
-	record_set_str(&r.owner, "gone-mount");
-	strcpy(r.rvn, "11111111-2222-3333-4444-555555555555");
-	r.lease_ms = 3000;
-	r.expiry_real_s = 1;
-	CHECK_INT(store_mem_put_raw(st, &r), 0);
-	record_fini(&r);
+	engine_steps_foreign_row(st, "k", "gone-mount",
+				 "11111111-2222-3333-4444-555555555555", 3000,
+				 1);
 
 	park("k", 1, &req);
 	advance(2900); /* first seen at the first poll, POLL_MIN_MS in */

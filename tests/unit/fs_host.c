@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "engine_steps.h"
 #include "fs.h"
 #include "host_fake.h"
 #include "lease.h"
@@ -25,14 +26,7 @@ static struct fs *fs;
 
 static void setup(void)
 {
-	struct lock_config lc = {
-		.owner = "me",
-		.host = "h",
-		.lease_ms = 2000,
-		.heartbeat_ms = 500,
-		.safe_period_ms = 1500,
-		.hold = HOLD_PGRP,
-	};
+	struct lock_config lc = engine_steps_config("me", "h", HOLD_PGRP);
 	struct fs_config fc = {
 		.prefix = "",
 		.table = "t",

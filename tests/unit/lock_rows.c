@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "engine_steps.h"
 #include "lock.h"
 #include "lock_rows.h"
 #include "log.h"
@@ -25,16 +26,10 @@ static struct lock_engine *eng;
 
 static void setup(void)
 {
-	struct lock_config cfg = {
-		.owner = "me",
-		.host = "testhost",
-		.lease_ms = 2000,
-		.heartbeat_ms = 500,
-		.safe_period_ms = 1500,
-		.hold = HOLD_UNLINK,
-		.op_timeout_ms = OP_TIMEOUT_MS,
-	};
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_UNLINK);
 
+	cfg.op_timeout_ms = OP_TIMEOUT_MS;
 	clk_fake_init(&fclk, 1790000000000LL);
 	mem = store_mem_new();
 	store_fault_init(&sf, mem);
@@ -52,15 +47,7 @@ static void teardown(void)
 
 static void foreign_row(const char *key, const char *rvn, int64_t lease_ms)
 {
-	struct lock_record r;
-
-	record_init(&r);
-	record_set_str(&r.key, key);
-	record_set_str(&r.owner, "other");
-	strcpy(r.rvn, rvn);
-	r.lease_ms = lease_ms;
-	CHECK_INT(store_mem_put_raw(mem, &r), 0);
-	record_fini(&r);
+	engine_steps_foreign_row(mem, key, "other", rvn, lease_ms, 0);
 }
 
 static int count_row(void *arg, const struct store_row *row)

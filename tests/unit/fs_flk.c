@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "engine_steps.h"
 #include "flk.h"
 #include "lease.h"
 #include "lock.h"
@@ -21,12 +22,20 @@
 #include "store_fault.h"
 #include "store_mem.h"
 
+/* A mount: its own engine and flk, their threads running, on mem behind
+ * its own store_fault. */
+struct mount {
+	struct store_fault sf;
+	struct observe *obs;
+	struct metrics met;
+	struct lock_engine *eng;
+	struct flk *flk;
+};
+
 static struct store *mem;
-static struct store_fault sf;
-static struct observe *obs;
-static struct lock_engine *eng;
-static struct metrics met;
-static struct flk *flk;
+static struct mount me;		/* the mount under test */
+static struct lock_engine *eng; /* me's */
+static struct flk *flk;		/* me's */
 
 /* Answers of parked requests. */
 static pthread_mutex_t ans_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -106,67 +115,64 @@ static void gate_release(void)
 	pthread_mutex_unlock(&gate_mu);
 }
 
-static void setup(void)
+/* m on the real clock, its store requests through before (may be NULL). */
+static void mount_up(struct mount *m, const char *owner, const char *host,
+		     int (*before)(void *arg, enum store_fault_op op,
+				   const char *key))
 {
-	struct lock_config cfg = {
-		.owner = "me",
-		.host = "testhost",
-		.lease_ms = 3000,
-		.heartbeat_ms = 500,
-		.safe_period_ms = 2000,
-		.hold = HOLD_PGRP,
-	};
+	struct lock_config cfg = engine_steps_config(owner, host, HOLD_PGRP);
 	struct flk_config fc = { .reply = reply, .poll_min_ms = 20 };
 
+	cfg.lease_ms = 3000;
+	cfg.safe_period_ms = 2000;
+	store_fault_init(&m->sf, mem);
+	m->sf.before = before;
+	m->obs = observe_new(&clk_system, 0);
+	metrics_init(&m->met);
+	m->eng = lock_engine_new(&cfg, &m->sf.base, m->obs, &clk_system,
+				 &m->met, NULL);
+	m->flk = flk_new(&fc, m->eng, &m->met);
+	CHECK(m->obs && m->eng && m->flk);
+	CHECK_INT(lease_start(m->eng), 0);
+	CHECK_INT(flk_start(m->flk), 0);
+}
+
+static void mount_down(struct mount *m)
+{
+	flk_stop(m->flk);
+	lease_stop(m->eng);
+	lock_release_all(m->eng);
+	flk_free(m->flk);
+	lock_engine_free(m->eng);
+	observe_free(m->obs);
+}
+
+static void setup(void)
+{
 	mem = store_mem_new();
-	store_fault_init(&sf, mem);
-	sf.before = gate_hook;
-	obs = observe_new(&clk_system, 0);
-	metrics_init(&met);
-	eng = lock_engine_new(&cfg, &sf.base, obs, &clk_system, &met, NULL);
-	CHECK(mem && obs && eng);
-	flk = flk_new(&fc, eng, &met);
-	CHECK(flk);
-	CHECK_INT(lease_start(eng), 0);
-	CHECK_INT(flk_start(flk), 0);
+	CHECK(mem);
+	mount_up(&me, "me", "testhost", gate_hook);
+	eng = me.eng;
+	flk = me.flk;
 	n_answered = 0;
 }
 
 static void teardown(void)
 {
-	flk_stop(flk);
-	lease_stop(eng);
-	lock_release_all(eng);
-	flk_free(flk);
-	lock_engine_free(eng);
-	observe_free(obs);
+	mount_down(&me);
 	store_free(mem);
 }
 
 static struct lock_holder holder(void)
 {
-	struct lock_holder h = { .pid = getpid(),
-				 .uid = 1000,
-				 .gid = 1000,
-				 .pgid = getpgrp(),
-				 .mode = 0644 };
-
-	strcpy(h.cmd, "test");
-	return h;
+	return engine_steps_holder(getpid(), getpgrp(), "test");
 }
 
 static void foreign_row(const char *key)
 {
-	struct lock_record r;
-
-	record_init(&r);
-	record_set_str(&r.key, key);
-	record_set_str(&r.owner, "someone-else");
-	strcpy(r.rvn, "11111111-2222-3333-4444-555555555555");
-	r.lease_ms = 60000;
-	r.expiry_real_s = 1;
-	CHECK_INT(store_mem_put_raw(mem, &r), 0);
-	record_fini(&r);
+	engine_steps_foreign_row(mem, key, "someone-else",
+				 "11111111-2222-3333-4444-555555555555", 60000,
+				 1);
 }
 
 struct call {
@@ -367,8 +373,7 @@ static struct flk_req sreq(const char *key, uint64_t owner, bool shared,
 
 static bool row_of(const char *key, struct lock_record *r)
 {
-	record_fini(r);
-	return mem->ops->get_lock(mem, key, 0, r) == 0;
+	return engine_steps_row(mem, key, r);
 }
 
 static void test_shared_local(void)
@@ -475,51 +480,9 @@ static void test_conversions_and_getlk(void)
 	teardown();
 }
 
-/* The other mount: its own engine and flk on the same table. */
-struct mount2 {
-	struct store_fault sf;
-	struct observe *obs;
-	struct metrics met;
-	struct lock_engine *eng;
-	struct flk *flk;
-};
-
-static void mount2_up(struct mount2 *m)
-{
-	struct lock_config cfg = {
-		.owner = "other",
-		.host = "otherhost",
-		.lease_ms = 3000,
-		.heartbeat_ms = 500,
-		.safe_period_ms = 2000,
-		.hold = HOLD_PGRP,
-	};
-	struct flk_config fc = { .reply = reply, .poll_min_ms = 20 };
-
-	store_fault_init(&m->sf, mem);
-	m->obs = observe_new(&clk_system, 0);
-	metrics_init(&m->met);
-	m->eng = lock_engine_new(&cfg, &m->sf.base, m->obs, &clk_system,
-				 &m->met, NULL);
-	m->flk = flk_new(&fc, m->eng, &m->met);
-	CHECK(m->obs && m->eng && m->flk);
-	CHECK_INT(lease_start(m->eng), 0);
-	CHECK_INT(flk_start(m->flk), 0);
-}
-
-static void mount2_down(struct mount2 *m)
-{
-	flk_stop(m->flk);
-	lease_stop(m->eng);
-	lock_release_all(m->eng);
-	flk_free(m->flk);
-	lock_engine_free(m->eng);
-	observe_free(m->obs);
-}
-
 static void test_writer_not_starved(void)
 {
-	struct mount2 m2;
+	struct mount m2; /* the other mount, on the same table */
 	int reqw, req_late;
 	struct flk_req w = sreq("m", 9, false, true, &reqw);
 	struct flk_req a = sreq("m", 21, true, false, NULL);
@@ -531,7 +494,7 @@ static void test_writer_not_starved(void)
 	int64_t t0;
 
 	setup();
-	mount2_up(&m2);
+	mount_up(&m2, "other", "otherhost", NULL);
 	record_init(&row);
 	/* The other mount's readers hold "m": our F_GETLK sees a share. */
 	CHECK_INT(flk_lock(m2.flk, &a), 0);
@@ -565,7 +528,7 @@ static void test_writer_not_starved(void)
 	CHECK_INT(wait_answer(&req_late), 0);
 	CHECK_INT(flk_unlock(m2.flk, "m", 23, FLK_FLOCK), 0);
 	record_fini(&row);
-	mount2_down(&m2);
+	mount_down(&m2);
 	teardown();
 }
 

@@ -45,20 +45,44 @@ static int share_result(struct store_ddb *sd, int rc, struct ddb_item *old,
 	return rc;
 }
 
+/* The one request of a shared write, once rc (building vals) is 0: key's
+ * lock row updated by expr with the values vals, which it frees. rv and
+ * *out as ddb_update_item; the answer through share_result. */
+static int share_update(struct store_ddb *sd, int rc, const char *key,
+			struct ddb_expr *expr, struct ddb_item *vals,
+			enum ddb_return rv, int64_t deadline,
+			struct ddb_item **out, struct lock_record *cur,
+			bool *has_cur)
+{
+	struct ddb_item *k = rc ? NULL : key_item(key, RECORD_SORT_LOCK);
+	struct ddb_call call;
+
+	if (!rc && !k)
+		rc = -ENOMEM;
+	if (!rc) {
+		expr->values = vals;
+		call_init(&call, deadline);
+		rc = ddb_update_item(sd->ddb, sd->table, k, expr, rv, out,
+				     &call);
+		rc = share_result(sd, rc, out ? *out : NULL, cur, has_cur);
+	}
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc;
+}
+
 int store_ddb_shared_renew(struct store_ddb *sd, const char *key,
 			   const char *expect_v, const struct lock_renewal *rn,
 			   int64_t deadline, struct lock_record *cur,
 			   bool *has_cur)
 {
-	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
 	struct ddb_item *vals = ddb_item_new(), *out = NULL;
 	const char *names[10];
 	struct ddb_expr expr = {
 		.condition = ME_V " = :old",
 		.names = names,
 	};
-	struct ddb_call call;
-	int rc = (k && vals && rn->row_rvn) ? 0 : -ENOMEM;
+	int rc = (vals && rn->row_rvn) ? 0 : -ENOMEM;
 
 	if (!rc) {
 		share_names(names, rn->reader);
@@ -90,24 +114,15 @@ int store_ddb_shared_renew(struct store_ddb *sd, const char *key,
 		rc = ddb_item_set_n(vals, ":hb", rn->heartbeat_real_ms);
 	if (!rc && rn->set_fence)
 		rc = ddb_item_set_n(vals, ":f", (int64_t)rn->fence);
-	if (!rc) {
-		expr.values = vals;
-		call_init(&call, deadline);
-		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
-				     DDB_RETURN_ALL_NEW, &out, &call);
-		if (!rc && out && cur) {
-			/* The row as it now is: the other readers too. */
-			rc = store_ddb_item_to_record(out, sd->default_lease_ms,
-						      cur);
-			if (!rc && has_cur)
-				*has_cur = true;
-		} else {
-			rc = share_result(sd, rc, out, cur, has_cur);
-		}
+	rc = share_update(sd, rc, key, &expr, vals, DDB_RETURN_ALL_NEW,
+			  deadline, &out, cur, has_cur);
+	if (!rc && out && cur) {
+		/* The row as it now is: the other readers too. */
+		rc = store_ddb_item_to_record(out, sd->default_lease_ms, cur);
+		if (!rc && has_cur)
+			*has_cur = true;
 	}
 	ddb_item_free(out);
-	ddb_item_free(vals);
-	ddb_item_free(k);
 	return rc;
 }
 
@@ -116,19 +131,17 @@ int store_ddb_shared_join(struct store *s, const struct lock_record *rec,
 			  struct lock_record *cur, bool *has_cur)
 {
 	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *k, *vals = NULL, *entry = NULL, *old = NULL;
+	struct ddb_item *vals = NULL, *entry = NULL, *old = NULL;
 	const char *names[6];
 	char lease[32];
 	struct ddb_expr expr = { .names = names };
-	struct ddb_call call;
 	int rc;
 
 	if (!rec->shared || rec->n_readers != 1)
 		return -EINVAL;
-	k = key_item(rec->key, RECORD_SORT_LOCK);
 	vals = ddb_item_new();
-	rc = (k && vals) ? store_ddb_item_reader_map(&rec->readers[0], &entry)
-			 : -ENOMEM;
+	rc = vals ? store_ddb_item_reader_map(&rec->readers[0], &entry)
+		  : -ENOMEM;
 	share_names(names, rec->readers[0].id);
 	names[2] = NULL; /* #v is not used */
 	text_format_seconds_short(rec->lease_ms, lease, sizeof(lease));
@@ -154,17 +167,10 @@ int store_ddb_shared_join(struct store *s, const struct lock_record *rec,
 		rc = ddb_item_set_n_text(vals, ":lease", lease);
 	if (!rc)
 		rc = ddb_item_set_s(vals, ":sh", RECORD_SHARED);
-	if (!rc) {
-		expr.values = vals;
-		call_init(&call, deadline);
-		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
-				     DDB_RETURN_NONE, &old, &call);
-		rc = share_result(sd, rc, old, cur, has_cur);
-	}
+	rc = share_update(sd, rc, rec->key, &expr, vals, DDB_RETURN_NONE,
+			  deadline, &old, cur, has_cur);
 	ddb_item_free(old);
 	ddb_item_free(entry);
-	ddb_item_free(vals);
-	ddb_item_free(k);
 	return rc;
 }
 
@@ -174,7 +180,6 @@ int store_ddb_shared_leave(struct store *s, const char *key,
 			   struct lock_record *cur, bool *has_cur)
 {
 	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
 	struct ddb_item *vals = ddb_item_new(), *out = NULL;
 	const char *names[6];
 	struct ddb_expr expr = {
@@ -184,17 +189,12 @@ int store_ddb_shared_leave(struct store *s, const char *key,
 	};
 	struct ddb_call call;
 	struct lock_record now;
-	int rc = (k && vals) ? ddb_item_set_s(vals, ":rvn", new_rvn) : -ENOMEM;
+	int rc = vals ? ddb_item_set_s(vals, ":rvn", new_rvn) : -ENOMEM;
 
 	if (!rc)
 		rc = ddb_item_set_s(vals, ":old", expect_v);
-	if (!rc) {
-		expr.values = vals;
-		call_init(&call, deadline);
-		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
-				     DDB_RETURN_ALL_NEW, &out, &call);
-		rc = share_result(sd, rc, out, cur, has_cur);
-	}
+	rc = share_update(sd, rc, key, &expr, vals, DDB_RETURN_ALL_NEW,
+			  deadline, &out, cur, has_cur);
 	record_init(&now);
 	if (!rc && out &&
 	    !store_ddb_item_to_record(out, sd->default_lease_ms, &now) &&
@@ -202,6 +202,7 @@ int store_ddb_shared_leave(struct store *s, const char *key,
 		/* The last reader left: the row goes, unless someone joined
 		 * or marked it meanwhile. Best effort: a row left behind
 		 * without readers is free to anyone (store.h). */
+		struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
 		struct ddb_item *dv = ddb_item_new();
 		struct ddb_expr cond = {
 			.condition = A_RVN
@@ -209,7 +210,7 @@ int store_ddb_shared_leave(struct store *s, const char *key,
 			") = :zero AND attribute_not_exists(" A_WRITER ")",
 		};
 
-		if (dv && !ddb_item_set_s(dv, ":rvn", new_rvn) &&
+		if (k && dv && !ddb_item_set_s(dv, ":rvn", new_rvn) &&
 		    !ddb_item_set_n(dv, ":zero", 0)) {
 			cond.values = dv;
 			call_init(&call, deadline);
@@ -217,11 +218,10 @@ int store_ddb_shared_leave(struct store *s, const char *key,
 					DDB_RETURN_NONE, NULL, &call);
 		}
 		ddb_item_free(dv);
+		ddb_item_free(k);
 	}
 	record_fini(&now);
 	ddb_item_free(out);
-	ddb_item_free(vals);
-	ddb_item_free(k);
 	return rc;
 }
 
@@ -229,8 +229,6 @@ int store_ddb_shared_evict(struct store *s, const char *key,
 			   const char *reader_id, const char *expect_v,
 			   int64_t deadline)
 {
-	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
 	struct ddb_item *vals = ddb_item_new();
 	const char *names[6];
 	struct ddb_expr expr = {
@@ -238,18 +236,10 @@ int store_ddb_shared_evict(struct store *s, const char *key,
 		.condition = ME_V " = :old",
 		.names = share_names(names, reader_id),
 	};
-	struct ddb_call call;
-	int rc = (k && vals) ? ddb_item_set_s(vals, ":old", expect_v) : -ENOMEM;
+	int rc = vals ? ddb_item_set_s(vals, ":old", expect_v) : -ENOMEM;
 
-	if (!rc) {
-		expr.values = vals;
-		call_init(&call, deadline);
-		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
-				     DDB_RETURN_NONE, NULL, &call);
-	}
-	ddb_item_free(vals);
-	ddb_item_free(k);
-	return rc;
+	return share_update(to_sd(s), rc, key, &expr, vals, DDB_RETURN_NONE,
+			    deadline, NULL, NULL, NULL);
 }
 
 int store_ddb_shared_mark_writer(struct store *s, const char *key,
@@ -257,8 +247,6 @@ int store_ddb_shared_mark_writer(struct store *s, const char *key,
 				 const char *replace_v, int64_t deadline,
 				 struct lock_record *cur, bool *has_cur)
 {
-	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
 	struct ddb_item *vals = ddb_item_new(), *mark = NULL, *old = NULL;
 	const char *names[] = { "#id", W_ID, "#v", W_V, NULL };
 	struct ddb_expr expr = {
@@ -272,9 +260,7 @@ int store_ddb_shared_mark_writer(struct store *s, const char *key,
 				     ") OR " A_WRITER ".#id = :id)",
 		.names = names,
 	};
-	struct ddb_call call;
-	int rc =
-		(k && vals) ? store_ddb_item_writer_map(id, v, &mark) : -ENOMEM;
+	int rc = vals ? store_ddb_item_writer_map(id, v, &mark) : -ENOMEM;
 
 	if (!replace_v)
 		names[2] = NULL; /* #v is not used */
@@ -286,25 +272,16 @@ int store_ddb_shared_mark_writer(struct store *s, const char *key,
 		rc = ddb_item_set_s(vals, ":sh", RECORD_SHARED);
 	if (!rc && replace_v)
 		rc = ddb_item_set_s(vals, ":stale", replace_v);
-	if (!rc) {
-		expr.values = vals;
-		call_init(&call, deadline);
-		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
-				     DDB_RETURN_NONE, &old, &call);
-		rc = share_result(sd, rc, old, cur, has_cur);
-	}
+	rc = share_update(to_sd(s), rc, key, &expr, vals, DDB_RETURN_NONE,
+			  deadline, &old, cur, has_cur);
 	ddb_item_free(old);
 	ddb_item_free(mark);
-	ddb_item_free(vals);
-	ddb_item_free(k);
 	return rc;
 }
 
 int store_ddb_shared_clear_writer(struct store *s, const char *key,
 				  const char *v, int64_t deadline)
 {
-	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
 	struct ddb_item *vals = ddb_item_new();
 	const char *names[] = { "#v", W_V, NULL };
 	struct ddb_expr expr = {
@@ -312,16 +289,8 @@ int store_ddb_shared_clear_writer(struct store *s, const char *key,
 		.condition = A_WRITER ".#v = :v",
 		.names = names,
 	};
-	struct ddb_call call;
-	int rc = (k && vals) ? ddb_item_set_s(vals, ":v", v) : -ENOMEM;
+	int rc = vals ? ddb_item_set_s(vals, ":v", v) : -ENOMEM;
 
-	if (!rc) {
-		expr.values = vals;
-		call_init(&call, deadline);
-		rc = ddb_update_item(sd->ddb, sd->table, k, &expr,
-				     DDB_RETURN_NONE, NULL, &call);
-	}
-	ddb_item_free(vals);
-	ddb_item_free(k);
-	return rc;
+	return share_update(to_sd(s), rc, key, &expr, vals, DDB_RETURN_NONE,
+			    deadline, NULL, NULL, NULL);
 }

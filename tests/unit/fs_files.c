@@ -9,66 +9,33 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "engine_steps.h"
 #include "fs.h"
+#include "fs_mount.h"
 #include "lease.h"
 #include "log.h"
 #include "store_mem.h"
 
-struct mount {
-	struct observe *obs;
-	struct lock_engine *eng;
-	struct fs *fs;
-	struct metrics m;
-};
-
 static struct store *st;
 
-static void mount_init(struct mount *mt, const char *owner, bool allow_break)
+static void mount_init(struct fs_mount *mt, const char *owner, bool allow_break)
 {
-	struct lock_config lc = {
-		.owner = owner,
-		.host = "h",
-		.hold = HOLD_FD,
-		.recent_release_ms = 1000,
-	};
-	struct fs_config fc = {
-		.prefix = "",
-		.attr_timeout_s = 1,
-		.entry_timeout_s = 1,
-		.allow_break = allow_break,
-		.table = "t",
-	};
-	struct lock_callbacks cb = { fs_on_lost, NULL, NULL };
+	struct fs_config fc = fs_mount_config();
 
-	metrics_init(&mt->m);
-	mt->obs = observe_new(&clk_system, 0);
-	mt->eng = lock_engine_new(&lc, st, mt->obs, &clk_system, &mt->m, NULL);
-	mt->fs = fs_new(&fc, mt->eng, &mt->m);
-	CHECK(mt->obs && mt->eng && mt->fs);
-	cb.arg = mt->fs;
-	lock_engine_set_callbacks(mt->eng, &cb);
-}
-
-static void mount_fini(struct mount *mt)
-{
-	fs_free(mt->fs);
-	lock_engine_free(mt->eng);
-	observe_free(mt->obs);
+	fc.allow_break = allow_break;
+	fs_mount_init(mt, st, owner, &fc);
 }
 
 static const struct fs_ctx root_ctx = { 0, 0, 1 };
 static const struct fs_ctx user_ctx = { 1000, 1000, 1 };
 
-static int create(struct mount *mt, const struct fs_ctx *c, uint64_t parent,
+static int create(struct fs_mount *mt, const struct fs_ctx *c, uint64_t parent,
 		  const char *name, int flags, uint64_t *fh)
 {
-	struct fs_entry e;
-
-	return fs_create(mt->fs, c, parent, name, S_IFREG | 0640, flags, &e,
-			 fh);
+	return fs_mount_create(mt, c, parent, name, 0640, flags, fh);
 }
 
-static void read_text(struct mount *mt, uint64_t fh, char *out, size_t cap)
+static void read_text(struct fs_mount *mt, uint64_t fh, char *out, size_t cap)
 {
 	ssize_t n = fs_read(mt->fs, fh, out, cap - 1, 0);
 
@@ -76,7 +43,7 @@ static void read_text(struct mount *mt, uint64_t fh, char *out, size_t cap)
 	out[n] = '\0';
 }
 
-static void test_names(struct mount *a)
+static void test_names(struct fs_mount *a)
 {
 	struct fs_entry e;
 	char long_name[300];
@@ -118,7 +85,7 @@ static void test_names(struct mount *a)
 	CHECK_INT(fs_lookup(a->fs, parent, "too-long", &e), -ENAMETOOLONG);
 }
 
-static void test_exclusion(struct mount *a, struct mount *b)
+static void test_exclusion(struct fs_mount *a, struct fs_mount *b)
 {
 	char text[4096];
 	uint64_t fa, fb, fb2;
@@ -190,7 +157,7 @@ static void test_exclusion(struct mount *a, struct mount *b)
 	CHECK_INT(store_mem_lock_count(st), 0);
 }
 
-static void test_break(struct mount *a, struct mount *c)
+static void test_break(struct fs_mount *a, struct fs_mount *c)
 {
 	uint64_t fa;
 
@@ -213,7 +180,7 @@ struct names_seen {
 	int files, dirs, ctl;
 };
 
-static void list(struct mount *mt, uint64_t ino, struct names_seen *seen,
+static void list(struct fs_mount *mt, uint64_t ino, struct names_seen *seen,
 		 const char *want)
 {
 	const char *name;
@@ -242,7 +209,7 @@ static void list(struct mount *mt, uint64_t ino, struct names_seen *seen,
 	CHECK(found);
 }
 
-static void test_dirs_and_listing(struct mount *a, struct mount *b)
+static void test_dirs_and_listing(struct fs_mount *a, struct fs_mount *b)
 {
 	struct names_seen seen;
 	struct fs_entry e;
@@ -281,14 +248,8 @@ static void test_dirs_and_listing(struct mount *a, struct mount *b)
 	CHECK_INT(fs_lookup(a->fs, FS_ROOT_INO, "jobs", &e), -ENOENT);
 
 	/* Keys written by another client under a path: implicit directory. */
-	struct lock_record r;
-	record_init(&r);
-	record_set_str(&r.key, "deploy/prod");
-	record_set_str(&r.owner, "python-client");
-	strcpy(r.rvn, "v1");
-	r.lease_ms = 30000;
-	CHECK_INT(store_mem_put_raw(st, &r), 0);
-	record_fini(&r);
+	engine_steps_foreign_row(st, "deploy/prod", "python-client", "v1",
+				 30000, 0);
 	list(a, FS_ROOT_INO, &seen, "deploy");
 	CHECK_INT(fs_lookup(a->fs, FS_ROOT_INO, "deploy", &e), 0);
 	CHECK(S_ISDIR(e.attr.mode));
@@ -321,7 +282,7 @@ static void test_dirs_and_listing(struct mount *a, struct mount *b)
 	CHECK_INT(store_mem_delete_raw(st, "deploy/prod"), 0);
 }
 
-static void test_ctl(struct mount *a)
+static void test_ctl(struct fs_mount *a)
 {
 	struct fs_entry e;
 	char text[8192];
@@ -349,7 +310,7 @@ static void test_ctl(struct mount *a)
 
 int main(int argc, char **argv)
 {
-	struct mount a, b, c;
+	struct fs_mount a, b, c;
 
 	log_setup(LOGL_ERR, false, NULL);
 	st = store_mem_new();
@@ -362,9 +323,9 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_break, &a, &c);
 	CHECK_CASE(test_dirs_and_listing, &a, &b);
 	CHECK_CASE(test_ctl, &a);
-	mount_fini(&a);
-	mount_fini(&b);
-	mount_fini(&c);
+	fs_mount_fini(&a);
+	fs_mount_fini(&b);
+	fs_mount_fini(&c);
 	store_free(st);
 	CHECK_DONE();
 }

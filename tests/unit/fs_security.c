@@ -14,16 +14,10 @@
 
 #include "check.h"
 #include "fs.h"
+#include "fs_mount.h"
 #include "fs_wb.h"
 #include "log.h"
 #include "store_mem.h"
-
-struct mount {
-	struct observe *obs;
-	struct lock_engine *eng;
-	struct fs *fs;
-	struct metrics m;
-};
 
 static struct store *st;
 
@@ -32,48 +26,18 @@ static const struct fs_ctx u1 = { 1001, 1001, 1 };
 static const struct fs_ctx u2 = { 1002, 1002, 1 };
 static const struct fs_ctx nobody = { 65534, 65534, 1 };
 
-static void mount_init(struct mount *mt, const char *owner,
+static void mount_init(struct fs_mount *mt, const char *owner,
 		       const struct fs_config *extra)
 {
-	struct lock_config lc = {
-		.owner = owner,
-		.host = "h",
-		.hold = HOLD_FD,
-		.recent_release_ms = 1000,
-	};
-	struct fs_config fc = {
-		.prefix = "",
-		.attr_timeout_s = 1,
-		.entry_timeout_s = 1,
-		.table = "t",
-	};
-	struct lock_callbacks cb = { fs_on_lost, NULL, NULL };
+	struct fs_config fc = fs_mount_config();
 
-	if (extra)
-		fc = *extra;
-	metrics_init(&mt->m);
-	mt->obs = observe_new(&clk_system, 0);
-	mt->eng = lock_engine_new(&lc, st, mt->obs, &clk_system, &mt->m, NULL);
-	mt->fs = fs_new(&fc, mt->eng, &mt->m);
-	CHECK(mt->obs && mt->eng && mt->fs);
-	cb.arg = mt->fs;
-	lock_engine_set_callbacks(mt->eng, &cb);
+	fs_mount_init(mt, st, owner, extra ? extra : &fc);
 }
 
-static void mount_fini(struct mount *mt)
-{
-	fs_free(mt->fs);
-	lock_engine_free(mt->eng);
-	observe_free(mt->obs);
-}
-
-static int create(struct mount *mt, const struct fs_ctx *c, uint64_t parent,
+static int create(struct fs_mount *mt, const struct fs_ctx *c, uint64_t parent,
 		  const char *name, uint32_t mode, int flags, uint64_t *fh)
 {
-	struct fs_entry e;
-
-	return fs_create(mt->fs, c, parent, name, S_IFREG | mode, flags, &e,
-			 fh);
+	return fs_mount_create(mt, c, parent, name, mode, flags, fh);
 }
 
 /* A row as another client (or a forger with table access) writes it. */
@@ -112,7 +76,7 @@ static void put_dir_row(const char *key, int64_t uid, uint32_t mode)
 }
 
 /* The readdirplus attributes of name in directory ino. */
-static bool listed_attr(struct mount *mt, uint64_t ino, const char *name,
+static bool listed_attr(struct fs_mount *mt, uint64_t ino, const char *name,
 			struct fs_attr *out)
 {
 	const char *n;
@@ -136,7 +100,7 @@ static bool listed_attr(struct mount *mt, uint64_t ino, const char *name,
 
 /* Item 1: a key below a private directory is listed before the
  * directory's own row: the entry still has the row's owner and mode. */
-static void test_listing_owner(struct mount *a)
+static void test_listing_owner(struct fs_mount *a)
 {
 	struct fs_attr at;
 	struct fs_entry e;
@@ -161,7 +125,7 @@ static void test_listing_owner(struct mount *a)
 /* Item 11: a create without O_EXCL that finds the name taken (between
  * the kernel's lookup and the create) opens it only with the permission
  * the lock's mode gives. */
-static void test_create_taken(struct mount *a, struct mount *b)
+static void test_create_taken(struct fs_mount *a, struct fs_mount *b)
 {
 	uint64_t held, fh;
 
@@ -195,7 +159,7 @@ static void test_create_taken(struct mount *a, struct mount *b)
 }
 
 /* Item 9: no setuid/setgid shown; nobody owns no row. */
-static void test_foreign_rows(struct mount *a)
+static void test_foreign_rows(struct fs_mount *a)
 {
 	struct fs_entry e;
 
@@ -242,7 +206,7 @@ static void test_limits(void)
 		.max_dirs_per_user = 1,
 		.max_opens_per_user = 3,
 	};
-	struct mount q;
+	struct fs_mount q;
 	struct fs_entry e;
 	uint64_t f[8], dh;
 	int i;
@@ -292,11 +256,11 @@ static void test_limits(void)
 	CHECK_INT(fs_mkdir(q.fs, &u1, FS_ROOT_INO, "d3", 0755, &e), 0);
 	for (i = 1; i < 5; i++)
 		fs_release(q.fs, f[i]);
-	mount_fini(&q);
+	fs_mount_fini(&q);
 }
 
 /* Item 4: data writes are coalesced. */
-static void test_write_coalescing(struct mount *a, struct mount *b)
+static void test_write_coalescing(struct fs_mount *a, struct fs_mount *b)
 {
 	char big[FS_MAX_DATA], text[FS_MAX_DATA * 2 + 4096];
 	uint64_t fh, rb;
@@ -345,7 +309,7 @@ static void test_write_coalescing(struct mount *a, struct mount *b)
 }
 
 /* Item 5: who sees which lock in .lockfs/status. */
-static void status_of(struct mount *mt, const struct fs_ctx *c, char *out,
+static void status_of(struct fs_mount *mt, const struct fs_ctx *c, char *out,
 		      size_t cap)
 {
 	uint64_t fh;
@@ -358,7 +322,7 @@ static void status_of(struct mount *mt, const struct fs_ctx *c, char *out,
 	fs_release(mt->fs, fh);
 }
 
-static void test_status_view(struct mount *a)
+static void test_status_view(struct fs_mount *a)
 {
 	struct fs_entry priv, pub;
 	uint64_t f1, f2, f3;
@@ -392,7 +356,7 @@ static void test_status_view(struct mount *a)
 
 int main(int argc, char **argv)
 {
-	struct mount a, b;
+	struct fs_mount a, b;
 
 	log_setup(LOGL_ERR, false, NULL);
 	st = store_mem_new();
@@ -405,8 +369,8 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_limits);
 	CHECK_CASE(test_write_coalescing, &a, &b);
 	CHECK_CASE(test_status_view, &a);
-	mount_fini(&a);
-	mount_fini(&b);
+	fs_mount_fini(&a);
+	fs_mount_fini(&b);
 	store_free(st);
 	CHECK_DONE();
 }

@@ -446,11 +446,7 @@ static void test_other_clients(void)
 	record_init(&r);
 	/* A python client's lock: readers wait for it like writers, and take
 	 * it over only once its RVN stood still for its lease. */
-	record_set_str(&r.key, "p");
-	record_set_str(&r.owner, "python-host");
-	strcpy(r.rvn, "py1");
-	r.lease_ms = 2000;
-	CHECK_INT(store_mem_put_raw(mem, &r), 0);
+	engine_steps_foreign_row(mem, "p", "python-host", "py1", 2000, 0);
 	CHECK_INT(share(&A, "p", &a), -EEXIST);
 	advance(2010);
 	CHECK_INT(share(&A, "p", &a), 0);

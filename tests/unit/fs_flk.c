@@ -188,6 +188,22 @@ static void *call_lock(void *arg)
 	return NULL;
 }
 
+/* first's attempt reaches the store (gated on key), second's starts,
+ * then the gate opens; both return. */
+static void race(const char *key, struct call *first, struct call *second)
+{
+	pthread_t t1, t2;
+
+	gate_close(key);
+	CHECK_INT(pthread_create(&t1, NULL, call_lock, first), 0);
+	gate_wait_entered(); /* first's acquire is in flight */
+	CHECK_INT(pthread_create(&t2, NULL, call_lock, second), 0);
+	usleep(50 * 1000);
+	gate_release();
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+}
+
 /* A signal that reaches a blocking flock while its first attempt is in
  * flight (before any waiter exists) is answered EINTR, not lost. */
 static void test_interrupt_during_first_attempt(void)
@@ -261,30 +277,15 @@ static void test_attempts_do_not_undo_grants(void)
 	struct call c2 = { .r = { .key = "r", .owner = 1, .kind = FLK_FLOCK } };
 	struct call c3 = { .r = { .key = "q", .owner = 3, .kind = FLK_POSIX } };
 	struct call c4 = { .r = { .key = "q", .owner = 4, .kind = FLK_POSIX } };
-	pthread_t t1, t2;
 
 	setup();
 	c1.r.holder = c2.r.holder = c3.r.holder = c4.r.holder = h;
-	gate_close("r");
-	CHECK_INT(pthread_create(&t1, NULL, call_lock, &c1), 0);
-	gate_wait_entered(); /* c1's acquire is in flight */
-	CHECK_INT(pthread_create(&t2, NULL, call_lock, &c2), 0);
-	usleep(50 * 1000);
-	gate_release();
-	pthread_join(t1, NULL);
-	pthread_join(t2, NULL);
+	race("r", &c1, &c2);
 	CHECK_INT(c1.rc, 0);
 	CHECK_INT(c2.rc, 0);
 	CHECK_INT(store_mem_lock_count(mem), 1); /* still held */
 
-	gate_close("q");
-	CHECK_INT(pthread_create(&t1, NULL, call_lock, &c3), 0);
-	gate_wait_entered();
-	CHECK_INT(pthread_create(&t2, NULL, call_lock, &c4), 0);
-	usleep(50 * 1000);
-	gate_release();
-	pthread_join(t1, NULL);
-	pthread_join(t2, NULL);
+	race("q", &c3, &c4);
 	CHECK_INT(c3.rc, 0);
 	CHECK_INT(c4.rc, -EAGAIN);
 	CHECK_INT(store_mem_lock_count(mem), 2);

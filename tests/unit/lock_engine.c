@@ -481,6 +481,19 @@ static pid_t dead_pgrp(void)
 	return child;
 }
 
+/* key, acquired by h and closed, is still held after a second of lease
+ * steps. */
+static void check_held_after_close(const char *key, struct lock_holder *h)
+{
+	struct lock *lk;
+
+	CHECK_INT(lock_acquire(eng, key, h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	advance(1000);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	lock_unref(eng, lk);
+}
+
 static void test_hold_modes(void)
 {
 	struct lock_holder h;
@@ -501,11 +514,7 @@ static void test_hold_modes(void)
 	/* pgrp: kept while the group lives, released once it is gone. */
 	setup(HOLD_PGRP);
 	h = holder(getpgrp());
-	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
-	lock_holder_closed(eng, lk);
-	advance(1000);
-	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
-	lock_unref(eng, lk);
+	check_held_after_close("a", &h);
 	h = holder(dead_pgrp());
 	CHECK_INT(lock_acquire(eng, "b", &h, &lk, NULL, NULL), 0);
 	advance(1000); /* open: held even though the group is gone */
@@ -538,11 +547,7 @@ static void test_hold_modes(void)
 	/* unlink: never released automatically. */
 	setup(HOLD_UNLINK);
 	h = holder(dead_pgrp());
-	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
-	lock_holder_closed(eng, lk);
-	advance(1000);
-	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
-	lock_unref(eng, lk);
+	check_held_after_close("a", &h);
 	teardown();
 }
 
@@ -696,15 +701,8 @@ static int slow_delete(void *arg, enum store_fault_op op, const char *key)
 
 static void test_lease_path_parallel(void)
 {
-	struct lock_config cfg = {
-		.owner = "me",
-		.host = "testhost",
-		.lease_ms = 1000,
-		.heartbeat_ms = 100,
-		.safe_period_ms = 500,
-		.hold = HOLD_PGRP,
-		.pgrp_poll_ms = 20,
-	};
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_PGRP);
 	struct store_fault sf;
 	struct store *mem = store_mem_new();
 	struct observe *o = observe_new(&clk_system, 0);
@@ -715,6 +713,10 @@ static void test_lease_path_parallel(void)
 	pid_t child;
 
 	CHECK(mem && o);
+	cfg.lease_ms = 1000;
+	cfg.heartbeat_ms = 100;
+	cfg.safe_period_ms = 500;
+	cfg.pgrp_poll_ms = 20;
 	store_fault_init(&sf, mem);
 	sf.before = slow_delete;
 	e = lock_engine_new(&cfg, &sf.base, o, &clk_system, NULL, NULL);

@@ -125,22 +125,23 @@ void host_fake_kill(struct host_fake *f, int64_t pgid)
 	pthread_mutex_unlock(&f->mu);
 }
 
-int host_fake_signals(struct host_fake *f)
+/* *counter, one of f's, read under f->mu. */
+static int read_counter(struct host_fake *f, const int *counter)
 {
 	int n;
 
 	pthread_mutex_lock(&f->mu);
-	n = f->signals;
+	n = *counter;
 	pthread_mutex_unlock(&f->mu);
 	return n;
 }
 
+int host_fake_signals(struct host_fake *f)
+{
+	return read_counter(f, &f->signals);
+}
+
 int host_fake_alive_checks(struct host_fake *f)
 {
-	int n;
-
-	pthread_mutex_lock(&f->mu);
-	n = f->alive_checks;
-	pthread_mutex_unlock(&f->mu);
-	return n;
+	return read_counter(f, &f->alive_checks);
 }

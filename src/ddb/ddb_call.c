@@ -1,9 +1,9 @@
 /* ddb_call: struct ddb and the request envelope every operation shares:
  * the request object and its expressions, the X-Amz-Target, sending with
- * awsreq, the -d log line, local and unreadable-answer errors, and the
- * operations' names (also the metrics' request kinds). struct ddb is
- * immutable after ddb_new and used from any thread (the network state is
- * in the awsreq, per thread). */
+ * awsreq and reading the answer (ddb_call_run), the -d log line, local and
+ * unreadable-answer errors, and the operations' names (also the metrics'
+ * request kinds). struct ddb is immutable after ddb_new and used from any
+ * thread (the network state is in the awsreq, per thread). */
 #include "ddb_int.h"
 
 #include <cjson/cJSON.h>
@@ -267,4 +267,31 @@ int ddb_call_condition_failed(const struct buf *resp, struct ddb_call *call,
 	int rc = ddb_parse_condition_failure(resp->data, resp->len, old_out);
 
 	return rc ? ddb_call_unreadable(call, rc, op) : -ECANCELED;
+}
+
+int ddb_call_run(struct ddb *d, enum ddb_op op, cJSON *req, int rc,
+		 const char *why, ddb_answer_fn answer, void *arg,
+		 struct ddb_item **old_out, struct ddb_call *call)
+{
+	const char *name = ddb_op_name(op);
+	struct buf resp = BUF_INIT;
+	char built[64];
+
+	if (rc) {
+		snprintf(built, sizeof(built), "cannot build %s", name);
+		rc = ddb_call_fail(call, rc, why ? why : built);
+		goto out;
+	}
+	rc = ddb_call_send(d, op, req, &resp, call);
+	if (rc == -ECANCELED) {
+		rc = ddb_call_condition_failed(&resp, call, name, old_out);
+	} else if (!rc && answer) {
+		rc = answer(resp.data, resp.len, arg);
+		if (rc && rc != -ENOENT)
+			rc = ddb_call_unreadable(call, rc, name);
+	}
+out:
+	cJSON_Delete(req);
+	buf_fini(&resp);
+	return rc;
 }

@@ -100,5 +100,16 @@ int ddb_call_send(struct ddb *d, enum ddb_op op, cJSON *req, struct buf *resp,
 /* After a write failed its condition: the current item into *old_out. */
 int ddb_call_condition_failed(const struct buf *resp, struct ddb_call *call,
 			      const char *op, struct ddb_item **old_out);
+/* Reads an answer's body into arg: 0 or -errno (-ENOENT, no item, is an
+ * answer too). */
+typedef int (*ddb_answer_fn)(const char *body, size_t len, void *arg);
+/* The rest of every operation once req is built (rc: the result of
+ * building it, a failure reported with why, NULL for "cannot build <op>"):
+ * sends req as op, then answer(arg) reads the answer (NULL: none wanted),
+ * one it cannot read made ddb_call_unreadable; a failed condition puts the
+ * current item in *old_out. Frees req. */
+int ddb_call_run(struct ddb *d, enum ddb_op op, cJSON *req, int rc,
+		 const char *why, ddb_answer_fn answer, void *arg,
+		 struct ddb_item **old_out, struct ddb_call *call);
 
 #endif

@@ -24,12 +24,16 @@ static const char *return_name(enum ddb_return rv)
 	}
 }
 
+static int answer_item(const char *body, size_t len, void *item_out)
+{
+	return ddb_parse_get_item(body, len, item_out);
+}
+
 int ddb_get_item(struct ddb *d, const char *table, const struct ddb_item *key,
 		 bool consistent, struct ddb_item **item_out,
 		 struct ddb_call *call)
 {
 	struct ddb_call scratch;
-	struct buf resp = BUF_INIT;
 	cJSON *req;
 	int rc;
 
@@ -42,20 +46,13 @@ int ddb_get_item(struct ddb *d, const char *table, const struct ddb_item *key,
 	rc = req ? ddb_call_add_item(req, "Key", key) : -ENOMEM;
 	if (!rc && consistent && !cJSON_AddTrueToObject(req, "ConsistentRead"))
 		rc = -ENOMEM;
-	if (rc) {
-		rc = ddb_call_fail(call, rc, "cannot build GetItem");
-		goto out;
-	}
-	rc = ddb_call_send(d, DDB_OP_GET_ITEM, req, &resp, call);
-	if (!rc) {
-		rc = ddb_parse_get_item(resp.data, resp.len, item_out);
-		if (rc && rc != -ENOENT)
-			rc = ddb_call_unreadable(call, rc, "GetItem");
-	}
-out:
-	cJSON_Delete(req);
-	buf_fini(&resp);
-	return rc;
+	return ddb_call_run(d, DDB_OP_GET_ITEM, req, rc, NULL, answer_item,
+			    item_out, NULL, call);
+}
+
+static int answer_attributes(const char *body, size_t len, void *out)
+{
+	return ddb_parse_attributes(body, len, out);
 }
 
 /* PutItem, UpdateItem and DeleteItem: one write of the item (or key) under
@@ -67,33 +64,15 @@ static int write_item(struct ddb *d, enum ddb_op op, const char *table,
 		      const struct ddb_expr *expr, const char *rv_name,
 		      struct ddb_item **out, struct ddb_call *call)
 {
-	const char *name = ddb_op_name(op);
-	struct buf resp = BUF_INIT;
 	cJSON *req = ddb_call_request(table);
-	char why[64];
 	int rc = req ? ddb_call_add_item(req, field, item) : -ENOMEM;
 
 	if (!rc)
 		rc = ddb_call_add_expr(req, expr);
 	if (!rc && rv_name)
 		rc = ddb_call_add_string(req, "ReturnValues", rv_name);
-	if (rc) {
-		snprintf(why, sizeof(why), "cannot build %s", name);
-		rc = ddb_call_fail(call, rc, why);
-		goto out;
-	}
-	rc = ddb_call_send(d, op, req, &resp, call);
-	if (rc == -ECANCELED) {
-		rc = ddb_call_condition_failed(&resp, call, name, out);
-	} else if (!rc && rv_name) {
-		rc = ddb_parse_attributes(resp.data, resp.len, out);
-		if (rc)
-			rc = ddb_call_unreadable(call, rc, name);
-	}
-out:
-	cJSON_Delete(req);
-	buf_fini(&resp);
-	return rc;
+	return ddb_call_run(d, op, req, rc, NULL,
+			    rv_name ? answer_attributes : NULL, out, out, call);
 }
 
 int ddb_put_item(struct ddb *d, const char *table, const struct ddb_item *item,

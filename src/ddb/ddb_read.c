@@ -6,14 +6,17 @@
 #include <errno.h>
 #include <string.h>
 
+static int answer_page(const char *body, size_t len, void *page)
+{
+	return ddb_parse_page(body, len, page);
+}
+
 static int read_page(struct ddb *d, enum ddb_op op, const char *table,
 		     const struct ddb_read *rd,
 		     const struct ddb_item *start_key, struct ddb_page *page,
 		     struct ddb_call *call)
 {
-	const char *name = ddb_op_name(op);
 	struct ddb_call scratch;
-	struct buf resp = BUF_INIT;
 	cJSON *req;
 	int rc = 0;
 
@@ -44,20 +47,8 @@ static int read_page(struct ddb *d, enum ddb_op op, const char *table,
 		rc = -ENOMEM;
 	if (!rc && start_key)
 		rc = ddb_call_add_item(req, "ExclusiveStartKey", start_key);
-	if (rc) {
-		rc = ddb_call_fail(call, rc, "cannot build request");
-		goto out;
-	}
-	rc = ddb_call_send(d, op, req, &resp, call);
-	if (!rc) {
-		rc = ddb_parse_page(resp.data, resp.len, page);
-		if (rc)
-			rc = ddb_call_unreadable(call, rc, name);
-	}
-out:
-	cJSON_Delete(req);
-	buf_fini(&resp);
-	return rc;
+	return ddb_call_run(d, op, req, rc, "cannot build request", answer_page,
+			    page, NULL, call);
 }
 
 int ddb_query(struct ddb *d, const char *table, const struct ddb_read *rd,

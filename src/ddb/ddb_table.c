@@ -39,7 +39,6 @@ int ddb_create_table(struct ddb *d, const char *table, const char *hash_name,
 		     const char *range_name, struct ddb_call *call)
 {
 	struct ddb_call scratch;
-	struct buf resp = BUF_INIT;
 	cJSON *req, *defs = NULL, *schema = NULL;
 	int rc;
 
@@ -58,40 +57,27 @@ int ddb_create_table(struct ddb *d, const char *table, const char *hash_name,
 		rc = add_key_attr(defs, schema, range_name, "RANGE");
 	if (!rc)
 		rc = ddb_call_add_string(req, "BillingMode", "PAY_PER_REQUEST");
-	if (rc) {
-		rc = ddb_call_fail(call, rc, "out of memory");
-		goto out;
-	}
-	rc = ddb_call_send(d, DDB_OP_CREATE_TABLE, req, &resp, call);
-out:
-	cJSON_Delete(req);
-	buf_fini(&resp);
-	return rc;
+	return ddb_call_run(d, DDB_OP_CREATE_TABLE, req, rc, "out of memory",
+			    NULL, NULL, NULL, call);
+}
+
+static int answer_table(const char *body, size_t len, void *out)
+{
+	return ddb_parse_table(body, len, out);
 }
 
 int ddb_describe_table(struct ddb *d, const char *table,
 		       struct ddb_table_info *out, struct ddb_call *call)
 {
 	struct ddb_call scratch;
-	struct buf resp = BUF_INIT;
 	cJSON *req;
-	int rc;
 
 	call = ddb_call_begin(call, &scratch);
 	if (!d || !table)
 		return ddb_call_fail(call, -EINVAL, "invalid argument");
 	req = ddb_call_request(table);
-	if (!req)
-		return ddb_call_fail(call, -ENOMEM, "out of memory");
-	rc = ddb_call_send(d, DDB_OP_DESCRIBE_TABLE, req, &resp, call);
-	if (!rc) {
-		rc = ddb_parse_table(resp.data, resp.len, out);
-		if (rc)
-			rc = ddb_call_unreadable(call, rc, "DescribeTable");
-	}
-	cJSON_Delete(req);
-	buf_fini(&resp);
-	return rc;
+	return ddb_call_run(d, DDB_OP_DESCRIBE_TABLE, req, req ? 0 : -ENOMEM,
+			    "out of memory", answer_table, out, NULL, call);
 }
 
 int ddb_wait_table_active(struct ddb *d, const char *table,
@@ -137,32 +123,33 @@ int ddb_wait_table_active(struct ddb *d, const char *table,
 	return -ETIMEDOUT;
 }
 
+struct ttl_answer {
+	char *status, *attr;
+	size_t status_len, attr_len;
+};
+
+static int answer_ttl(const char *body, size_t len, void *arg)
+{
+	struct ttl_answer *a = arg;
+
+	return ddb_parse_ttl(body, len, a->status, a->status_len, a->attr,
+			     a->attr_len);
+}
+
 int ddb_describe_ttl(struct ddb *d, const char *table, char *status,
 		     size_t status_len, char *attr, size_t attr_len,
 		     struct ddb_call *call)
 {
+	struct ttl_answer a = { status, attr, status_len, attr_len };
 	struct ddb_call scratch;
-	struct buf resp = BUF_INIT;
 	cJSON *req;
-	int rc;
 
 	call = ddb_call_begin(call, &scratch);
 	if (!d || !table)
 		return ddb_call_fail(call, -EINVAL, "invalid argument");
 	req = ddb_call_request(table);
-	if (!req)
-		return ddb_call_fail(call, -ENOMEM, "out of memory");
-	rc = ddb_call_send(d, DDB_OP_DESCRIBE_TTL, req, &resp, call);
-	if (!rc) {
-		rc = ddb_parse_ttl(resp.data, resp.len, status, status_len,
-				   attr, attr_len);
-		if (rc)
-			rc = ddb_call_unreadable(call, rc,
-						 "DescribeTimeToLive");
-	}
-	cJSON_Delete(req);
-	buf_fini(&resp);
-	return rc;
+	return ddb_call_run(d, DDB_OP_DESCRIBE_TTL, req, req ? 0 : -ENOMEM,
+			    "out of memory", answer_ttl, &a, NULL, call);
 }
 
 /* After UpdateTimeToLive was refused: true if the table already has the
@@ -192,9 +179,8 @@ int ddb_update_ttl(struct ddb *d, const char *table, const char *attr,
 		   bool enabled, struct ddb_call *call)
 {
 	struct ddb_call scratch;
-	struct buf resp = BUF_INIT;
 	cJSON *req, *spec = NULL;
-	int rc;
+	int rc = 0;
 
 	call = ddb_call_begin(call, &scratch);
 	if (!d || !table || !ddb_name_ok(attr))
@@ -203,18 +189,14 @@ int ddb_update_ttl(struct ddb *d, const char *table, const char *attr,
 	if (req)
 		spec = cJSON_AddObjectToObject(req, "TimeToLiveSpecification");
 	if (!spec || ddb_call_add_string(spec, "AttributeName", attr) ||
-	    !cJSON_AddBoolToObject(spec, "Enabled", enabled)) {
-		rc = ddb_call_fail(call, -ENOMEM, "out of memory");
-		goto out;
-	}
-	rc = ddb_call_send(d, DDB_OP_UPDATE_TTL, req, &resp, call);
+	    !cJSON_AddBoolToObject(spec, "Enabled", enabled))
+		rc = -ENOMEM;
+	rc = ddb_call_run(d, DDB_OP_UPDATE_TTL, req, rc, "out of memory", NULL,
+			  NULL, NULL, call);
 	if (rc == -EINVAL && !strcmp(call->err.type, "ValidationException") &&
 	    ttl_already(d, table, attr, enabled, call)) {
 		awserr_clear(&call->err);
 		rc = 0;
 	}
-out:
-	cJSON_Delete(req);
-	buf_fini(&resp);
 	return rc;
 }

@@ -384,14 +384,8 @@ int lock_downgrade(struct lock_engine *e, struct lock *lk)
 		pthread_mutex_unlock(&e->mu);
 		return 0;
 	}
-	deadline = rc ? 0
-		      : lock_int_write_deadline_locked(e, lk,
-						       e->cfg.op_timeout_ms);
-	pthread_mutex_unlock(&e->mu);
-	if (rc) {
-		lock_int_notify_lost(e);
+	if (lock_int_write_started(e, lk, rc, e->cfg.op_timeout_ms, &deadline))
 		return -EIO;
-	}
 	/* The row becomes shared with our entry alone, written over our own
 	 * RVN: no writer can come in between, and readers may join after. */
 	record_init(&cur);

@@ -58,15 +58,9 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 		if (!has || (reader && !record_reader_find(&cur, reader)))
 			break; /* gone: deleted by our earlier attempt or
 				  expired (or, shared, our entry) */
-		pthread_mutex_lock(&e->mu);
-		if (lock_int_pending_adopt_locked(
-			    lk, record_holder_version(&cur, reader))) {
-			text_copy(expect, sizeof(expect),
-				  record_holder_version(&cur, reader));
-			pthread_mutex_unlock(&e->mu);
+		if (lock_int_adopt_landed(e, lk, &cur, reader, expect,
+					  sizeof(expect)))
 			continue;
-		}
-		pthread_mutex_unlock(&e->mu);
 		*stolen = true;
 		break;
 	}

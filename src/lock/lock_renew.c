@@ -57,16 +57,10 @@ static int write_renewal(struct lock_engine *e, struct lock *lk,
 			rc = 0;
 		if (rc != -ECANCELED)
 			break;
-		pthread_mutex_lock(&e->mu);
-		if (has && lock_int_pending_adopt_locked(
-				   lk, record_holder_version(&cur, reader))) {
-			/* An earlier write of ours landed after all. */
-			text_copy(expect, sizeof(expect),
-				  record_holder_version(&cur, reader));
-			pthread_mutex_unlock(&e->mu);
-			continue;
-		}
-		pthread_mutex_unlock(&e->mu);
+		if (has && lock_int_adopt_landed(e, lk, &cur, reader, expect,
+						 sizeof(expect)))
+			continue; /* an earlier write of ours landed after all
+				   */
 		rc = -ESTALE;
 		break;
 	}
@@ -112,6 +106,25 @@ static void after_renewal(struct lock_engine *e, struct lock *lk, int rc)
 	} else if (rc == -ESTALE) {
 		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
 	}
+}
+
+/* The end of a write begun with lock_int_begin_write_locked that renewed
+ * lk (rc, its answer): the claim let go of, the bookkeeping, and -EIO for
+ * a lock the clock no longer trusts; a fence, when one was written, known
+ * to be read. Takes mu; tells of losses. */
+static int end_renewal(struct lock_engine *e, struct lock *lk, int rc,
+		       bool fence)
+{
+	pthread_mutex_lock(&e->mu);
+	lock_int_end_write_locked(e, lk);
+	after_renewal(e, lk, rc);
+	if (!rc && !lock_int_trusted_locked(e, lk, now_mono(e)))
+		rc = -EIO;
+	if (!rc && fence)
+		lk->fence_read = true; /* a reader's may be 0: none yet */
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	return rc;
 }
 
 /* After a renewal of a shared lock (busy still claimed): the entries of
@@ -190,21 +203,10 @@ int lock_renew_sync(struct lock_engine *e, struct lock *lk)
 
 	pthread_mutex_lock(&e->mu);
 	rc = lock_int_begin_write_locked(e, lk);
-	deadline = lock_int_write_deadline_locked(e, lk, e->cfg.op_timeout_ms);
-	pthread_mutex_unlock(&e->mu);
-	if (rc) {
-		lock_int_notify_lost(e);
+	if (lock_int_write_started(e, lk, rc, e->cfg.op_timeout_ms, &deadline))
 		return -EIO;
-	}
 	fill_renewal(e, &rn);
-	rc = write_renewal(e, lk, &rn, deadline);
-	pthread_mutex_lock(&e->mu);
-	lock_int_end_write_locked(e, lk);
-	after_renewal(e, lk, rc);
-	if (rc == 0 && !lock_int_trusted_locked(e, lk, now_mono(e)))
-		rc = -EIO;
-	pthread_mutex_unlock(&e->mu);
-	lock_int_notify_lost(e);
+	rc = end_renewal(e, lk, write_renewal(e, lk, &rn, deadline), false);
 	if (!rc)
 		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
 	return rc ? -EIO : 0;
@@ -268,13 +270,7 @@ int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
 	rn.data_len = new_len;
 	rc = write_renewal(e, lk, &rn, deadline);
 done:
-	pthread_mutex_lock(&e->mu);
-	lock_int_end_write_locked(e, lk);
-	after_renewal(e, lk, rc);
-	if (rc == 0 && !lock_int_trusted_locked(e, lk, now_mono(e)))
-		rc = -EIO;
-	pthread_mutex_unlock(&e->mu);
-	lock_int_notify_lost(e);
+	rc = end_renewal(e, lk, rc, false);
 	free(data);
 	if (rc == -ENOMEM)
 		return rc;
@@ -309,15 +305,9 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 		pthread_mutex_unlock(&e->mu);
 		return 0;
 	}
-	deadline = rc ? 0
-		      : lock_int_write_deadline_locked(e, lk,
-						       e->cfg.op_timeout_ms);
-	shared = !rc && lk->shared;
-	pthread_mutex_unlock(&e->mu);
-	if (rc) {
-		lock_int_notify_lost(e);
+	shared = lk->shared;
+	if (lock_int_write_started(e, lk, rc, e->cfg.op_timeout_ms, &deadline))
 		return -EIO;
-	}
 	/* A writer's fence is one more than any handed out before; readers
 	 * get the counter as it is (no writer can hold meanwhile). Either
 	 * is recorded with a conditional write: only a holder gets one. */
@@ -336,15 +326,7 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 		rn.fence = f;
 		rc = write_renewal(e, lk, &rn, deadline);
 	}
-	pthread_mutex_lock(&e->mu);
-	lock_int_end_write_locked(e, lk);
-	after_renewal(e, lk, rc);
-	if (!rc && !lock_int_trusted_locked(e, lk, now_mono(e)))
-		rc = -EIO;
-	if (!rc)
-		lk->fence_read = true; /* a reader's may be 0: none yet */
-	pthread_mutex_unlock(&e->mu);
-	lock_int_notify_lost(e);
+	rc = end_renewal(e, lk, rc, true);
 	if (rc)
 		return -EIO;
 	*fence = f;

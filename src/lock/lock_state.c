@@ -310,6 +310,32 @@ int64_t lock_int_write_deadline_locked(struct lock_engine *e, struct lock *lk,
 	return d < safe_end ? d : safe_end;
 }
 
+int lock_int_write_started(struct lock_engine *e, struct lock *lk, int rc,
+			   int64_t max_ms, int64_t *deadline)
+{
+	*deadline = rc ? 0 : lock_int_write_deadline_locked(e, lk, max_ms);
+	pthread_mutex_unlock(&e->mu);
+	if (!rc)
+		return 0;
+	lock_int_notify_lost(e);
+	return -EIO;
+}
+
+bool lock_int_adopt_landed(struct lock_engine *e, struct lock *lk,
+			   const struct lock_record *cur, const char *reader,
+			   char *expect, size_t len)
+{
+	const char *v = record_holder_version(cur, reader);
+	bool landed;
+
+	pthread_mutex_lock(&e->mu);
+	landed = lock_int_pending_adopt_locked(lk, v);
+	if (landed)
+		text_copy(expect, len, v);
+	pthread_mutex_unlock(&e->mu);
+	return landed;
+}
+
 void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
 			 bool shared)
 {

@@ -235,5 +235,17 @@ void lock_int_end_write_locked(struct lock_engine *e, struct lock *lk);
  * count: the end of its safe period, and at most max_ms from now. */
 int64_t lock_int_write_deadline_locked(struct lock_engine *e, struct lock *lk,
 				       int64_t max_ms);
+/* mu held, after lock_int_begin_write_locked answered rc: drops mu, with
+ * the write's deadline (max_ms at most) in *deadline; -EIO, the loss told,
+ * if rc. */
+int lock_int_write_started(struct lock_engine *e, struct lock *lk, int rc,
+			   int64_t max_ms, int64_t *deadline);
+/* After a conditional write of lk was refused by the row cur: if reader's
+ * version there is one of our pending writes (it landed after all), that
+ * version goes to expect (len bytes) and the answer is true: try again.
+ * Takes mu. */
+bool lock_int_adopt_landed(struct lock_engine *e, struct lock *lk,
+			   const struct lock_record *cur, const char *reader,
+			   char *expect, size_t len);
 
 #endif

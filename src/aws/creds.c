@@ -271,6 +271,20 @@ static int copy_cached(struct creds_chain *ch, struct aws_creds *out,
 	return 0;
 }
 
+/* The outcome of the refresh that just ran, for a caller; mu held: the
+ * credentials if it succeeded or the cached ones are still usable, else
+ * its error. */
+static int outcome_locked(struct creds_chain *ch, struct aws_creds *out,
+			  struct aws_error *err)
+{
+	if (ch->last_rc == 0 ||
+	    (ch->have_cached &&
+	     clk_real_ms(ch->clock) < ch->usable_until_real_ms))
+		return copy_cached(ch, out, err);
+	*err = ch->last_err;
+	return ch->last_rc;
+}
+
 /* Whether the cached credentials may be handed out now; mu held. */
 static int cache_usable(const struct creds_chain *ch, int64_t now_real_ms)
 {
@@ -496,28 +510,14 @@ int creds_chain_get_wait(struct creds_chain *ch, struct aws_creds *out,
 			pthread_cond_timedwait(&ch->cv, &ch->mu, &ts);
 		}
 		/* Share the outcome of the refresh we waited for. */
-		if (ch->last_rc == 0 ||
-		    (ch->have_cached &&
-		     clk_real_ms(ch->clock) < ch->usable_until_real_ms)) {
-			rc = copy_cached(ch, out, err);
-		} else {
-			*err = ch->last_err;
-			rc = ch->last_rc;
-		}
+		rc = outcome_locked(ch, out, err);
 		pthread_mutex_unlock(&ch->mu);
 		return rc;
 	}
 	/* Not started (start-up): this caller runs the refresh. */
 	ch->refreshing = 1;
 	refresh_locked(ch);
-	if (ch->last_rc == 0 ||
-	    (ch->have_cached &&
-	     clk_real_ms(ch->clock) < ch->usable_until_real_ms)) {
-		rc = copy_cached(ch, out, err);
-	} else {
-		*err = ch->last_err;
-		rc = ch->last_rc;
-	}
+	rc = outcome_locked(ch, out, err);
 	pthread_mutex_unlock(&ch->mu);
 	return rc;
 }

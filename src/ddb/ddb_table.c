@@ -66,8 +66,10 @@ static int answer_table(const char *body, size_t len, void *out)
 	return ddb_parse_table(body, len, out);
 }
 
-int ddb_describe_table(struct ddb *d, const char *table,
-		       struct ddb_table_info *out, struct ddb_call *call)
+/* A request that names only the table (Describe*), its answer to answer. */
+static int describe(struct ddb *d, enum ddb_op op, const char *table,
+		    int (*answer)(const char *body, size_t len, void *arg),
+		    void *arg, struct ddb_call *call)
 {
 	struct ddb_call scratch;
 	cJSON *req;
@@ -76,8 +78,15 @@ int ddb_describe_table(struct ddb *d, const char *table,
 	if (!d || !table)
 		return ddb_call_fail(call, -EINVAL, "invalid argument");
 	req = ddb_call_request(table);
-	return ddb_call_run(d, DDB_OP_DESCRIBE_TABLE, req, req ? 0 : -ENOMEM,
-			    "out of memory", answer_table, out, NULL, call);
+	return ddb_call_run(d, op, req, req ? 0 : -ENOMEM, "out of memory",
+			    answer, arg, NULL, call);
+}
+
+int ddb_describe_table(struct ddb *d, const char *table,
+		       struct ddb_table_info *out, struct ddb_call *call)
+{
+	return describe(d, DDB_OP_DESCRIBE_TABLE, table, answer_table, out,
+			call);
 }
 
 int ddb_wait_table_active(struct ddb *d, const char *table,
@@ -141,15 +150,8 @@ int ddb_describe_ttl(struct ddb *d, const char *table, char *status,
 		     struct ddb_call *call)
 {
 	struct ttl_answer a = { status, attr, status_len, attr_len };
-	struct ddb_call scratch;
-	cJSON *req;
 
-	call = ddb_call_begin(call, &scratch);
-	if (!d || !table)
-		return ddb_call_fail(call, -EINVAL, "invalid argument");
-	req = ddb_call_request(table);
-	return ddb_call_run(d, DDB_OP_DESCRIBE_TTL, req, req ? 0 : -ENOMEM,
-			    "out of memory", answer_ttl, &a, NULL, call);
+	return describe(d, DDB_OP_DESCRIBE_TTL, table, answer_ttl, &a, call);
 }
 
 /* After UpdateTimeToLive was refused: true if the table already has the

@@ -1,8 +1,9 @@
 /* flk_take: taking a key for a file lock from the engine: the lock the
  * open file acquired with O_CREAT becomes the file lock's, a poll reads
  * the row first (a held key costs a read, not a failed conditional
- * write) and a writer's poll that finds the row read shared marks it, so
- * that no new reader joins (lock_writer_mark). Called without f->mu, by
+ * write) and a writer's poll that finds the row held marks it: read
+ * shared, so that no new reader joins; held exclusively, so that its
+ * release reserves it for us (lock_writer_mark). Called without f->mu, by
  * the thread that set the key's taking flag (a request or the wait
  * thread); every store request goes through the engine (lock_rows.h). */
 #include "flk_int.h"
@@ -12,21 +13,23 @@
 
 #include "lock_rows.h"
 
-/* A writer waiting on a key read shared (row): marks the row, or refreshes
- * our mark once a heartbeat old, so that no new reader joins it. The mark
+/* A writer waiting on a key held elsewhere (row): marks the row, or
+ * refreshes our mark once a heartbeat old: on a row read shared, so that
+ * no new reader joins it; on one held exclusively, so that its release
+ * reserves it for us (doc/fair-handoff.md). The mark
  * (fk's, reached only by the thread holding fk->taking) is our mount's:
  * every writer of ours waiting on the key keeps the same. */
 static void mark_row(struct flk *f, const char *key,
 		     const struct lock_record *row, char *mark_v,
 		     int64_t *mark_mono_ms)
 {
+	const char *me = lock_engine_config(f->eng)->owner;
 	int64_t hb = lock_engine_config(f->eng)->heartbeat_ms;
-	bool ours =
-		row->writer_id && mark_v[0] &&
-		!strcmp(row->writer_id, lock_engine_config(f->eng)->owner) &&
-		!strcmp(row->writer_v, mark_v);
+	const char *id = row->shared ? row->writer_id : row->next_id;
+	const char *v = row->shared ? row->writer_v : row->next_v;
+	bool ours = id && mark_v[0] && !strcmp(id, me) && !strcmp(v, mark_v);
 
-	if (!row->shared || (ours && flk_int_now(f) - *mark_mono_ms < hb))
+	if (ours && flk_int_now(f) - *mark_mono_ms < hb)
 		return;
 	if (!lock_writer_mark(f->eng, key, row, mark_v))
 		*mark_mono_ms = flk_int_now(f);
@@ -36,7 +39,7 @@ static void mark_row(struct flk *f, const char *key,
  * when this mount holds it otherwise; -EEXIST when another owner does;
  * other -errno. With poll, a consistent read comes first so that a held
  * key costs a read, not a failed conditional write; a writer's poll that
- * finds the row shared marks it (mark_v, *mark_mono_ms: fk's mark). A
+ * finds the row held marks it (mark_v, *mark_mono_ms: fk's mark). A
  * shared request that finds the open file's own O_CREAT lock downgrades
  * it. */
 int flk_int_try_take(struct flk *f, const char *key,

@@ -41,4 +41,18 @@ bool lock_share_row_free(struct lock_engine *e, const struct lock_record *row);
 bool lock_share_other_writer(struct lock_engine *e,
 			     const struct lock_record *row);
 
+/* ---- lock_fair.c: fair handoff of exclusive rows ---- */
+
+/* A waiter's mark on row (held exclusively elsewhere, just read): see
+ * lock_writer_mark, whose exclusive half it is. A row moved on since the
+ * read is marked again on its new RVN (a few times). */
+int lock_fair_mark(struct lock_engine *e, const char *key,
+		   const struct lock_record *row, char *v);
+/* Our exclusive row's release (store.h release_lock): deleted, or turned
+ * into a reservation for the mount that marked it. 0 either way;
+ * -ECANCELED with *cur when the row is not expect's. */
+int lock_fair_release(struct lock_engine *e, const char *key,
+		      const char *expect, int64_t deadline,
+		      struct lock_record *cur, bool *has);
+
 #endif

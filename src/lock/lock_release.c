@@ -18,7 +18,9 @@
 
 #define TAG "lock"
 
-/* Deletes the row if it still carries one of our RVNs. Returns 0 when the
+/* Deletes the row if it still carries one of our RVNs (or, exclusive and
+ * marked by a waiting mount, turns it into that mount's reservation:
+ * doc/fair-handoff.md). Returns 0 when the
  * row is not ours any more (deleted now, gone, or someone else's: *stolen
  * says which), -errno when DynamoDB could not be asked. Busy claimed. */
 static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
@@ -48,9 +50,10 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 					e->store, lk->key, reader, expect,
 					row_rvn, deadline, &cur, &has);
 		} else {
-			rc = e->store->ops->delete_lock(e->store, lk->key,
-							expect, deadline, &cur,
-							&has);
+			/* Deleted, or reserved for the mount marked next
+			 * (lock_fair.c): not ours either way. */
+			rc = lock_fair_release(e, lk->key, expect, deadline,
+					       &cur, &has);
 		}
 		if (rc != -ECANCELED)
 			break;

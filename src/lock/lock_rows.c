@@ -7,6 +7,7 @@
 #include "lock_rows.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "lock_state.h"
 
@@ -88,8 +89,13 @@ bool lock_rows_judge_version(struct lock_engine *e, const char *obs_key,
 bool lock_rows_judge(struct lock_engine *e, const struct lock_record *row,
 		     struct observation *ob)
 {
-	return lock_rows_judge_version(e, row->key, row->rvn, row->lease_ms,
-				       ob);
+	/* A row a release reserved for this mount (lock_fair.c) is ours to
+	 * take over at once, by its RVN: noted as lapsed (a lease of 0).
+	 * To everyone else it is a held row, judged as any. */
+	bool ours = row->reserved_for && !strcmp(row->reserved_for, e->owner);
+
+	return lock_rows_judge_version(e, row->key, row->rvn,
+				       ours ? 0 : row->lease_ms, ob);
 }
 
 bool lock_rows_lapsed_rvn(struct lock_engine *e, const char *key, char *rvn_out)

@@ -219,8 +219,8 @@ int lock_writer_mark(struct lock_engine *e, const char *key,
 	bool has = false;
 	int rc;
 
-	if (!row->shared)
-		return -ENOENT;
+	if (!row->shared) /* held exclusively: the next mark */
+		return lock_fair_mark(e, key, row, v);
 	if (row->writer_id && strcmp(row->writer_id, e->owner)) {
 		if (!mark_stale(e, row))
 			return -EEXIST;

@@ -34,6 +34,8 @@ void record_fini(struct lock_record *r)
 	free(r->data);
 	readers_free(r->readers, r->n_readers);
 	free(r->writer_id);
+	free(r->next_id);
+	free(r->reserved_for);
 	record_init(r);
 }
 
@@ -101,22 +103,33 @@ const char *record_holder_version(const struct lock_record *r,
 	return rd ? rd->v : "";
 }
 
-int record_set_writer(struct lock_record *r, const char *id, const char *v)
+static int set_mark(char **id_field, char *v_field, const char *id,
+		    const char *v)
 {
-	int rc = record_set_str(&r->writer_id, id);
+	int rc = record_set_str(id_field, id);
 
 	if (rc)
 		return rc;
-	r->writer_v[0] = '\0';
+	v_field[0] = '\0';
 	if (id && v) {
 		size_t n = strlen(v);
 
-		if (n >= sizeof(r->writer_v))
-			n = sizeof(r->writer_v) - 1;
-		memcpy(r->writer_v, v, n);
-		r->writer_v[n] = '\0';
+		if (n >= RECORD_RVN_MAX)
+			n = RECORD_RVN_MAX - 1;
+		memcpy(v_field, v, n);
+		v_field[n] = '\0';
 	}
 	return 0;
+}
+
+int record_set_writer(struct lock_record *r, const char *id, const char *v)
+{
+	return set_mark(&r->writer_id, r->writer_v, id, v);
+}
+
+int record_set_next(struct lock_record *r, const char *id, const char *v)
+{
+	return set_mark(&r->next_id, r->next_v, id, v);
 }
 
 int record_set_str(char **field, const char *value)
@@ -159,7 +172,7 @@ int record_copy(struct lock_record *dst, const struct lock_record *src)
 	tmp.data_len = 0;
 	tmp.readers = NULL;
 	tmp.n_readers = 0;
-	tmp.writer_id = NULL;
+	tmp.writer_id = tmp.next_id = tmp.reserved_for = NULL;
 	rc = record_set_str(&tmp.key, src->key);
 	if (!rc)
 		rc = record_set_str(&tmp.owner, src->owner);
@@ -171,6 +184,10 @@ int record_copy(struct lock_record *dst, const struct lock_record *src)
 		rc = record_set_data(&tmp, src->data, src->data_len);
 	if (!rc)
 		rc = record_set_str(&tmp.writer_id, src->writer_id);
+	if (!rc)
+		rc = record_set_str(&tmp.next_id, src->next_id);
+	if (!rc)
+		rc = record_set_str(&tmp.reserved_for, src->reserved_for);
 	if (!rc && src->n_readers) {
 		tmp.readers = calloc(src->n_readers, sizeof(*tmp.readers));
 		if (!tmp.readers)

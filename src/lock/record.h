@@ -71,6 +71,15 @@ struct lock_record {
 	size_t n_readers;
 	char *writer_id; /* NULL: no mark */
 	char writer_v[RECORD_RVN_MAX];
+
+	/* Fair handoff of a row held exclusively (doc/fair-handoff.md):
+	 * the mark of the mount waiting next (lockfs_next: its owner id and
+	 * a version it refreshes while it waits), and on a row a release
+	 * turned into a reservation, the owner id it is reserved for
+	 * (lockfs_reserved_for). */
+	char *next_id; /* NULL: no mark */
+	char next_v[RECORD_RVN_MAX];
+	char *reserved_for; /* NULL: not a reservation */
 };
 
 struct dir_record {
@@ -100,6 +109,12 @@ const char *record_holder_version(const struct lock_record *r,
 				  const char *reader_id);
 /* Sets the writer mark (id NULL: none). */
 int record_set_writer(struct lock_record *r, const char *id, const char *v);
+/* Sets the mark of the mount waiting next on an exclusive row (id NULL:
+ * none). */
+int record_set_next(struct lock_record *r, const char *id, const char *v);
+
+/* The owner_name of a row a release reserved for the marked waiter. */
+#define RECORD_RESERVED_OWNER "lockfs:reserved"
 
 void dir_record_init(struct dir_record *d);
 void dir_record_fini(struct dir_record *d);

@@ -137,10 +137,37 @@ struct store_ops {
 			   const char *v, const char *replace_v,
 			   int64_t deadline_mono_ms, struct lock_record *cur,
 			   bool *has_cur);
-	/* Removes the writer mark of key if its version is v. -ECANCELED
-	 * when not. */
+	/* Removes the writer mark (shared row) or the next mark (exclusive
+	 * row) of key if its version is v: a row never carries both.
+	 * -ECANCELED when not. */
 	int (*clear_writer)(struct store *s, const char *key, const char *v,
 			    int64_t deadline_mono_ms);
+
+	/* Fair handoff of exclusive rows (doc/fair-handoff.md). */
+
+	/* Marks the exclusive row of key for the mount id waiting next,
+	 * with version v, if its RVN is still observed_rvn, it is not held
+	 * shared, and it has no next mark, or one of id, or one whose
+	 * version is replace_v (stale; may be NULL). The RVN is left as it
+	 * is. -ECANCELED with *cur when not. */
+	int (*mark_next)(struct store *s, const char *key,
+			 const char *observed_rvn, const char *id,
+			 const char *v, const char *replace_v,
+			 int64_t deadline_mono_ms, struct lock_record *cur,
+			 bool *has_cur);
+	/* A holder's release of its exclusive row: deletes it if its RVN is
+	 * expect_rvn and it carries no next mark; if it carries one, writes
+	 * reservation (key, owner, RVN, lease, expiry set by the caller)
+	 * in its place, reserved for the marking mount, on condition that
+	 * the RVN and the mark are still those seen. 0 when either landed
+	 * (the row is not ours any more); -ECANCELED with *cur when the
+	 * row's RVN is not expect_rvn (or there is none). At most a few
+	 * requests. */
+	int (*release_lock)(struct store *s, const char *key,
+			    const char *expect_rvn,
+			    const struct lock_record *reservation,
+			    int64_t deadline_mono_ms, struct lock_record *cur,
+			    bool *has_cur);
 	/* Creates a directory marker; -EEXIST if a marker or a lock of that
 	 * name exists, unless the lock carries expect_rvn (a lock seen
 	 * expired, taken over as an acquire would). */

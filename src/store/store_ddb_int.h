@@ -33,6 +33,8 @@
 #define A_SHARE	  "lockfs_share"
 #define A_READERS "lockfs_readers"
 #define A_WRITER  "lockfs_writer"
+#define A_NEXT	   "lockfs_next"
+#define A_RESERVED "lockfs_reserved_for"
 
 /* The fields of a reader's entry and of a writer's mark (nested maps). In
  * expressions they are always named through placeholders (#v, #hb, ...),
@@ -144,6 +146,19 @@ int store_ddb_shared_mark_writer(struct store *s, const char *key,
 				 struct lock_record *cur, bool *has_cur);
 int store_ddb_shared_clear_writer(struct store *s, const char *key,
 				  const char *v, int64_t deadline);
+
+/* ---- store_ddb_fair.c: fair handoff of exclusive rows --------------- */
+
+int store_ddb_fair_mark_next(struct store *s, const char *key,
+			     const char *observed_rvn, const char *id,
+			     const char *v, const char *replace_v,
+			     int64_t deadline, struct lock_record *cur,
+			     bool *has_cur);
+int store_ddb_fair_release(struct store *s, const char *key,
+			   const char *expect_rvn,
+			   const struct lock_record *reservation,
+			   int64_t deadline, struct lock_record *cur,
+			   bool *has_cur);
 
 /* ---- store_ddb_rows.c: fences, directories, listing ------------------ */
 

@@ -136,6 +136,27 @@ static int shared_of_item(const struct ddb_item *it, struct lock_record *r)
 	return rc;
 }
 
+/* lockfs_next and lockfs_reserved_for: fair handoff of an exclusive row
+ * (a mark without an id or a version is left out). */
+static int fair_of_item(const struct ddb_item *it, struct lock_record *r)
+{
+	struct ddb_item *m = NULL;
+	const char *s;
+	int rc = 0;
+
+	if (!ddb_item_get_m(it, A_NEXT, &m)) {
+		const char *id, *v;
+
+		if (!ddb_item_get_s(m, W_ID, &id) &&
+		    !ddb_item_get_s(m, W_V, &v))
+			rc = record_set_next(r, id, v);
+		ddb_item_free(m);
+	}
+	if (!rc && !ddb_item_get_s(it, A_RESERVED, &s))
+		rc = record_set_str(&r->reserved_for, s);
+	return rc;
+}
+
 int store_ddb_item_to_record(const struct ddb_item *it,
 			     int64_t default_lease_ms, struct lock_record *r)
 {
@@ -176,6 +197,8 @@ int store_ddb_item_to_record(const struct ddb_item *it,
 		r->fence = (uint64_t)v;
 	if (!rc)
 		rc = shared_of_item(it, r);
+	if (!rc)
+		rc = fair_of_item(it, r);
 	if (!rc) {
 		enum ddb_type t = ddb_item_type(it, A_DATA);
 
@@ -310,6 +333,8 @@ int store_ddb_record_to_item(const struct lock_record *r, struct ddb_item **out)
 		rc = store_ddb_item_set_data(it, A_DATA, r->data, r->data_len);
 	if (!rc && r->shared)
 		rc = shared_to_item(r, it);
+	if (!rc && r->reserved_for)
+		rc = ddb_item_set_s(it, A_RESERVED, r->reserved_for);
 	if (rc) {
 		ddb_item_free(it);
 		return rc;

@@ -284,9 +284,11 @@ int store_ddb_shared_clear_writer(struct store *s, const char *key,
 {
 	struct ddb_item *vals = ddb_item_new();
 	const char *names[] = { "#v", W_V, NULL };
+	/* A row carries a writer mark (shared) or a next mark (exclusive),
+	 * never both: whichever is v's goes. */
 	struct ddb_expr expr = {
-		.update = "REMOVE " A_WRITER,
-		.condition = A_WRITER ".#v = :v",
+		.update = "REMOVE " A_WRITER ", " A_NEXT,
+		.condition = A_WRITER ".#v = :v OR " A_NEXT ".#v = :v",
 		.names = names,
 	};
 	int rc = vals ? ddb_item_set_s(vals, ":v", v) : -ENOMEM;

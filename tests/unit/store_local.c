@@ -7,7 +7,9 @@
  * forced delete; markers of the old form (sort key lockfs:dir) are still
  * read, changed and removed; shared rows keep their conditions (joins,
  * renewals, leaves, evictions, writer marks: store_share_checks.h, which
- * lock_share runs on store_mem too), also with every write sent again
+ * lock_share runs on store_mem too), and so do exclusive rows' next marks,
+ * releases into reservations and their takeovers (store_fair_checks.h, run
+ * on store_mem by lock_fair), also with every write sent again
  * after it landed. The test's threads each make their own
  * requests; the table is left behind (DynamoDB Local keeps it in memory). */
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include "record.h"
 #include "store_ddb.h"
 #include "store_fault.h"
+#include "store_fair_checks.h"
 #include "store_share_checks.h"
 #include "text.h"
 
@@ -252,9 +255,11 @@ int main(int argc, char **argv)
 	CHECK_CASE(check_old_markers);
 	CHECK_CASE(check_race);
 	store_share_checks(st, "share/");
+	store_fair_checks(st, "fair/");
 	store_fault_init(&twice, st);
 	store_fault_set_send_twice(&twice, 1);
 	store_share_checks(&twice.base, "twice/");
+	store_fair_checks(&twice.base, "twice/");
 
 	store_free(st);
 	ddb_local_close(&env);

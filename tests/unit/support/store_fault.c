@@ -292,6 +292,41 @@ static int f_clear(struct store *s, const char *key, const char *v, int64_t d)
 	return after(lose, rc);
 }
 
+static int f_mark_next(struct store *s, const char *key, const char *rvn,
+		       const char *id, const char *v, const char *replace_v,
+		       int64_t d, struct lock_record *cur, bool *has)
+{
+	struct store *in = SF(s)->inner;
+	bool lose;
+	int rc = gate(s, SF_SHARE, key, d, true, &lose);
+
+	if (rc)
+		return rc;
+	rc = in->ops->mark_next(in, key, rvn, id, v, replace_v, d, cur, has);
+	if (again(s, rc))
+		rc = in->ops->mark_next(in, key, rvn, id, v, replace_v, d, cur,
+					has);
+	return after(lose, rc);
+}
+
+/* A release is a delete to the knobs (it is one, unless the row is
+ * marked). */
+static int f_release(struct store *s, const char *key, const char *expect,
+		     const struct lock_record *resv, int64_t d,
+		     struct lock_record *cur, bool *has)
+{
+	struct store *in = SF(s)->inner;
+	bool lose;
+	int rc = gate(s, SF_DELETE, key, d, true, &lose);
+
+	if (rc)
+		return rc;
+	rc = in->ops->release_lock(in, key, expect, resv, d, cur, has);
+	if (again(s, rc))
+		rc = in->ops->release_lock(in, key, expect, resv, d, cur, has);
+	return after(lose, rc);
+}
+
 static void f_destroy(struct store *s)
 {
 	(void)s; /* the wrapper is the caller's; inner is not ours */
@@ -310,6 +345,8 @@ static const struct store_ops fault_ops = {
 	.evict_reader = f_evict,
 	.mark_writer = f_mark,
 	.clear_writer = f_clear,
+	.mark_next = f_mark_next,
+	.release_lock = f_release,
 	.put_dir = f_put_dir,
 	.set_dir_mode = f_set_dir_mode,
 	.delete_dir = f_delete_dir,

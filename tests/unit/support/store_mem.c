@@ -468,10 +468,61 @@ static int mem_clear_writer(struct store *s, const char *key, const char *v,
 	struct mem_row *r;
 	int land, rc = op_begin(m, SMEM_SHARE, 1, key, &r, &land);
 
-	if (!rc && (!r || !r->lock.writer_id || strcmp(r->lock.writer_v, v)))
-		rc = -ECANCELED;
-	else if (!rc)
+	/* A row carries a writer mark or a next mark, never both. */
+	if (!rc && r && r->lock.writer_id && !strcmp(r->lock.writer_v, v))
 		record_set_writer(&r->lock, NULL, NULL);
+	else if (!rc && r && r->lock.next_id && !strcmp(r->lock.next_v, v))
+		record_set_next(&r->lock, NULL, NULL);
+	else if (!rc)
+		rc = -ECANCELED;
+	return op_end(m, rc, land);
+}
+
+/* Fair handoff of exclusive rows (store.h), with the conditions
+ * store_ddb_fair.c gives DynamoDB. */
+static int mem_mark_next(struct store *s, const char *key,
+			 const char *observed_rvn, const char *id,
+			 const char *v, const char *replace_v, int64_t deadline,
+			 struct lock_record *cur, bool *has_cur)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc = op_begin(m, SMEM_SHARE, 1, key, &r, &land);
+
+	if (!rc && (!r || strcmp(r->lock.rvn, observed_rvn) || r->lock.shared ||
+		    (r->lock.next_id && strcmp(r->lock.next_id, id) &&
+		     (!replace_v || strcmp(r->lock.next_v, replace_v)))))
+		rc = refuse(r, cur, has_cur);
+	else if (!rc)
+		rc = record_set_next(&r->lock, id, v);
+	return op_end(m, rc, land);
+}
+
+static int mem_release_lock(struct store *s, const char *key,
+			    const char *expect_rvn,
+			    const struct lock_record *reservation,
+			    int64_t deadline, struct lock_record *cur,
+			    bool *has_cur)
+{
+	struct store_mem *m = to_mem(s);
+	struct lock_record rec;
+	struct mem_row *r;
+	int land, rc = op_begin(m, SMEM_DELETE, 1, key, &r, &land);
+
+	if (!rc && (!r || strcmp(r->lock.rvn, expect_rvn))) {
+		rc = refuse(r, cur, has_cur);
+	} else if (!rc && !r->lock.next_id) {
+		remove_row(m, r);
+	} else if (!rc) {
+		/* The marker's turn: the row becomes its reservation. */
+		record_init(&rec);
+		rc = record_copy(&rec, reservation);
+		if (!rc)
+			rc = record_set_str(&rec.reserved_for, r->lock.next_id);
+		if (!rc)
+			rc = record_copy(&r->lock, &rec);
+		record_fini(&rec);
+	}
 	return op_end(m, rc, land);
 }
 
@@ -622,6 +673,8 @@ static const struct store_ops mem_ops = {
 	.evict_reader = mem_evict_reader,
 	.mark_writer = mem_mark_writer,
 	.clear_writer = mem_clear_writer,
+	.mark_next = mem_mark_next,
+	.release_lock = mem_release_lock,
 	.put_dir = mem_put_dir,
 	.set_dir_mode = mem_set_dir_mode,
 	.delete_dir = mem_delete_dir,

@@ -102,7 +102,7 @@ static int take_locked(struct flk *f, struct fkey **fkp,
 	fk->taking = true;
 	pthread_mutex_unlock(&f->mu);
 	rc = flk_int_try_take(f, r->key, &r->holder, r->handle_lock, r->shared,
-			      false, &lk, NULL, NULL);
+			      false, &lk, NULL, NULL, 0);
 	pthread_mutex_lock(&f->mu);
 	/* The entry stays while taking is set: nobody frees it. */
 	fk->taking = false;
@@ -248,6 +248,7 @@ again:
 	w->handle = r->handle;
 	w->state = W_NEW;
 	w->backoff_ms = f->cfg.poll_min_ms;
+	w->since_mono_ms = flk_int_now(f);
 	w->next_poll_mono_ms = flk_int_now(f) + f->cfg.poll_min_ms;
 	if (fk->tail)
 		fk->tail->next = w;
@@ -344,6 +345,8 @@ int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 	lock_unref(f->eng, lk);
 	pthread_mutex_lock(&f->mu);
 	fk = flk_int_fkey_get(f, key, false);
+	if (fk)
+		fk->turn_end_mono_ms = flk_int_now(f);
 	if (fk && fk->head)
 		fk->head->next_poll_mono_ms = flk_int_now(f); /* next in line */
 	if (fk)

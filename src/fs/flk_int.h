@@ -43,6 +43,7 @@ struct waiter {
 	bool interrupted;
 	int64_t next_poll_mono_ms;
 	int64_t backoff_ms;
+	int64_t since_mono_ms; /* when it began to wait (its next mark) */
 };
 
 /* One file lock holding a key: an open file (flock) or a process
@@ -68,6 +69,10 @@ struct fkey {
 	 * whoever dequeues the last writer; mu). */
 	char mark_v[RECORD_RVN_MAX];
 	int64_t mark_mono_ms;
+	/* When this mount last let go of the key: its waiters' wait for the
+	 * next turn counts from then (a mount is one waiter to others, and
+	 * waits anew after each turn: doc/fair-handoff.md). */
+	int64_t turn_end_mono_ms;
 };
 
 struct flk {
@@ -136,7 +141,7 @@ void flk_int_unmark(struct flk *f, bool um, const char *v, char *key);
 int flk_int_try_take(struct flk *f, const char *key,
 		     const struct lock_holder *h, struct lock *handle_lock,
 		     bool shared, bool poll, struct lock **out, char *mark_v,
-		     int64_t *mark_mono_ms);
+		     int64_t *mark_mono_ms, int64_t waited_ms);
 void flk_int_mark_behind_readers(struct flk *f, const char *key, char *mark_v,
 				 int64_t *mark_mono_ms);
 

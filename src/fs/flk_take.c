@@ -21,7 +21,7 @@
  * every writer of ours waiting on the key keeps the same. */
 static void mark_row(struct flk *f, const char *key,
 		     const struct lock_record *row, char *mark_v,
-		     int64_t *mark_mono_ms)
+		     int64_t *mark_mono_ms, int64_t waited_ms)
 {
 	const char *me = lock_engine_config(f->eng)->owner;
 	int64_t hb = lock_engine_config(f->eng)->heartbeat_ms;
@@ -31,7 +31,10 @@ static void mark_row(struct flk *f, const char *key,
 
 	if (ours && flk_int_now(f) - *mark_mono_ms < hb)
 		return;
-	if (!lock_writer_mark(f->eng, key, row, mark_v))
+	/* The longest waiter goes next: a mark of another mount that has
+	 * waited (by our estimate, short by up to a poll) less is replaced. */
+	if (!lock_waiter_mark(f->eng, key, row, mark_v, waited_ms,
+			      f->cfg.poll_max_ms))
 		*mark_mono_ms = flk_int_now(f);
 }
 
@@ -45,7 +48,7 @@ static void mark_row(struct flk *f, const char *key,
 int flk_int_try_take(struct flk *f, const char *key,
 		     const struct lock_holder *h, struct lock *handle_lock,
 		     bool shared, bool poll, struct lock **out, char *mark_v,
-		     int64_t *mark_mono_ms)
+		     int64_t *mark_mono_ms, int64_t waited_ms)
 {
 	struct lock *local = lock_find(f->eng, key);
 	int rc;
@@ -78,7 +81,8 @@ int flk_int_try_take(struct flk *f, const char *key,
 				     ? 0
 				     : -EEXIST;
 			if (rc && !shared && mark_v)
-				mark_row(f, key, &row, mark_v, mark_mono_ms);
+				mark_row(f, key, &row, mark_v, mark_mono_ms,
+					 waited_ms);
 		} else if (rc == -ENOENT) {
 			rc = 0;
 		}
@@ -105,6 +109,6 @@ void flk_int_mark_behind_readers(struct flk *f, const char *key, char *mark_v,
 
 	record_init(&row);
 	if (!lock_rows_get(f->eng, key, &row))
-		mark_row(f, key, &row, mark_v, mark_mono_ms);
+		mark_row(f, key, &row, mark_v, mark_mono_ms, 0);
 	record_fini(&row);
 }

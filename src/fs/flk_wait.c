@@ -88,7 +88,7 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	struct pick p = { f, flk_int_now(f), flk_int_now(f) + 1000, NULL };
 	char mark_v[RECORD_RVN_MAX], v[RECORD_RVN_MAX], *ukey = NULL;
 	struct lock *lk = NULL;
-	int64_t mark_mono_ms;
+	int64_t mark_mono_ms, since;
 	struct waiter *w;
 	struct fkey *fk;
 	bool local, um = false;
@@ -121,6 +121,10 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	fk->taking = true;
 	memcpy(mark_v, fk->mark_v, sizeof(mark_v));
 	mark_mono_ms = fk->mark_mono_ms;
+	/* How long this mount has waited for its turn: since its head waiter
+	 * came, or since its last turn ended, whichever is later. */
+	since = w->since_mono_ms > fk->turn_end_mono_ms ? w->since_mono_ms
+							: fk->turn_end_mono_ms;
 	pthread_mutex_unlock(&f->mu);
 	if (!key)
 		rc = -ENOMEM;
@@ -130,7 +134,7 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	else
 		rc = flk_int_try_take(f, key, &w->holder, NULL, w->shared, true,
 				      &lk, w->shared ? NULL : mark_v,
-				      &mark_mono_ms);
+				      &mark_mono_ms, flk_int_now(f) - since);
 	pthread_mutex_lock(&f->mu);
 	/* The key's entry stays while it has waiters: w is still queued. */
 	fk->taking = false;

@@ -196,14 +196,24 @@ bool lock_row_admits(struct lock_engine *e, const struct lock_record *row,
  * every reader gone, and no live mark of another mount's writer (which
  * takes it next). Such a row holds no lock: lookups do not show it. */
 bool lock_row_free(struct lock_engine *e, const struct lock_record *row);
-/* A writer waiting on key marks a shared row so that no new reader joins
- * it (readers in it go on until they leave): v (RECORD_RVN_MAX bytes, ""
- * at first) is the mark's version, refreshed by each call. row is the row
- * as just read. 0: marked; -EEXIST: another writer's live mark (wait
- * behind it); -ENOENT: not a shared row; other -errno. A mark unchanged
- * for a lease is stale: anyone may remove or replace it. */
+/* A writer waiting on key marks the row as just read (row): a shared
+ * row so that no new reader joins it (readers in it go on until they
+ * leave); a row held exclusively by another owner so that its release
+ * reserves it for this mount (the next mark: doc/fair-handoff.md). v
+ * (RECORD_RVN_MAX bytes, "" at first) is the mark's version, refreshed by
+ * each call. 0: marked; -EEXIST: another live mark stands (wait behind
+ * it); -ENOENT: no row to mark; other -errno. A mark unchanged for a
+ * lease is stale: anyone may remove or replace it. lock_writer_mark
+ * claims no wait: another mount's live next mark always stands. */
 int lock_writer_mark(struct lock_engine *e, const char *key,
 		     const struct lock_record *row, char *v);
+/* lock_writer_mark for a waiter that has waited waited_ms: another
+ * mount's next mark that has (by our estimate) waited more than margin_ms
+ * less is replaced, so that the longest waiter goes next (margin_ms:
+ * about the waiter's poll interval, by which the estimate may be short). */
+int lock_waiter_mark(struct lock_engine *e, const char *key,
+		     const struct lock_record *row, char *v, int64_t waited_ms,
+		     int64_t margin_ms);
 /* Whether a writer of another mount waits on lk's key: lk is shared and
  * its last renewal found a live mark on the row. New local readers then
  * wait as new readers of other mounts do (the mark keeps those out), so

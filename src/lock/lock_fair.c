@@ -37,10 +37,18 @@ static char *next_obs_key(const char *key)
 	return asprintf(&k, "\xffn%s", key) < 0 ? NULL : k;
 }
 
-/* Whether row's next mark stood still for the row's lease (its mount
- * stopped waiting without removing it, or died). */
-static bool next_stale(struct lock_engine *e, const struct lock_record *row)
+/* Whether row's next mark of another mount may be replaced by ours: it
+ * stood still for the row's lease (its mount stopped waiting without
+ * removing it, or died), or its mount has waited less than we have. Its
+ * wait is what the mark says, plus how long we have seen that version
+ * on our clock (an estimate short by at most the time between its write
+ * and our first sighting of it: one poll; margin_ms covers that, so that
+ * two waiters of about the same age do not take the mark in turns). */
+static bool next_replaceable(struct lock_engine *e,
+			     const struct lock_record *row, int64_t waited_ms,
+			     int64_t margin_ms)
 {
+	struct observation ob;
 	bool stale;
 	char *k;
 
@@ -49,13 +57,18 @@ static bool next_stale(struct lock_engine *e, const struct lock_record *row)
 	k = next_obs_key(row->key);
 	if (!k)
 		return false;
-	stale = lock_rows_judge_version(e, k, row->next_v, row->lease_ms, NULL);
+	stale = lock_rows_judge_version(e, k, row->next_v, row->lease_ms, &ob);
 	free(k);
-	return stale;
+	if (stale)
+		return true;
+	return waited_ms > row->next_waited_ms +
+				   (row->lease_ms - ob.remaining_ms) +
+				   margin_ms;
 }
 
 int lock_fair_mark(struct lock_engine *e, const char *key,
-		   const struct lock_record *row, char *v)
+		   const struct lock_record *row, char *v, int64_t waited_ms,
+		   int64_t margin_ms)
 {
 	struct lock_record seen, cur;
 	char nv[RECORD_RVN_MAX];
@@ -74,11 +87,11 @@ int lock_fair_mark(struct lock_engine *e, const char *key,
 			break;
 		}
 		if (seen.next_id && strcmp(seen.next_id, e->owner)) {
-			if (!next_stale(e, &seen)) {
+			if (!next_replaceable(e, &seen, waited_ms, margin_ms)) {
 				rc = -EEXIST; /* another mount is next */
 				break;
 			}
-			replace = seen.next_v; /* its waiter is gone */
+			replace = seen.next_v; /* gone, or a later waiter */
 		}
 		rc = text_uuid4(nv);
 		if (rc)
@@ -86,8 +99,8 @@ int lock_fair_mark(struct lock_engine *e, const char *key,
 		record_fini(&cur);
 		has = false;
 		rc = e->store->ops->mark_next(e->store, key, seen.rvn, e->owner,
-					      nv, replace, op_deadline(e), &cur,
-					      &has);
+					      nv, waited_ms, replace,
+					      op_deadline(e), &cur, &has);
 		if (rc == -ECANCELED && has && cur.next_id &&
 		    !strcmp(cur.next_id, e->owner) && !strcmp(cur.next_v, nv))
 			rc = 0; /* an earlier attempt landed */

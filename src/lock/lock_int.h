@@ -47,7 +47,8 @@ bool lock_share_other_writer(struct lock_engine *e,
  * lock_writer_mark, whose exclusive half it is. A row moved on since the
  * read is marked again on its new RVN (a few times). */
 int lock_fair_mark(struct lock_engine *e, const char *key,
-		   const struct lock_record *row, char *v);
+		   const struct lock_record *row, char *v, int64_t waited_ms,
+		   int64_t margin_ms);
 /* Our exclusive row's release (store.h release_lock): deleted, or turned
  * into a reservation for the mount that marked it. 0 either way;
  * -ECANCELED with *cur when the row is not expect's. */

@@ -220,7 +220,7 @@ int lock_writer_mark(struct lock_engine *e, const char *key,
 	int rc;
 
 	if (!row->shared) /* held exclusively: the next mark */
-		return lock_fair_mark(e, key, row, v);
+		return lock_fair_mark(e, key, row, v, 0, 0);
 	if (row->writer_id && strcmp(row->writer_id, e->owner)) {
 		if (!mark_stale(e, row))
 			return -EEXIST;
@@ -247,4 +247,13 @@ void lock_writer_unmark(struct lock_engine *e, const char *key, const char *v)
 {
 	if (v && v[0])
 		e->store->ops->clear_writer(e->store, key, v, op_deadline(e));
+}
+
+int lock_waiter_mark(struct lock_engine *e, const char *key,
+		     const struct lock_record *row, char *v, int64_t waited_ms,
+		     int64_t margin_ms)
+{
+	if (!row->shared)
+		return lock_fair_mark(e, key, row, v, waited_ms, margin_ms);
+	return lock_writer_mark(e, key, row, v);
 }

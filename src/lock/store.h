@@ -146,15 +146,16 @@ struct store_ops {
 	/* Fair handoff of exclusive rows (doc/fair-handoff.md). */
 
 	/* Marks the exclusive row of key for the mount id waiting next,
-	 * with version v, if its RVN is still observed_rvn, it is not held
-	 * shared, and it has no next mark, or one of id, or one whose
-	 * version is replace_v (stale; may be NULL). The RVN is left as it
-	 * is. -ECANCELED with *cur when not. */
+	 * with version v and the time it has waited (waited_ms), if its RVN
+	 * is still observed_rvn, it is not held shared, and it has no next
+	 * mark, or one of id, or one whose version is replace_v (stale or
+	 * out-waited; may be NULL). The RVN is left as it is. -ECANCELED
+	 * with *cur when not. */
 	int (*mark_next)(struct store *s, const char *key,
 			 const char *observed_rvn, const char *id,
-			 const char *v, const char *replace_v,
-			 int64_t deadline_mono_ms, struct lock_record *cur,
-			 bool *has_cur);
+			 const char *v, int64_t waited_ms,
+			 const char *replace_v, int64_t deadline_mono_ms,
+			 struct lock_record *cur, bool *has_cur);
 	/* A holder's release of its exclusive row: deletes it if its RVN is
 	 * expect_rvn and it carries no next mark; if it carries one, writes
 	 * reservation (key, owner, RVN, lease, expiry set by the caller)

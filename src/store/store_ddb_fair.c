@@ -15,9 +15,9 @@
 
 int store_ddb_fair_mark_next(struct store *s, const char *key,
 			     const char *observed_rvn, const char *id,
-			     const char *v, const char *replace_v,
-			     int64_t deadline, struct lock_record *cur,
-			     bool *has_cur)
+			     const char *v, int64_t waited_ms,
+			     const char *replace_v, int64_t deadline,
+			     struct lock_record *cur, bool *has_cur)
 {
 	struct store_ddb *sd = to_sd(s);
 	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK);
@@ -45,6 +45,8 @@ int store_ddb_fair_mark_next(struct store *s, const char *key,
 		*has_cur = false;
 	if (!replace_v)
 		names[2] = NULL; /* #v is not used */
+	if (!rc)
+		rc = ddb_item_set_n(mark, W_WAITED, waited_ms);
 	if (!rc)
 		rc = ddb_item_set_m(vals, ":n", mark);
 	if (!rc)

@@ -49,6 +49,7 @@
 #define R_FENCE "fence"
 #define W_ID	"id"
 #define W_V	"v"
+#define W_WAITED "w"
 
 /* A directory marker lives in the lock item of its name (sort key "-"), so
  * that one conditional write decides between a lock and a namespace of the
@@ -151,9 +152,9 @@ int store_ddb_shared_clear_writer(struct store *s, const char *key,
 
 int store_ddb_fair_mark_next(struct store *s, const char *key,
 			     const char *observed_rvn, const char *id,
-			     const char *v, const char *replace_v,
-			     int64_t deadline, struct lock_record *cur,
-			     bool *has_cur);
+			     const char *v, int64_t waited_ms,
+			     const char *replace_v, int64_t deadline,
+			     struct lock_record *cur, bool *has_cur);
 int store_ddb_fair_release(struct store *s, const char *key,
 			   const char *expect_rvn,
 			   const struct lock_record *reservation,

@@ -142,6 +142,7 @@ static int fair_of_item(const struct ddb_item *it, struct lock_record *r)
 {
 	struct ddb_item *m = NULL;
 	const char *s;
+	int64_t w;
 	int rc = 0;
 
 	if (!ddb_item_get_m(it, A_NEXT, &m)) {
@@ -150,6 +151,9 @@ static int fair_of_item(const struct ddb_item *it, struct lock_record *r)
 		if (!ddb_item_get_s(m, W_ID, &id) &&
 		    !ddb_item_get_s(m, W_V, &v))
 			rc = record_set_next(r, id, v);
+		if (!rc && r->next_id &&
+		    !get_ranged(m, W_WAITED, 0, REAL_MS_MAX, &w))
+			r->next_waited_ms = w;
 		ddb_item_free(m);
 	}
 	if (!rc && !ddb_item_get_s(it, A_RESERVED, &s))

@@ -49,7 +49,8 @@ static inline void sfc_mark(struct store *st, const char *key, const char *rvn,
 			    struct lock_record *cur)
 {
 	bool has = false;
-	int rc = st->ops->mark_next(st, key, rvn, id, v, replace, 0, cur, &has);
+	int rc = st->ops->mark_next(st, key, rvn, id, v, 1234, replace, 0, cur,
+				    &has);
 
 	CHECK_INT(ssc_landed(rc,
 			     has && cur->next_id && !strcmp(cur->next_id, id) &&
@@ -80,7 +81,7 @@ static inline void store_fair_checks(struct store *st, const char *prefix)
 	CHECK_INT(
 		ssc_landed(rc, has && !strcmp(cur.rvn, "r1"), "put", has, &cur),
 		0);
-	CHECK_INT(st->ops->mark_next(st, key, "r0", idc, "c1", NULL, 0, &cur,
+	CHECK_INT(st->ops->mark_next(st, key, "r0", idc, "c1", 0, NULL, 0, &cur,
 				     &has),
 		  -ECANCELED);
 	CHECK(has);
@@ -90,15 +91,16 @@ static inline void store_fair_checks(struct store *st, const char *prefix)
 	CHECK_STR(row.rvn, "r1"); /* the RVN stays: the holder is unaware */
 	CHECK(row.next_id && !strcmp(row.next_id, idc));
 	CHECK_STR(row.next_v, "c1");
+	CHECK_INT((int)row.next_waited_ms, 1234); /* how long it waited */
 	CHECK(!row.reserved_for && !row.writer_id);
 
 	/* One mark at a time: D is refused, unless it replaces the version
 	 * it judged stale; C refreshes its own. */
-	CHECK_INT(st->ops->mark_next(st, key, "r1", idd, "d1", NULL, 0, &cur,
+	CHECK_INT(st->ops->mark_next(st, key, "r1", idd, "d1", 0, NULL, 0, &cur,
 				     &has),
 		  -ECANCELED);
 	CHECK(has && cur.next_id && !strcmp(cur.next_id, idc));
-	CHECK_INT(st->ops->mark_next(st, key, "r1", idd, "d1", "c0", 0, &cur,
+	CHECK_INT(st->ops->mark_next(st, key, "r1", idd, "d1", 0, "c0", 0, &cur,
 				     &has),
 		  -ECANCELED);
 	sfc_mark(st, key, "r1", idd, "d1", "c1", &cur);
@@ -129,8 +131,8 @@ static inline void store_fair_checks(struct store *st, const char *prefix)
 	CHECK_INT(
 		ssc_landed(rc, has && !strcmp(cur.rvn, "s1"), "put", has, &cur),
 		0);
-	CHECK_INT(st->ops->mark_next(st, key2, "s1", idc, "c1", NULL, 0, &cur,
-				     &has),
+	CHECK_INT(st->ops->mark_next(st, key2, "s1", idc, "c1", 0, NULL, 0,
+				     &cur, &has),
 		  -ECANCELED);
 	ssc_get(st, key2, &row);
 	CHECK(!row.next_id);
@@ -140,8 +142,8 @@ static inline void store_fair_checks(struct store *st, const char *prefix)
 			     "leave", has, &cur),
 		  0);
 	/* No row: nothing to mark. */
-	CHECK_INT(st->ops->mark_next(st, key2, "s2", idc, "c1", NULL, 0, &cur,
-				     &has),
+	CHECK_INT(st->ops->mark_next(st, key2, "s2", idc, "c1", 0, NULL, 0,
+				     &cur, &has),
 		  -ECANCELED);
 	CHECK(!has);
 

@@ -293,8 +293,9 @@ static int f_clear(struct store *s, const char *key, const char *v, int64_t d)
 }
 
 static int f_mark_next(struct store *s, const char *key, const char *rvn,
-		       const char *id, const char *v, const char *replace_v,
-		       int64_t d, struct lock_record *cur, bool *has)
+		       const char *id, const char *v, int64_t w,
+		       const char *replace_v, int64_t d,
+		       struct lock_record *cur, bool *has)
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
@@ -302,10 +303,10 @@ static int f_mark_next(struct store *s, const char *key, const char *rvn,
 
 	if (rc)
 		return rc;
-	rc = in->ops->mark_next(in, key, rvn, id, v, replace_v, d, cur, has);
+	rc = in->ops->mark_next(in, key, rvn, id, v, w, replace_v, d, cur, has);
 	if (again(s, rc))
-		rc = in->ops->mark_next(in, key, rvn, id, v, replace_v, d, cur,
-					has);
+		rc = in->ops->mark_next(in, key, rvn, id, v, w, replace_v, d,
+					cur, has);
 	return after(lose, rc);
 }
 

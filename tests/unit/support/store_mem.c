@@ -482,7 +482,8 @@ static int mem_clear_writer(struct store *s, const char *key, const char *v,
  * store_ddb_fair.c gives DynamoDB. */
 static int mem_mark_next(struct store *s, const char *key,
 			 const char *observed_rvn, const char *id,
-			 const char *v, const char *replace_v, int64_t deadline,
+			 const char *v, int64_t waited_ms,
+			 const char *replace_v, int64_t deadline,
 			 struct lock_record *cur, bool *has_cur)
 {
 	struct store_mem *m = to_mem(s);
@@ -493,8 +494,8 @@ static int mem_mark_next(struct store *s, const char *key,
 		    (r->lock.next_id && strcmp(r->lock.next_id, id) &&
 		     (!replace_v || strcmp(r->lock.next_v, replace_v)))))
 		rc = refuse(r, cur, has_cur);
-	else if (!rc)
-		rc = record_set_next(&r->lock, id, v);
+	else if (!rc && !(rc = record_set_next(&r->lock, id, v)))
+		r->lock.next_waited_ms = waited_ms;
 	return op_end(m, rc, land);
 }
 

@@ -219,7 +219,10 @@ int lock_waiter_mark(struct lock_engine *e, const char *key,
  * wait as new readers of other mounts do (the mark keeps those out), so
  * that a mount's own readers, overlapping, cannot starve that writer. */
 bool lock_writer_waits(struct lock_engine *e, struct lock *lk);
-/* Removes our mark of version v (a waiter that gives up), if still there. */
+/* Removes our mark of version v (a waiter that gives up), if still there;
+ * if it is not, and a release has made the row a reservation for this
+ * mount meanwhile, deletes that (on its RVN) so that nobody waits a lease
+ * for it. */
 void lock_writer_unmark(struct lock_engine *e, const char *key, const char *v);
 
 /* True while lk is held and its keeper lives: its acquiring open file is

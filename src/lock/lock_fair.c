@@ -157,3 +157,19 @@ int lock_fair_release(struct lock_engine *e, const char *key,
 	record_fini(&resv);
 	return rc;
 }
+
+void lock_fair_unreserve(struct lock_engine *e, const char *key)
+{
+	struct lock_record row;
+
+	/* Our mark was gone: if the holder's release already made the row
+	 * our reservation, nobody here wants it any more: it goes now, on
+	 * its RVN, rather than keep every other waiter for a lease. */
+	record_init(&row);
+	if (!lock_rows_get(e, key, &row) && row.reserved_for &&
+	    !strcmp(row.reserved_for, e->owner) &&
+	    !e->store->ops->delete_lock(e->store, key, row.rvn, op_deadline(e),
+					NULL, NULL))
+		log_info(TAG, "key=%s: gave back the reservation for us", key);
+	record_fini(&row);
+}

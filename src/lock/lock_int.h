@@ -55,5 +55,8 @@ int lock_fair_mark(struct lock_engine *e, const char *key,
 int lock_fair_release(struct lock_engine *e, const char *key,
 		      const char *expect, int64_t deadline,
 		      struct lock_record *cur, bool *has);
+/* A waiter of ours gave up after its mark went: a reservation the row
+ * holds for this mount (the release came first) is deleted on its RVN. */
+void lock_fair_unreserve(struct lock_engine *e, const char *key);
 
 #endif

@@ -245,8 +245,10 @@ int lock_writer_mark(struct lock_engine *e, const char *key,
 
 void lock_writer_unmark(struct lock_engine *e, const char *key, const char *v)
 {
-	if (v && v[0])
-		e->store->ops->clear_writer(e->store, key, v, op_deadline(e));
+	if (v && v[0] &&
+	    e->store->ops->clear_writer(e->store, key, v, op_deadline(e)) ==
+		    -ECANCELED)
+		lock_fair_unreserve(e, key); /* released to us meanwhile? */
 }
 
 int lock_waiter_mark(struct lock_engine *e, const char *key,

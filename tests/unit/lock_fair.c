@@ -200,6 +200,18 @@ static void test_reservation(void)
 	CHECK_INT(lock_release(B.e, b), 0);
 	lock_unref(B.e, b);
 	CHECK(!row_of("k", &r));
+	/* One that gives up after the release reserved the key for it gives
+	 * the reservation back at once (nobody waits a lease for it). */
+	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(poll_once(&C, "k", &c), -EEXIST);
+	CHECK_INT(lock_release(A.e, a), 0);
+	lock_unref(A.e, a);
+	CHECK(row_of("k", &r) && r.reserved_for);
+	lock_writer_unmark(C.e, "k", C.mark_v);
+	CHECK(!row_of("k", &r));
+	CHECK_INT(excl(&B, "k", &b), 0);
+	CHECK_INT(lock_release(B.e, b), 0);
+	lock_unref(B.e, b);
 	record_fini(&r);
 	teardown();
 }

@@ -80,7 +80,7 @@ struct lock_record {
 	char *next_id; /* NULL: no mark */
 	char next_v[RECORD_RVN_MAX];
 	int64_t next_waited_ms; /* how long it had waited at that write */
-	char *reserved_for; /* NULL: not a reservation */
+	char *reserved_for;	/* NULL: not a reservation */
 };
 
 struct dir_record {

@@ -46,7 +46,7 @@ int store_ddb_fair_mark_next(struct store *s, const char *key,
 	if (!replace_v)
 		names[2] = NULL; /* #v is not used */
 	if (!rc)
-		rc = ddb_item_set_n(mark, W_WAITED, waited_ms);
+		rc = ddb_item_set_n(mark, W_WAIT, waited_ms);
 	if (!rc)
 		rc = ddb_item_set_m(vals, ":n", mark);
 	if (!rc)

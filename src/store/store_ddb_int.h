@@ -33,8 +33,8 @@
 #define A_SHARE	  "lockfs_share"
 #define A_READERS "lockfs_readers"
 #define A_WRITER  "lockfs_writer"
-#define A_NEXT	   "lockfs_next"
-#define A_RESERVED "lockfs_reserved_for"
+#define A_NEXT	  "lockfs_next"
+#define A_RESVD	  "lockfs_reserved_for"
 
 /* The fields of a reader's entry and of a writer's mark (nested maps). In
  * expressions they are always named through placeholders (#v, #hb, ...),
@@ -49,7 +49,7 @@
 #define R_FENCE "fence"
 #define W_ID	"id"
 #define W_V	"v"
-#define W_WAITED "w"
+#define W_WAIT	"w"
 
 /* A directory marker lives in the lock item of its name (sort key "-"), so
  * that one conditional write decides between a lock and a namespace of the

@@ -152,11 +152,11 @@ static int fair_of_item(const struct ddb_item *it, struct lock_record *r)
 		    !ddb_item_get_s(m, W_V, &v))
 			rc = record_set_next(r, id, v);
 		if (!rc && r->next_id &&
-		    !get_ranged(m, W_WAITED, 0, REAL_MS_MAX, &w))
+		    !get_ranged(m, W_WAIT, 0, REAL_MS_MAX, &w))
 			r->next_waited_ms = w;
 		ddb_item_free(m);
 	}
-	if (!rc && !ddb_item_get_s(it, A_RESERVED, &s))
+	if (!rc && !ddb_item_get_s(it, A_RESVD, &s))
 		rc = record_set_str(&r->reserved_for, s);
 	return rc;
 }
@@ -338,7 +338,7 @@ int store_ddb_record_to_item(const struct lock_record *r, struct ddb_item **out)
 	if (!rc && r->shared)
 		rc = shared_to_item(r, it);
 	if (!rc && r->reserved_for)
-		rc = ddb_item_set_s(it, A_RESERVED, r->reserved_for);
+		rc = ddb_item_set_s(it, A_RESVD, r->reserved_for);
 	if (rc) {
 		ddb_item_free(it);
 		return rc;

@@ -193,6 +193,7 @@ static inline void store_fair_checks(struct store *st, const char *prefix)
 
 	/* Unmarked, the release deletes the row; a gone row is refused
 	 * without one. */
+	record_fini(&resv);
 	sfc_resv(&resv, key, "v2");
 	rc = st->ops->release_lock(st, key, "c-own", &resv, 0, &cur, &has);
 	CHECK_INT(ssc_landed(rc, !has, "release", has, &cur), 0);

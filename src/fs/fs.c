@@ -206,8 +206,10 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		n = fs_int_get_node(fs, rel, r.kind == K_DIR, true);
 		if (n) {
 			fs_int_resolved_attr(fs, n->ino, rel, &r, &e->attr);
-			if (!n->is_dir)
+			if (!n->is_dir) {
 				e->attr.nlink = fs_int_node_nlink(n);
+				fs_int_file_seen_locked(fs, n, &e->attr);
+			}
 		}
 		pthread_mutex_unlock(&fs->mu);
 		if (!n)
@@ -252,6 +254,14 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 	}
 	fs_int_resolved_init(&r);
 	rc = fs_int_resolve(fs, rel, is_dir, &r);
+	if (!rc && r.kind == K_NONE && !is_dir &&
+	    fs_int_file_vanished(fs, ino, a)) {
+		/* Released since the lookup that found it (an open's
+		 * permission check): the file that lookup found. */
+		fs_int_resolved_fini(&r);
+		free(rel);
+		return 0;
+	}
 	if (!rc) {
 		if (r.kind == K_NONE || (r.kind == K_DIR) != is_dir)
 			rc = -ENOENT;

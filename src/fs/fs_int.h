@@ -54,7 +54,19 @@ struct fs_node {
 	 * (a view: it never decides a lock). */
 	int64_t dir_ok_mono_ms;
 	struct fs_attr dir_attr;
+	/* mu: a file's attributes as this mount last answered a lookup or
+	 * create with them, and when (0: never). The kernel checks an open's
+	 * permission right after the lookup, by a getattr when attr_timeout
+	 * is 0: a key released in between (on any mount) is still answered
+	 * from here for FS_VANISHED_MS, as the file the lookup found, so
+	 * that the open does not fail with ENOENT (see fs_getattr). */
+	int64_t file_ok_mono_ms;
+	struct fs_attr file_attr;
 };
+
+/* How long a file whose key is gone still answers getattr as the lookup
+ * (or create) that found it, in ms. */
+#define FS_VANISHED_MS 500
 
 struct fs_handle {
 	struct fs_handle *prev, *next; /* mu */
@@ -173,6 +185,11 @@ bool fs_int_dir_view_get(struct fs *fs, uint64_t ino, const char *rel,
 void fs_int_dir_view_set(struct fs *fs, uint64_t ino, const struct fs_attr *a);
 /* The confirmed view of directory rel is stale now (chmod, rmdir here). */
 void fs_int_dir_view_forget(struct fs *fs, const char *rel);
+/* mu held: n's attributes a as a lookup or create answers them. */
+void fs_int_file_seen_locked(struct fs *fs, struct fs_node *n,
+			     const struct fs_attr *a);
+/* File ino's attributes as last answered, if within FS_VANISHED_MS. */
+bool fs_int_file_vanished(struct fs *fs, uint64_t ino, struct fs_attr *a);
 
 /* ---- fs_resolve.c ---- */
 void fs_int_resolved_init(struct resolved *r);

@@ -52,6 +52,34 @@ static int may_open_taken(struct fs *fs, const struct fs_ctx *ctx,
 	return 0;
 }
 
+/* A create without O_EXCL refused with the row unknown (the store did not
+ * return it: the row it conflicted with is gone again): what the key is
+ * now. Taken: -EEXIST with *cur, as a refusal that returned the row; a
+ * directory: -EISDIR; free again: -ESTALE, so that the kernel walks the
+ * path again with a fresh lookup (LOOKUP_REVAL) and creates or opens what
+ * it finds then, instead of the open failing. */
+static int refused_row(struct fs *fs, const char *rel, struct lock_record *cur,
+		       bool *has)
+{
+	struct resolved r;
+	int rc;
+
+	fs_int_resolved_init(&r);
+	rc = fs_int_resolve(fs, rel, true, &r);
+	if (!rc && r.kind == K_FILE) {
+		rc = record_copy(cur, &r.rec);
+		*has = !rc;
+		if (!rc)
+			rc = -EEXIST;
+	} else if (!rc) {
+		rc = r.kind == K_DIR ? -EISDIR : -ESTALE;
+	} else {
+		rc = fs_int_user_err(rc, "lookup", rel);
+	}
+	fs_int_resolved_fini(&r);
+	return rc;
+}
+
 int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      const char *name, uint32_t mode, int flags, struct fs_entry *e,
 	      uint64_t *fh)
@@ -87,6 +115,8 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	rc = lock_acquire(fs->eng, full, &holder, &lk, &cur, &has);
 	acquired = rc == 0;
 	fs_quota_lock_end(fs->quota, ctx->uid, acquired);
+	if (rc == -EEXIST && !(flags & O_EXCL) && !has)
+		rc = refused_row(fs, rel, &cur, &has);
 	if (rc == -EEXIST && !(flags & O_EXCL) && has) {
 		/* Open the existing lock; no acquire. */
 		rc = may_open_taken(fs, ctx, &cur, flags);
@@ -115,9 +145,11 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	}
 	pthread_mutex_lock(&fs->mu);
 	n = fs_int_get_node(fs, rel, false, true);
-	if (n)
+	if (n) {
 		fs_int_lock_attr(fs, n->ino, &cur, RENDER_HELD,
 				 clk_real_ms(fs->host->clk), &e->attr);
+		fs_int_file_seen_locked(fs, n, &e->attr);
+	}
 	pthread_mutex_unlock(&fs->mu);
 	h = n ? handle_new(fs, n, lk, acquired) : NULL;
 	if (!h) {

@@ -2,7 +2,8 @@
  * request: directories known only through keys below them (a listing of
  * their parent adds them and drops the ones no longer there), the entries
  * a listing just showed a process (FS_LISTED_MS), and directories'
- * attributes as DynamoDB last confirmed them (attr_timeout). Views only:
+ * attributes as DynamoDB last confirmed them (attr_timeout), and files'
+ * as a lookup last answered them (FS_VANISHED_MS). Views only:
  * none of them ever decides a lock. Threads: FUSE workers; fs->mu. */
 #include <stdlib.h>
 #include <string.h>
@@ -186,4 +187,30 @@ void fs_int_dir_view_forget(struct fs *fs, const char *rel)
 		n->dir_ok_mono_ms = 0;
 	pthread_mutex_unlock(&fs->mu);
 	free(pk);
+}
+
+/* ---- files just found ---------------------------------------------- */
+
+void fs_int_file_seen_locked(struct fs *fs, struct fs_node *n,
+			     const struct fs_attr *a)
+{
+	n->file_attr = *a;
+	n->file_ok_mono_ms = clk_mono_ms(fs->host->clk);
+}
+
+bool fs_int_file_vanished(struct fs *fs, uint64_t ino, struct fs_attr *a)
+{
+	struct fs_node *n;
+	bool ok = false;
+
+	pthread_mutex_lock(&fs->mu);
+	n = fs_int_find_node(fs, ino);
+	if (n && !n->is_dir && n->file_ok_mono_ms &&
+	    clk_mono_ms(fs->host->clk) - n->file_ok_mono_ms < FS_VANISHED_MS) {
+		*a = n->file_attr;
+		a->nlink = fs_int_node_nlink(n);
+		ok = true;
+	}
+	pthread_mutex_unlock(&fs->mu);
+	return ok;
 }

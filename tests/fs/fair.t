@@ -58,6 +58,9 @@ ok $? "the loops take the key"
 waits=()
 for i in $(seq 1 "$ROUNDS"); do
 	sleep 0.5
+	# A plain open (no O_CREAT: creating would acquire the key): between
+	# two turns the key is free and the file is rightly not there
+	# (ENOENT), so it is tried again until a turn shows it.
 	for _ in $(seq 1 100); do
 		exec 3<"$C/hot" && break
 		sleep 0.01

@@ -157,6 +157,54 @@ static void test_exclusion(struct fs_mount *a, struct fs_mount *b)
 	CHECK_INT(store_mem_lock_count(st), 0);
 }
 
+/* A file whose key is released between the kernel's lookup and its
+ * getattr (an open's permission check, with attr_timeout=0) is still the
+ * file the lookup found, for a moment (FS_VANISHED_MS, 500 ms): the open
+ * must not fail with ENOENT. Once that has passed, getattr says ENOENT. */
+static void test_vanished(struct fs_mount *a, struct fs_mount *b)
+{
+	struct fs_entry e;
+	struct fs_attr at;
+	double timeout;
+	uint64_t fa, fb;
+
+	CHECK_INT(create(a, &user_ctx, FS_ROOT_INO, "churn", O_CREAT | O_EXCL,
+			 &fa),
+		  0);
+	CHECK_INT(fs_lookup(b->fs, FS_ROOT_INO, "churn", &e), 0);
+	CHECK(S_ISREG(e.attr.mode));
+	CHECK_INT(fs_unlink(a->fs, &user_ctx, FS_ROOT_INO, "churn"), 0);
+	fs_release(a->fs, fa);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	/* B's lookup found it: its getattr right after answers that file. */
+	CHECK_INT(fs_getattr(b->fs, e.attr.ino, &at, &timeout), 0);
+	CHECK_INT(at.ino, e.attr.ino);
+	CHECK(S_ISREG(at.mode));
+	CHECK_INT(at.mode, e.attr.mode);
+	CHECK_INT(at.uid, e.attr.uid);
+	/* ... and the open that follows succeeds. */
+	CHECK_INT(fs_open(b->fs, &user_ctx, e.attr.ino, O_RDONLY, &fb), 0);
+	fs_release(b->fs, fb);
+	/* A fresh lookup says it is gone; later getattrs too. */
+	CHECK_INT(fs_lookup(b->fs, FS_ROOT_INO, "churn", &e), -ENOENT);
+	usleep(600 * 1000);
+	CHECK_INT(fs_getattr(b->fs, at.ino, &at, &timeout), -ENOENT);
+
+	/* The same for a file a create (without O_EXCL) opened taken. */
+	CHECK_INT(create(a, &user_ctx, FS_ROOT_INO, "churn", O_CREAT | O_EXCL,
+			 &fa),
+		  0);
+	CHECK_INT(fs_create(b->fs, &user_ctx, FS_ROOT_INO, "churn",
+			    S_IFREG | 0640, O_CREAT, &e, &fb),
+		  0);
+	CHECK_INT(fs_unlink(a->fs, &user_ctx, FS_ROOT_INO, "churn"), 0);
+	fs_release(a->fs, fa);
+	CHECK_INT(fs_getattr(b->fs, e.attr.ino, &at, &timeout), 0);
+	CHECK(S_ISREG(at.mode));
+	fs_release(b->fs, fb);
+	CHECK_INT(store_mem_lock_count(st), 0);
+}
+
 static void test_break(struct fs_mount *a, struct fs_mount *c)
 {
 	uint64_t fa;
@@ -320,6 +368,7 @@ int main(int argc, char **argv)
 	mount_init(&c, "C", true);
 	CHECK_CASE(test_names, &a);
 	CHECK_CASE(test_exclusion, &a, &b);
+	CHECK_CASE(test_vanished, &a, &b);
 	CHECK_CASE(test_break, &a, &c);
 	CHECK_CASE(test_dirs_and_listing, &a, &b);
 	CHECK_CASE(test_ctl, &a);

@@ -8,10 +8,12 @@
  * p put, P takeover, r renew, d delete, f fence, m mkdir, M chmod dir,
  * D rmdir, c check table, C create table; shared rows: s put shared, j
  * join, R a reader's renewal, J leave, e evict a reader, w mark a writer,
- * W clear the mark, F read the fence. Checked: every record and
- * directory that comes out has its numbers in range (times within years
- * 1970..9999, ids and pids in their types, mode <= 07777, a lease of 1 ms
- * to 10^9 s), renders as valid UTF-8 text, and every error is -errno.
+ * W clear the mark, F read the fence; fair handoff: n mark the next
+ * waiter, x release (into a reservation if the row is marked). Checked:
+ * every record and directory that comes out has its numbers in range
+ * (times within years 1970..9999, ids and pids in their types, mode <=
+ * 07777, a lease of 1 ms to 10^9 s), renders as valid UTF-8 text, and
+ * every error is -errno.
  * fuzz-wrap: awsreq_json awsreq_clock
  * fuzz-src: tests/fuzz/support/fake_awsreq.c tests/fuzz/support/ddb_mutator.c
  * fuzz-link: lockfs_store lockfs_fs
@@ -219,6 +221,16 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 		break;
 	case 'W':
 		rc = s->ops->clear_writer(s, key, "writer-v", 0);
+		break;
+	case 'n':
+		rc = s->ops->mark_next(s, key, "old-rvn", "fuzz:next", "next-v",
+				       1500, "stale-v", 0, &cur, &has_cur);
+		break;
+	case 'x':
+		lock_row(&rec, key, rn.new_rvn);
+		record_set_str(&rec.owner, RECORD_RESERVED_OWNER);
+		rc = s->ops->release_lock(s, key, "old-rvn", &rec, 0, &cur,
+					  &has_cur);
 		break;
 	case 'F':
 		rc = s->ops->read_fence(s, key, 0, &fence);

@@ -409,12 +409,61 @@ static void build_engine(struct daemon *d)
 		.hold = o->hold,
 		.lost_signal = o->lost_signal,
 		.recent_release_ms = (int64_t)(o->entry_timeout * 1000),
+		.session = o->session,
 	};
 	d->eng = (d->owner && d->store && d->obs)
 			 ? lock_engine_new(&lc, d->store, d->obs,
 					   srvclk_clock(d->sclk), &d->metrics,
 					   NULL)
 			 : NULL;
+}
+
+/* A listing row of python_dynamodb_lock's: a lock row without lockfs's
+ * attributes (a reservation of the fair handoff has none either, but
+ * names whom it is for). */
+static int find_python_row(void *arg, const struct store_row *row)
+{
+	char **key = arg;
+
+	if (row->kind != STORE_ROW_LOCK || row->lock->has_lockfs ||
+	    row->lock->reserved_for)
+		return 0;
+	*key = strdup(row->lock->key ? row->lock->key : "?");
+	return 1;
+}
+
+/* Session mode: refused on a table that python_dynamodb_lock clients use
+ * (one listing of the whole table: a Scan, one request per 1 MB page),
+ * then the session item created. Either failure ends the mount. */
+static void start_session(struct daemon *d)
+{
+	char *key = NULL, why[LOG_ERRNO_MAX];
+	int rc;
+
+	if (!d->o.session || !d->eng)
+		return;
+	rc = d->store->ops->list(d->store, "", clk_sys_mono_ms() + 60000,
+				 find_python_row, &key);
+	if (rc)
+		die("-o session: cannot list table %s to look for "
+		    "python_dynamodb_lock rows: %s",
+		    d->o.table, log_errno(rc, why, sizeof(why)));
+	if (key) {
+		char shown[128];
+
+		text_escape_to(shown, sizeof(shown), key, strlen(key));
+		free(key);
+		die("-o session refused: table %s holds python_dynamodb_lock "
+		    "rows (key %s): their clients cannot see a session's "
+		    "heartbeats; use per-lock leases (no -o session) on this "
+		    "table",
+		    d->o.table, shown);
+	}
+	rc = lock_session_start(d->eng);
+	if (rc)
+		die("-o session: cannot create the session item in table %s: "
+		    "%s",
+		    d->o.table, log_errno(rc, why, sizeof(why)));
 }
 
 /* The filesystem and its file locks over the engine, handed to the
@@ -542,6 +591,7 @@ static void release_and_unmount(struct daemon *d)
 	fs_stop(d->fs); /* coalesced data is written before the release */
 	lease_stop(d->eng);
 	unreleased = lock_release_all(d->eng);
+	lock_session_end(d->eng);
 	if (unreleased)
 		log_warn("main",
 			 "%d locks could not be released; they lapse after "
@@ -590,6 +640,7 @@ int main(int argc, char **argv)
 	connect_dynamodb(&d);
 	if (prepare_table(&d)) {
 		build_engine(&d);
+		start_session(&d);
 		build_fs(&d);
 		choose_log_place(&d);
 		mount_fs(&d);

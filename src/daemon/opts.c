@@ -53,6 +53,7 @@ static const struct fuse_opt lockfs_opt_table[] = {
 	LOCKFS_OPT("create_table", create_table),
 	LOCKFS_OPT("--create-table", create_table),
 	LOCKFS_OPT("allow_break", allow_break),
+	LOCKFS_OPT("session", session),
 	LOCKFS_OPT("mountpoint_writable", mountpoint_writable),
 	LOCKFS_OPT("allow_plain_http", allow_plain_http),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -468,6 +469,12 @@ void opts_print_help(FILE *out, const char *prog)
 "     --create-table      the same\n"
 "  -o allow_break         root may remove any lock: other owners', and live\n"
 "                         holders' from any session\n"
+"  -o session             session leases: one heartbeat per period for the\n"
+"                         mount, whatever the locks held; exclusive locks\n"
+"                         are written only at acquire and release. For\n"
+"                         tables only lockfs uses: refused when the table\n"
+"                         holds python_dynamodb_lock rows (one listing at\n"
+"                         mount)\n"
 "  -o allow_plain_http    allow http:// to hosts other than loopback\n"
 "                         (answers can be forged, tokens go in clear)\n"
 "  -o mountpoint_writable do not make the mountpoint immutable (by default\n"

@@ -47,6 +47,7 @@ struct lockfs_opts {
 	char *log_file; /* append log lines here (else see log_choose) */
 	int create_table;
 	int allow_break;
+	int session;		 /* session leases (doc/session-leases.md) */
 	int mountpoint_writable; /* do not make the mountpoint immutable */
 	int allow_plain_http;	 /* http:// to hosts other than loopback */
 	int show_help;

@@ -123,6 +123,8 @@ int fs_int_resolve(struct fs *fs, const char *rel, bool both,
 		out->kind = K_FILE;
 		out->state = RENDER_HELD;
 		rc = record_copy(&out->rec, &sl.lock);
+		if (!rc)
+			lock_rows_session_show(fs->eng, &out->rec);
 	} else if (sl.has_dir) {
 		out->kind = K_DIR;
 		rc = dir_record_copy(&out->dir, &sl.dir);

@@ -140,6 +140,7 @@ static int text_of_row(struct fs *fs, const char *full, struct buf *out)
 		int64_t seen;
 		bool live = fs_int_row_live(fs, &row, &seen);
 
+		lock_rows_session_show(fs->eng, &row);
 		rc = render_lock_text(&row, live ? RENDER_HELD : RENDER_EXPIRED,
 				      out);
 	}
@@ -214,6 +215,10 @@ static int text_of_ours(struct fs *fs, struct fs_handle *h, struct lock *lk,
 	}
 	if (st == LOCK_HELD || st == LOCK_RELEASING) {
 		if (row_is_ours(fs, lk, rc ? NULL : &row, before, after)) {
+			if (row.session) { /* shown by its session */
+				row.lease_ms = mine.lease_ms;
+				row.heartbeat_real_ms = mine.heartbeat_real_ms;
+			}
 			rc = render_lock_text(&row, RENDER_HELD, out);
 			goto out;
 		}

@@ -119,6 +119,12 @@ static int f_expires(const struct lock_record *r, enum render_state st,
 	return put_time(out, expires);
 }
 
+static int f_session(const struct lock_record *r, enum render_state st,
+		     struct buf *out)
+{
+	return r->session ? buf_puts(out, r->session) : -ENODATA;
+}
+
 static int f_mode(const struct lock_record *r, enum render_state st,
 		  struct buf *out)
 {
@@ -201,6 +207,7 @@ static const struct {
 	{ "acquired", f_acquired },
 	{ "heartbeat", f_heartbeat },
 	{ "expires", f_expires },
+	{ "session", f_session },
 	{ "readers", f_readers },
 	{ "holder", f_holder },
 	{ "writer_waiting", f_writer_waiting },

@@ -128,8 +128,8 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 	for (lk = e->all; lk; lk = next) {
 		next = lk->next; /* lk may leave the list below */
 		if (lock_int_trusted_locked(e, lk, now))
-			wake = min64(wake,
-				     lk->last_ok_mono_ms + cfg->safe_period_ms);
+			wake = min64(wake, lock_int_last_ok(e, lk) +
+						   cfg->safe_period_ms);
 		if (lk->hold != HOLD_PGRP || lk->file_open)
 			continue;
 		if (lk->state == LOCK_HELD && !lk->release_wanted) {
@@ -350,6 +350,45 @@ static void run_job(struct lock_engine *e, struct lock *lk)
 	lock_unref(e, lk);
 }
 
+/* mu held. Whether the session's heartbeat is due now (session mode);
+ * else *wake is no later than when it will be. */
+static bool session_due_locked(struct lock_engine *e, int64_t now,
+			       int64_t *wake)
+{
+	if (!e->cfg.session || e->sess.busy || !e->sess.next_due_mono_ms)
+		return false;
+	if (e->sess.next_due_mono_ms <= now)
+		return true;
+	*wake = min64(*wake, e->sess.next_due_mono_ms);
+	return false;
+}
+
+/* The session's own thread: one heartbeat per period, never queued
+ * behind the locks' jobs (and never holding up theirs). */
+static void *session_main(void *arg)
+{
+	struct lock_engine *e = arg;
+
+	pthread_mutex_lock(&e->mu);
+	while (!e->stopping) {
+		int64_t now = clk_mono_ms(e->os.clk),
+			wake = now + LEASE_IDLE_MS;
+		struct timespec ts;
+
+		if (session_due_locked(e, now, &wake)) {
+			e->sess.busy = true;
+			pthread_mutex_unlock(&e->mu);
+			e->lease_jobs.session_beat(e);
+			pthread_mutex_lock(&e->mu);
+			continue;
+		}
+		clk_mono_timespec(wake, &ts);
+		pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return NULL;
+}
+
 int64_t lease_step(struct lock_engine *e)
 {
 	int64_t now = clk_mono_ms(e->os.clk), wake = now + LEASE_IDLE_MS;
@@ -362,6 +401,12 @@ int64_t lease_step(struct lock_engine *e)
 	if (e->stopping) {
 		pthread_mutex_unlock(&e->mu);
 		return INT64_MAX;
+	}
+	if (session_due_locked(e, now, &wake)) {
+		e->sess.busy = true;
+		pthread_mutex_unlock(&e->mu);
+		e->lease_jobs.session_beat(e);
+		return now;
 	}
 	n = plan_locked(e, now, &pick, 1, &wake);
 	pthread_mutex_unlock(&e->mu);
@@ -456,6 +501,9 @@ static void stop_threads(struct lock_engine *e, bool scheduler)
 	pthread_mutex_unlock(&e->mu);
 	if (scheduler)
 		pthread_join(e->thread, NULL);
+	if (e->sess_thread_running)
+		pthread_join(e->sess_thread, NULL);
+	e->sess_thread_running = false;
 	for (int i = 0; i < e->n_workers; i++)
 		pthread_join(e->workers[i], NULL);
 	free(e->workers);
@@ -484,6 +532,14 @@ int lease_start(struct lock_engine *e)
 			stop_threads(e, false);
 			return -rc;
 		}
+	}
+	if (e->cfg.session) {
+		rc = pthread_create(&e->sess_thread, NULL, session_main, e);
+		if (rc) {
+			stop_threads(e, false);
+			return -rc;
+		}
+		e->sess_thread_running = true;
 	}
 	rc = pthread_create(&e->thread, NULL, scheduler_main, e);
 	if (rc) {

@@ -79,6 +79,8 @@ enum lost_reason {
 			   * is deleted */
 	LOST_DOWNGRADE,	  /* a downgrade to shared whose answer was lost:
 			   * we cannot know what we hold */
+	LOST_SESSION,	  /* session mode: the session that kept it was
+			   * fenced by another owner (or is gone) */
 };
 
 struct lock_config {
@@ -99,6 +101,10 @@ struct lock_config {
 	int lease_workers;	   /* threads making the lease path's requests
 				    * (renewals, automatic releases, cleanups)
 				    * in parallel; default 64 */
+	bool session;		   /* session leases (doc/session-leases.md):
+				    * one heartbeat per period for the mount,
+				    * exclusive locks name its session item and
+				    * are written only at acquire and release */
 };
 
 /* The acquirer: the process that acquires, filled by the filesystem from
@@ -140,6 +146,12 @@ struct lock_engine *lock_engine_new(const struct lock_config *cfg,
 				    struct store *store, struct observe *obs,
 				    const struct clk *clk, struct metrics *m,
 				    const struct lock_callbacks *cb);
+/* Session mode (cfg.session): creates the mount's session item (at
+ * start, before the lease threads); 0 or -errno (logged: the mount must
+ * fail). Without session mode, 0. */
+int lock_session_start(struct lock_engine *e);
+/* Deletes the session item (unmount, after lock_release_all). */
+void lock_session_end(struct lock_engine *e);
 /* Sets the upcalls (before the lease thread starts). */
 void lock_engine_set_callbacks(struct lock_engine *e,
 			       const struct lock_callbacks *cb);

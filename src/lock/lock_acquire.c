@@ -229,7 +229,8 @@ static void report_conflict(struct lock_engine *e, int rc,
  * is given back (the lease path removes an orphan's row or entry). */
 static int track_taken(struct lock_engine *e, struct lock_record *rec,
 		       const struct lock_holder *h, enum hold_mode hold,
-		       bool shared, int64_t sent, struct lock **out)
+		       bool shared, int sess_gen, int64_t sent,
+		       struct lock **out)
 {
 	const char *key = rec->key;
 	struct lock *lk = calloc(1, sizeof(*lk));
@@ -260,6 +261,13 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 	lk->file_open = true;
 	lk->last_ok_mono_ms = sent;
 	lk->next_due_mono_ms = sent + e->cfg.heartbeat_ms;
+	if (lk->rec.session) {
+		/* Kept by the session's heartbeats: its own row is written
+		 * again only to push its expiry_time on (a month). */
+		lk->in_session = true;
+		lk->sess_gen = sess_gen;
+		lk->next_due_mono_ms = sent + lock_int_session_refresh_ms();
+	}
 	lk->refs = 2; /* the engine's and the caller's */
 
 	pthread_mutex_lock(&e->mu);
@@ -294,7 +302,7 @@ static int acquire(struct lock_engine *e, const char *key,
 	char expired_rvn[RECORD_RVN_MAX];
 	bool takeover, has = false;
 	int64_t sent;
-	int rc;
+	int rc, sess_gen = 0;
 
 	if (has_cur)
 		*has_cur = false;
@@ -309,6 +317,14 @@ static int acquire(struct lock_engine *e, const char *key,
 		    : build_record(e, key, h, &rec);
 	if (rc)
 		return rc;
+	if (!shared && e->cfg.session) {
+		/* Session mode: the row names the session that keeps it. */
+		rc = lock_int_session_claim(e, &rec, &sess_gen);
+		if (rc) {
+			record_fini(&rec);
+			return rc;
+		}
+	}
 	record_init(&now_row);
 	/* 3. The store's answer: one conditional write (and what it takes to
 	 * learn its outcome). */
@@ -330,7 +346,7 @@ static int acquire(struct lock_engine *e, const char *key,
 		goto out;
 	}
 	/* 5. Ours: tracked, and renewed from now on. */
-	rc = track_taken(e, &rec, h, hold, shared, sent, out);
+	rc = track_taken(e, &rec, h, hold, shared, sess_gen, sent, out);
 	if (rc)
 		goto out;
 	lock_rows_forget(e, key);
@@ -451,6 +467,7 @@ int lock_downgrade(struct lock_engine *e, struct lock *lk)
 		record_init(&rec);
 		memcpy(lk->rec.rvn, lk->rec.readers[0].v, sizeof(lk->rec.rvn));
 		lk->shared = true;
+		lk->in_session = false; /* shared rows keep their own lease */
 		lk->n_pending = 0;
 		lk->last_ok_mono_ms = sent;
 		lk->next_due_mono_ms = sent + e->cfg.heartbeat_ms;

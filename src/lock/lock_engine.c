@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lease.h"
+#include "session_view.h"
 
 #define TAG "lock"
 
@@ -47,9 +48,11 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 		e->cfg.op_timeout_ms = 10000;
 	e->owner = strdup(cfg->owner ? cfg->owner : "lockfs");
 	e->host = strdup(cfg->host ? cfg->host : "localhost");
-	if (!e->owner || !e->host) {
+	e->sview = session_view_new();
+	if (!e->owner || !e->host || !e->sview) {
 		free(e->owner);
 		free(e->host);
+		session_view_free(e->sview);
 		free(e);
 		return NULL;
 	}
@@ -64,6 +67,7 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	e->lease_jobs.heartbeat = lock_int_heartbeat;
 	e->lease_jobs.release = lock_int_release;
 	e->lease_jobs.cleanup = lock_int_cleanup;
+	e->lease_jobs.session_beat = lock_int_session_beat;
 	pthread_mutex_init(&e->mu, NULL);
 	clk_cond_init_mono(&e->cv);
 	pthread_cond_init(&e->work_cv, NULL);
@@ -96,6 +100,7 @@ void lock_engine_free(struct lock_engine *e)
 		lock_int_free(lk);
 	}
 	lease_index_free(e);
+	session_view_free(e->sview);
 	smap_each(&e->recent, lock_int_free_recent, NULL);
 	smap_fini(&e->recent);
 	smap_fini(&e->by_key);
@@ -181,6 +186,14 @@ int lock_snapshot(struct lock_engine *e, struct lock *lk,
 	/* Held shared, the row as our last renewal found it: every reader
 	 * (ours is one of them). */
 	rc = record_copy(out, lk->shared && lk->row ? lk->row : &lk->rec);
+	if (!rc && lk->in_session) {
+		/* Shown by its session: the lease others judge it by, and
+		 * the session's last confirmed heartbeat. */
+		out->lease_ms = e->cfg.lease_ms;
+		if (lk->sess_gen == e->sess.gen &&
+		    e->sess.last_ok_real_ms > out->heartbeat_real_ms)
+			out->heartbeat_real_ms = e->sess.last_ok_real_ms;
+	}
 	if (state)
 		*state = lk->state;
 	pthread_mutex_unlock(&e->mu);
@@ -269,7 +282,7 @@ void lock_each(struct lock_engine *e,
 			.rvn = lk->rec.rvn,
 			.holder = &lk->holder,
 			.acquired_real_ms = lk->rec.acquired_real_ms,
-			.last_ok_age_ms = now - lk->last_ok_mono_ms,
+			.last_ok_age_ms = now - lock_int_last_ok(e, lk),
 			.fence = lk->rec.fence,
 			.file_open = lk->file_open,
 			.shared = lk->shared,

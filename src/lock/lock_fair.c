@@ -48,6 +48,9 @@ static bool next_replaceable(struct lock_engine *e,
 			     const struct lock_record *row, int64_t waited_ms,
 			     int64_t margin_ms)
 {
+	/* A row kept by a session carries a lease of a year: its waiters'
+	 * marks are refreshed at their own pace, judged by our lease. */
+	int64_t lease = row->session ? e->cfg.lease_ms : row->lease_ms;
 	struct observation ob;
 	bool stale;
 	char *k;
@@ -57,13 +60,12 @@ static bool next_replaceable(struct lock_engine *e,
 	k = next_obs_key(row->key);
 	if (!k)
 		return false;
-	stale = lock_rows_judge_version(e, k, row->next_v, row->lease_ms, &ob);
+	stale = lock_rows_judge_version(e, k, row->next_v, lease, &ob);
 	free(k);
 	if (stale)
 		return true;
-	return waited_ms > row->next_waited_ms +
-				   (row->lease_ms - ob.remaining_ms) +
-				   margin_ms;
+	return waited_ms >
+	       row->next_waited_ms + (lease - ob.remaining_ms) + margin_ms;
 }
 
 int lock_fair_mark(struct lock_engine *e, const char *key,

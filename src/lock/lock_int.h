@@ -41,6 +41,23 @@ bool lock_share_row_free(struct lock_engine *e, const struct lock_record *row);
 bool lock_share_other_writer(struct lock_engine *e,
 			     const struct lock_record *row);
 
+/* ---- lock_session.c: session leases, the holder side ---- */
+
+/* The lease path's session job (lease_jobs.session_beat; busy claimed):
+ * one heartbeat, or the creation of a new session after a fenced one. */
+void lock_int_session_beat(struct lock_engine *e);
+/* An exclusive row about to be written in session mode: names the
+ * session (rec->session), with the lease and expiry of a session row;
+ * *gen its generation. -EIO when no session is live and trusted now. */
+int lock_int_session_claim(struct lock_engine *e, struct lock_record *rec,
+			   int *gen);
+/* How often a session lock's own row is rewritten, only so that its
+ * expiry_time (a year on) never lets the TTL remove it while held. */
+int64_t lock_int_session_refresh_ms(void);
+/* fsync of a session lock: a session heartbeat, then a consistent read of
+ * the row showing our RVN. 0 or -EIO (the lock lost when it is). */
+int lock_int_session_sync(struct lock_engine *e, struct lock *lk);
+
 /* ---- lock_fair.c: fair handoff of exclusive rows ---- */
 
 /* A waiter's mark on row (held exclusively elsewhere, just read): see

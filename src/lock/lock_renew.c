@@ -87,12 +87,16 @@ static int write_renewal(struct lock_engine *e, struct lock *lk,
 	return rc;
 }
 
-static void fill_renewal(struct lock_engine *e, struct lock_renewal *rn)
+/* lk's busy claim is held (in_session changes only under it). */
+static void fill_renewal(struct lock_engine *e, const struct lock *lk,
+			 struct lock_renewal *rn)
 {
 	int64_t real_ms = now_real(e);
 
 	memset(rn, 0, sizeof(*rn));
 	rn->expiry_real_s = real_ms / 1000 + RECORD_EXPIRY_PERIOD_S;
+	if (lk->in_session) /* a session row: never TTL'd while held */
+		rn->expiry_real_s += RECORD_SESSION_ROW_LEASE_MS / 1000;
 	rn->heartbeat_real_ms = real_ms;
 }
 
@@ -102,7 +106,9 @@ static void after_renewal(struct lock_engine *e, struct lock *lk, int rc)
 	if (rc == 0) {
 		if (lk->state == LOCK_HELD)
 			lk->next_due_mono_ms =
-				lk->last_ok_mono_ms + e->cfg.heartbeat_ms;
+				lk->last_ok_mono_ms +
+				(lk->in_session ? lock_int_session_refresh_ms()
+						: e->cfg.heartbeat_ms);
 	} else if (rc == -ESTALE) {
 		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
 	}
@@ -162,7 +168,7 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 	deadline = lock_int_write_deadline_locked(e, lk, e->cfg.heartbeat_ms);
 	pthread_mutex_unlock(&e->mu);
 
-	fill_renewal(e, &rn);
+	fill_renewal(e, lk, &rn);
 	rc = write_renewal(e, lk, &rn, deadline);
 	if (rc == 0)
 		evict_dead_readers(e, lk);
@@ -185,7 +191,7 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 			 "heartbeat key=%s failed: %s; lock safe for %lld ms "
 			 "more",
 			 lk->key, log_errno(rc, why, sizeof(why)),
-			 (long long)(lk->last_ok_mono_ms +
+			 (long long)(lock_int_last_ok(e, lk) +
 				     e->cfg.safe_period_ms - now_mono(e)));
 	} else {
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
@@ -199,13 +205,19 @@ int lock_renew_sync(struct lock_engine *e, struct lock *lk)
 {
 	struct lock_renewal rn;
 	int64_t deadline;
+	bool in_session;
 	int rc;
 
+	pthread_mutex_lock(&e->mu);
+	in_session = lk->in_session;
+	pthread_mutex_unlock(&e->mu);
+	if (in_session)
+		return lock_int_session_sync(e, lk);
 	pthread_mutex_lock(&e->mu);
 	rc = lock_int_begin_write_locked(e, lk);
 	if (lock_int_write_started(e, lk, rc, e->cfg.op_timeout_ms, &deadline))
 		return -EIO;
-	fill_renewal(e, &rn);
+	fill_renewal(e, lk, &rn);
 	rc = end_renewal(e, lk, write_renewal(e, lk, &rn, deadline), false);
 	if (!rc)
 		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
@@ -264,7 +276,7 @@ int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
 		rc = -ENOMEM;
 		goto done;
 	}
-	fill_renewal(e, &rn);
+	fill_renewal(e, lk, &rn);
 	rn.set_data = true;
 	rn.data = data;
 	rn.data_len = new_len;
@@ -321,7 +333,7 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 		deadline = lock_int_write_deadline_locked(e, lk,
 							  e->cfg.op_timeout_ms);
 		pthread_mutex_unlock(&e->mu);
-		fill_renewal(e, &rn);
+		fill_renewal(e, lk, &rn);
 		rn.set_fence = true;
 		rn.fence = f;
 		rc = write_renewal(e, lk, &rn, deadline);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lock_state.h"
+#include "log.h"
 
 static int64_t deadline(const struct lock_engine *e)
 {
@@ -94,6 +95,17 @@ bool lock_rows_judge(struct lock_engine *e, const struct lock_record *row,
 	 * To everyone else it is a held row, judged as any. */
 	bool ours = row->reserved_for && !strcmp(row->reserved_for, e->owner);
 
+	if (e->cfg.session && !row->has_lockfs && !row->reserved_for &&
+	    !__atomic_exchange_n(&e->python_row_logged, 1, __ATOMIC_SEQ_CST))
+		log_err("session",
+			"a python_dynamodb_lock row (key=%s) is in the table: "
+			"session mode is meant for tables only lockfs uses; "
+			"rows of this mount carry a lease of a year, so such "
+			"clients never take them, but they must not rely on "
+			"this mount's liveness",
+			row->key ? row->key : "?");
+	if (row->session && row->key && !row->shared && !ours)
+		return lock_rows_judge_session(e, row, ob);
 	return lock_rows_judge_version(e, row->key, row->rvn,
 				       ours ? 0 : row->lease_ms, ob);
 }

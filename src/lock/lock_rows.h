@@ -70,6 +70,19 @@ bool lock_rows_judge(struct lock_engine *e, const struct lock_record *row,
 bool lock_rows_judge_version(struct lock_engine *e, const char *obs_key,
 			     const char *version, int64_t lease_ms,
 			     struct observation *ob);
+/* lock_rows_session.c: lock_rows_judge's rule for a row that names a
+ * session (row->session): judged by that session item (read, or from a
+ * read made moments ago): dead -> lapsed; its version (or its absence)
+ * unchanged for a lease of our clock -> fenced (a conditional write on
+ * that version), then lapsed; else live. ob gets the session's
+ * observation (the time left, our first sighting of its version). */
+bool lock_rows_judge_session(struct lock_engine *e,
+			     const struct lock_record *row,
+			     struct observation *ob);
+/* For display: a row naming a session (just judged) shows the lease of
+ * its session and the session's last heartbeat (as last read) instead
+ * of the year and the acquire its row carries. Others: unchanged. */
+void lock_rows_session_show(struct lock_engine *e, struct lock_record *row);
 /* Without noting anything: if our observation of key's row has lapsed by
  * now, copies the RVN seen (RECORD_RVN_MAX bytes) to rvn_out and returns
  * true (a conditional write on that RVN takes the row over). */

@@ -48,6 +48,8 @@ const char *lock_lost_reason_name(enum lost_reason r)
 		return "the daemon stopped";
 	case LOST_DOWNGRADE:
 		return "downgrade to shared not confirmed";
+	case LOST_SESSION:
+		return "the mount's session was fenced by another owner";
 	}
 	return "";
 }
@@ -292,9 +294,14 @@ bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
 {
 	if (lk->state != LOCK_HELD)
 		return false;
-	if (now_mono_ms - lk->last_ok_mono_ms < e->cfg.safe_period_ms)
+	int64_t ok = lock_int_last_ok(e, lk);
+
+	if (now_mono_ms - ok < e->cfg.safe_period_ms)
 		return true;
-	lock_int_mark_lost_locked(e, lk, LOST_SAFE_PERIOD);
+	lock_int_mark_lost_locked(e, lk,
+				  lk->in_session && lk->sess_gen != e->sess.gen
+					  ? LOST_SESSION
+					  : LOST_SAFE_PERIOD);
 	lock_int_kick_locked(e); /* the scheduler tells the acquirer */
 	return false;
 }
@@ -304,7 +311,7 @@ bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
 int64_t lock_int_write_deadline_locked(struct lock_engine *e, struct lock *lk,
 				       int64_t max_ms)
 {
-	int64_t safe_end = lk->last_ok_mono_ms + e->cfg.safe_period_ms;
+	int64_t safe_end = lock_int_last_ok(e, lk) + e->cfg.safe_period_ms;
 	int64_t d = now_mono(e) + max_ms;
 
 	return d < safe_end ? d : safe_end;

@@ -84,6 +84,33 @@ struct lock {
 	size_t hb_idx;
 	bool urgent;
 	struct lock *urgent_next;
+	/* Session mode (lock_session.c): the row names the engine's session
+	 * of generation sess_gen, and the lock is trusted by that session's
+	 * heartbeats (lock_int_last_ok), never by its own writes. */
+	bool in_session;
+	int sess_gen;
+};
+
+/* The engine's session (session mode; doc/session-leases.md): one item
+ * whose heartbeats keep every exclusive lock of this mount. Under mu. */
+struct lock_session {
+	char key[RECORD_SESSION_KEY_MAX + 1];
+	char rvn[LOCK_OUR_RVN_MAX]; /* its version, as last confirmed */
+	bool live;		    /* created, and not found fenced */
+	bool busy;		    /* a heartbeat (or creation) in flight */
+	int gen;		    /* its generation: a fenced session is
+				     * followed by a new one, another key */
+	/* Send time of the last confirmed heartbeat: every lock of the
+	 * session is trusted until last_ok + safe_period, by the clock. */
+	int64_t last_ok_mono_ms;
+	int64_t last_ok_real_ms;  /* the same on the wall clock (shown) */
+	int64_t next_due_mono_ms; /* its next heartbeat */
+	/* Heartbeats whose answer was lost (the RVN tried, its send). */
+	struct {
+		char rvn[LOCK_OUR_RVN_MAX];
+		int64_t sent_mono_ms;
+	} pending[LOCK_PENDING_MAX];
+	int n_pending;
 };
 
 /* The requests of the lease path, made by its workers (mu not held): the
@@ -96,7 +123,12 @@ struct lease_jobs {
 	int (*release)(struct lock_engine *e, struct lock *lk, bool automatic);
 	/* A lost lock's row removed if still ours (lock_release.c). */
 	void (*cleanup)(struct lock_engine *e, struct lock *lk);
+	/* The session's heartbeat, due at sess.next_due_mono_ms (session
+	 * mode; lock_session.c). */
+	void (*session_beat)(struct lock_engine *e);
 };
+
+struct session_view;
 
 struct lock_engine {
 	struct lock_config cfg;
@@ -152,6 +184,14 @@ struct lock_engine {
 	size_t n_lost_listed; /* lost locks on the list: none, no search */
 	struct lock *urgent;
 	int64_t next_sweep_mono_ms; /* the once-a-second check of them all */
+
+	struct lock_session sess; /* session mode; mu */
+	pthread_t sess_thread;	  /* its heartbeats (lease.c) */
+	bool sess_thread_running;
+	/* What this mount last read of other mounts' session items (the
+	 * observer side; thread-safe on its own). */
+	struct session_view *sview;
+	int python_row_logged; /* atomic: a python row met in session mode */
 };
 
 static inline int64_t now_mono(const struct lock_engine *e)
@@ -168,6 +208,19 @@ static inline int64_t now_real(const struct lock_engine *e)
 static inline int64_t op_deadline(const struct lock_engine *e)
 {
 	return now_mono(e) + e->cfg.op_timeout_ms;
+}
+
+/* mu held: the send time of the last confirmed write that keeps lk: its
+ * own, or its session's heartbeat in session mode (0 when the session it
+ * names is gone: never trusted). */
+static inline int64_t lock_int_last_ok(const struct lock_engine *e,
+				       const struct lock *lk)
+{
+	if (!lk->in_session)
+		return lk->last_ok_mono_ms;
+	if (!e->sess.live || lk->sess_gen != e->sess.gen)
+		return INT64_MIN / 2;
+	return e->sess.last_ok_mono_ms;
 }
 
 /* Frees a lock no one references (its row copies, its key). */

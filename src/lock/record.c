@@ -36,6 +36,7 @@ void record_fini(struct lock_record *r)
 	free(r->writer_id);
 	free(r->next_id);
 	free(r->reserved_for);
+	free(r->session);
 	record_init(r);
 }
 
@@ -172,7 +173,7 @@ int record_copy(struct lock_record *dst, const struct lock_record *src)
 	tmp.data_len = 0;
 	tmp.readers = NULL;
 	tmp.n_readers = 0;
-	tmp.writer_id = tmp.next_id = tmp.reserved_for = NULL;
+	tmp.writer_id = tmp.next_id = tmp.reserved_for = tmp.session = NULL;
 	rc = record_set_str(&tmp.key, src->key);
 	if (!rc)
 		rc = record_set_str(&tmp.owner, src->owner);
@@ -188,6 +189,8 @@ int record_copy(struct lock_record *dst, const struct lock_record *src)
 		rc = record_set_str(&tmp.next_id, src->next_id);
 	if (!rc)
 		rc = record_set_str(&tmp.reserved_for, src->reserved_for);
+	if (!rc)
+		rc = record_set_str(&tmp.session, src->session);
 	if (!rc && src->n_readers) {
 		tmp.readers = calloc(src->n_readers, sizeof(*tmp.readers));
 		if (!tmp.readers)
@@ -228,4 +231,14 @@ int dir_record_copy(struct dir_record *dst, const struct dir_record *src)
 	*dst = *src;
 	dst->key = key;
 	return 0;
+}
+
+bool record_session_key_ok(const char *key)
+{
+	size_t n = key ? strlen(key) : 0;
+
+	return n > strlen(RECORD_SESSION_PREFIX) &&
+	       n <= RECORD_SESSION_KEY_MAX &&
+	       !strncmp(key, RECORD_SESSION_PREFIX,
+			strlen(RECORD_SESSION_PREFIX));
 }

@@ -12,6 +12,22 @@
 #define RECORD_SORT_LOCK  "-"
 #define RECORD_SORT_DIR	  "lockfs:dir"
 #define RECORD_SORT_FENCE "lockfs:fence"
+/* A mount's session item (doc/session-leases.md): its own sort key, so
+ * that no listing of locks or directories ever shows it. */
+#define RECORD_SORT_SESSION "lockfs:session"
+
+/* Session items live under this key prefix: names starting with .lockfs
+ * are reserved (fs/names.h), so no lock key can be one, and a key prefix
+ * of a mount never reaches it. */
+#define RECORD_SESSION_PREFIX ".lockfs-session/"
+/* The longest session key read or written: the prefix, an owner of up to
+ * 256 bytes and a generation. */
+#define RECORD_SESSION_KEY_MAX 400
+/* The lease_duration written in a lock row that names a session, and the
+ * expiry_time past its acquire: a python_dynamodb_lock client, which
+ * judges a row by its own RVN, never takes it over, and the table's TTL
+ * never removes it while held (its RVN changes only on acquire). */
+#define RECORD_SESSION_ROW_LEASE_MS (365LL * 86400 * 1000)
 
 /* TTL refresh on every write, as python_dynamodb_lock (expiry_period). */
 #define RECORD_EXPIRY_PERIOD_S 3600
@@ -81,6 +97,11 @@ struct lock_record {
 	char next_v[RECORD_RVN_MAX];
 	int64_t next_waited_ms; /* how long it had waited at that write */
 	char *reserved_for;	/* NULL: not a reservation */
+
+	/* lockfs_session: the key of the session item whose heartbeats keep
+	 * this exclusive row (session mode); NULL: the row is judged by its
+	 * own RVN. Read only when record_session_key_ok. */
+	char *session;
 };
 
 struct dir_record {
@@ -113,6 +134,9 @@ int record_set_writer(struct lock_record *r, const char *id, const char *v);
 /* Sets the mark of the mount waiting next on an exclusive row (id NULL:
  * none). */
 int record_set_next(struct lock_record *r, const char *id, const char *v);
+
+/* Whether key is a well-formed session key (its prefix, its length). */
+bool record_session_key_ok(const char *key);
 
 /* The owner_name of a row a release reserved for the marked waiter. */
 #define RECORD_RESERVED_OWNER "lockfs:reserved"

@@ -39,6 +39,17 @@ struct lock_renewal {
 	const char *row_rvn;
 };
 
+/* A mount's session item as read (doc/session-leases.md): its version
+ * (a fresh UUID on every heartbeat), whether another owner fenced it, and
+ * the lease its holder runs (the one observers judge it by). */
+struct session_record {
+	char rvn[RECORD_RVN_MAX];
+	bool dead;
+	int64_t lease_ms;
+	int64_t heartbeat_real_ms; /* its last heartbeat's wall time (shown,
+				    * never trusted); 0 when unknown */
+};
+
 /* One row of a listing. */
 enum store_row_kind {
 	STORE_ROW_LOCK,
@@ -169,6 +180,41 @@ struct store_ops {
 			    const struct lock_record *reservation,
 			    int64_t deadline_mono_ms, struct lock_record *cur,
 			    bool *has_cur);
+	/* Session items (key RECORD_SESSION_PREFIX..., sort key
+	 * RECORD_SORT_SESSION): one per mount in session mode. */
+
+	/* Creates the live session key with version rvn, lease_ms and
+	 * expiry_time expiry_real_s, if no item of key exists (-EEXIST). */
+	int (*create_session)(struct store *s, const char *key,
+			      const char *owner, const char *rvn,
+			      int64_t lease_ms, int64_t expiry_real_s,
+			      int64_t deadline_mono_ms);
+	/* A heartbeat: sets the version to new_rvn, expiry_time and the
+	 * heartbeat's wall time (lockfs_heartbeat, shown only), if the
+	 * item's version is expect_rvn and it is live. 0: confirmed;
+	 * -ECANCELED: refused, *cur the item as it is (*has_cur false: none);
+	 * other -errno: unknown. */
+	int (*beat_session)(struct store *s, const char *key,
+			    const char *expect_rvn, const char *new_rvn,
+			    int64_t expiry_real_s, int64_t heartbeat_real_ms,
+			    int64_t deadline_mono_ms,
+			    struct session_record *cur, bool *has_cur);
+	/* The session item of key (consistent read); -ENOENT when none. */
+	int (*get_session)(struct store *s, const char *key,
+			   int64_t deadline_mono_ms,
+			   struct session_record *out);
+	/* Fences the session: marks it dead if its version is still
+	 * observed_rvn (NULL: if there is still no item of key, a dead one
+	 * is created), so that no later heartbeat of it lands. -ECANCELED
+	 * when the item is not as observed. */
+	int (*fence_session)(struct store *s, const char *key,
+			     const char *observed_rvn, int64_t expiry_real_s,
+			     int64_t deadline_mono_ms);
+	/* Deletes the session item if its version is expect_rvn (unmount).
+	 * -ECANCELED when not. */
+	int (*end_session)(struct store *s, const char *key,
+			   const char *expect_rvn, int64_t deadline_mono_ms);
+
 	/* Creates a directory marker; -EEXIST if a marker or a lock of that
 	 * name exists, unless the lock carries expect_rvn (a lock seen
 	 * expired, taken over as an acquire would). */

@@ -253,6 +253,11 @@ static const struct store_ops ddb_store_ops = {
 	.set_dir_mode = store_ddb_rows_set_dir_mode,
 	.delete_dir = store_ddb_rows_delete_dir,
 	.list = store_ddb_rows_list,
+	.create_session = store_ddb_session_create,
+	.beat_session = store_ddb_session_beat,
+	.get_session = store_ddb_session_get,
+	.fence_session = store_ddb_session_fence,
+	.end_session = store_ddb_session_end,
 	.destroy = sd_destroy,
 };
 

@@ -39,4 +39,10 @@ int store_ddb_item_to_record(const struct ddb_item *it,
 int store_ddb_record_to_item(const struct lock_record *r,
 			     struct ddb_item **out);
 
+/* A session item read back (its version, state and lease), range and
+ * length checked: -EPROTO without a usable version. */
+int store_ddb_session_of_item(const struct ddb_item *it,
+			      int64_t default_lease_ms,
+			      struct session_record *out);
+
 #endif

@@ -35,6 +35,7 @@
 #define A_WRITER  "lockfs_writer"
 #define A_NEXT	  "lockfs_next"
 #define A_RESVD	  "lockfs_reserved_for"
+#define A_SESSION "lockfs_session"
 
 /* The fields of a reader's entry and of a writer's mark (nested maps). In
  * expressions they are always named through placeholders (#v, #hb, ...),
@@ -160,6 +161,25 @@ int store_ddb_fair_release(struct store *s, const char *key,
 			   const struct lock_record *reservation,
 			   int64_t deadline, struct lock_record *cur,
 			   bool *has_cur);
+
+/* ---- store_ddb_session.c: session items ---------------------------- */
+
+int store_ddb_session_create(struct store *s, const char *key,
+			     const char *owner, const char *rvn,
+			     int64_t lease_ms, int64_t expiry_real_s,
+			     int64_t deadline);
+int store_ddb_session_beat(struct store *s, const char *key,
+			   const char *expect_rvn, const char *new_rvn,
+			   int64_t expiry_real_s, int64_t heartbeat_real_ms,
+			   int64_t deadline, struct session_record *cur,
+			   bool *has_cur);
+int store_ddb_session_get(struct store *s, const char *key, int64_t deadline,
+			  struct session_record *out);
+int store_ddb_session_fence(struct store *s, const char *key,
+			    const char *observed_rvn, int64_t expiry_real_s,
+			    int64_t deadline);
+int store_ddb_session_end(struct store *s, const char *key,
+			  const char *expect_rvn, int64_t deadline);
 
 /* ---- store_ddb_rows.c: fences, directories, listing ------------------ */
 

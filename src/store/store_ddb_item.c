@@ -158,6 +158,12 @@ static int fair_of_item(const struct ddb_item *it, struct lock_record *r)
 	}
 	if (!rc && !ddb_item_get_s(it, A_RESVD, &s))
 		rc = record_set_str(&r->reserved_for, s);
+	/* The session that keeps the row: only a well-formed key (prefix,
+	 * length); anything else is left out, and the row is then judged by
+	 * its own RVN and lease (a year, as written in session mode). */
+	if (!rc && !ddb_item_get_s(it, A_SESSION, &s) &&
+	    record_session_key_ok(s))
+		rc = record_set_str(&r->session, s);
 	return rc;
 }
 
@@ -339,6 +345,10 @@ int store_ddb_record_to_item(const struct lock_record *r, struct ddb_item **out)
 		rc = shared_to_item(r, it);
 	if (!rc && r->reserved_for)
 		rc = ddb_item_set_s(it, A_RESVD, r->reserved_for);
+	if (!rc && r->session)
+		rc = record_session_key_ok(r->session)
+			     ? ddb_item_set_s(it, A_SESSION, r->session)
+			     : -EINVAL;
 	if (rc) {
 		ddb_item_free(it);
 		return rc;

@@ -41,7 +41,11 @@
 # LOCKFS_TORTURE_LONG_PCT (percent of holds that work 0.2-1.5 s instead of
 # 1-5 ms, default 10), LOCKFS_TORTURE_MIN (confirmed acquisitions each key
 # must reach, default 20), LOCKFS_TOOLS (where lockfs-torture-worker and
-# lockfs-torture-check are; default tests/tools next to lockfs-t).
+# lockfs-torture-check are; default tests/tools next to lockfs-t),
+# LOCKFS_TORTURE_SESSION=1 (mounts a and c with session leases, -o session:
+# their exclusive locks are kept by one session heartbeat each and taken
+# over by fencing the session; b keeps per-lock leases and judges their
+# rows by their sessions; default 0: every mount per-lock).
 #
 # The long run (100,000 acquisitions on 6 keys, 24 workers still contending
 # 4 to a key; about 2 hours on a 2-core machine; the per-file timeout of
@@ -101,9 +105,11 @@ declare -A M_OPTS M_EP M_ENV
 SKEW_ENV="LD_PRELOAD=$FAKETIME_LIB FAKETIME=-7200s FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_FORCE_MONOTONIC_FIX=0"
 # An ASan daemon refuses a preloaded library ahead of its runtime.
 SKEW_ENV+=" ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-M_OPTS[a]="owner=torture-a,$SHORT"
+SESSION=
+[ "${LOCKFS_TORTURE_SESSION:-0}" = 1 ] && SESSION=,session
+M_OPTS[a]="owner=torture-a,$SHORT$SESSION"
 M_OPTS[b]="owner=torture-b,hold=fd,$SHORT"
-M_OPTS[c]="owner=torture-c,$SHORT"
+M_OPTS[c]="owner=torture-c,$SHORT$SESSION"
 M_EP[a]=$DIRECT M_EP[b]=$PROXY_ENDPOINT M_EP[c]=$PROXY_ENDPOINT
 M_ENV[a]='' M_ENV[b]=$SKEW_ENV M_ENV[c]=''
 

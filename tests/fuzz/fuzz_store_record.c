@@ -46,8 +46,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	record_init(&r);
 	record_init(&back);
+	/* A session item read back: its version fits, its lease in range. */
+	{
+		struct session_record sr;
+
+		if (!store_ddb_session_of_item(it, 30000, &sr) &&
+		    (strlen(sr.rvn) >= sizeof(sr.rvn) || sr.lease_ms < 1 ||
+		     sr.lease_ms > 1000000000000LL))
+			abort();
+	}
 	if (!store_ddb_item_to_record(it, 30000, &r)) {
 		check_text(&r);
+		if (r.session && !record_session_key_ok(r.session))
+			abort();
 		if (text_utf8_valid(r.owner ? r.owner : "",
 				    r.owner ? strlen(r.owner) : 0) &&
 		    !store_ddb_record_to_item(&r, &again)) {
@@ -62,6 +73,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    r.shared != back.shared ||
 			    r.n_readers != back.n_readers ||
 			    !r.writer_id != !back.writer_id ||
+			    /* the session that keeps the row */
+			    !r.session != !back.session ||
+			    (r.session && strcmp(r.session, back.session)) ||
 			    /* empty data is not written: same as none */
 			    (r.has_data && r.data_len) !=
 				    (back.has_data && back.data_len) ||

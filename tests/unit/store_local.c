@@ -9,9 +9,11 @@
  * renewals, leaves, evictions, writer marks: store_share_checks.h, which
  * lock_share runs on store_mem too), and so do exclusive rows' next marks,
  * releases into reservations and their takeovers (store_fair_checks.h, run
- * on store_mem by lock_fair), also with every write sent again
- * after it landed. The test's threads each make their own
- * requests; the table is left behind (DynamoDB Local keeps it in memory). */
+ * on store_mem by lock_fair), and so do session items and a lock row's
+ * lockfs_session (store_session_checks.h, run on store_mem by
+ * lock_session), also with every write sent again after it landed. The test's
+ * threads each make their own requests; the table is left behind (DynamoDB
+ * Local keeps it in memory). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@
 #include "store_ddb.h"
 #include "store_fault.h"
 #include "store_fair_checks.h"
+#include "store_session_checks.h"
 #include "store_share_checks.h"
 #include "text.h"
 
@@ -256,10 +259,12 @@ int main(int argc, char **argv)
 	CHECK_CASE(check_race);
 	store_share_checks(st, "share/");
 	store_fair_checks(st, "fair/");
+	store_session_checks(st, "session/");
 	store_fault_init(&twice, st);
 	store_fault_set_send_twice(&twice, 1);
 	store_share_checks(&twice.base, "twice/");
 	store_fair_checks(&twice.base, "twice/");
+	store_session_checks(&twice.base, "twice/");
 
 	store_free(st);
 	ddb_local_close(&env);

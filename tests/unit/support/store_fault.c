@@ -328,6 +328,73 @@ static int f_release(struct store *s, const char *key, const char *expect,
 	return after(lose, rc);
 }
 
+static int f_create_session(struct store *s, const char *key, const char *owner,
+			    const char *rvn, int64_t lease_ms, int64_t expiry,
+			    int64_t d)
+{
+	struct store *in = SF(s)->inner;
+	bool lose;
+	int rc = gate(s, SF_SESSION, key, d, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, in->ops->create_session(in, key, owner, rvn,
+						   lease_ms, expiry, d));
+}
+
+static int f_beat_session(struct store *s, const char *key, const char *expect,
+			  const char *new_rvn, int64_t expiry, int64_t hb,
+			  int64_t d, struct session_record *cur, bool *has)
+{
+	struct store *in = SF(s)->inner;
+	bool lose;
+	int rc = gate(s, SF_SESSION, key, d, true, &lose);
+
+	if (rc)
+		return rc;
+	rc = in->ops->beat_session(in, key, expect, new_rvn, expiry, hb, d, cur,
+				   has);
+	if (again(s, rc))
+		rc = in->ops->beat_session(in, key, expect, new_rvn, expiry, hb,
+					   d, cur, has);
+	return after(lose, rc);
+}
+
+static int f_get_session(struct store *s, const char *key, int64_t d,
+			 struct session_record *out)
+{
+	struct store *in = SF(s)->inner;
+	bool lose;
+	int rc = gate(s, SF_SESSION_READ, key, d, false, &lose);
+
+	return rc ? rc : in->ops->get_session(in, key, d, out);
+}
+
+static int f_fence_session(struct store *s, const char *key,
+			   const char *observed, int64_t expiry, int64_t d)
+{
+	struct store *in = SF(s)->inner;
+	bool lose;
+	int rc = gate(s, SF_SESSION, key, d, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose,
+		     in->ops->fence_session(in, key, observed, expiry, d));
+}
+
+static int f_end_session(struct store *s, const char *key, const char *expect,
+			 int64_t d)
+{
+	struct store *in = SF(s)->inner;
+	bool lose;
+	int rc = gate(s, SF_SESSION, key, d, true, &lose);
+
+	if (rc)
+		return rc;
+	return after(lose, in->ops->end_session(in, key, expect, d));
+}
+
 static void f_destroy(struct store *s)
 {
 	(void)s; /* the wrapper is the caller's; inner is not ours */
@@ -352,6 +419,11 @@ static const struct store_ops fault_ops = {
 	.set_dir_mode = f_set_dir_mode,
 	.delete_dir = f_delete_dir,
 	.list = f_list,
+	.create_session = f_create_session,
+	.beat_session = f_beat_session,
+	.get_session = f_get_session,
+	.fence_session = f_fence_session,
+	.end_session = f_end_session,
 	.destroy = f_destroy,
 };
 

@@ -22,7 +22,9 @@ enum store_fault_op {
 	SF_FENCE,
 	SF_DIR,
 	SF_LIST,
-	SF_SHARE, /* join, leave, eviction, writer marks (writes) */
+	SF_SHARE,	 /* join, leave, eviction, writer marks (writes) */
+	SF_SESSION,	 /* session writes: create, beat, fence, end */
+	SF_SESSION_READ, /* session reads */
 };
 
 struct store_fault {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "map.h"
+#include "store_mem_session.h"
 #include "text.h"
 
 struct mem_row {
@@ -36,6 +37,7 @@ struct store_mem {
 	struct mem_fence *fences;	/* protected by mu */
 	struct store_mem_faults faults; /* protected by mu */
 	int counts[SMEM__COUNT];	/* protected by mu */
+	struct mem_session *sessions;	/* protected by mu */
 };
 
 static struct store_mem *to_mem(struct store *s)
@@ -640,6 +642,84 @@ static int mem_list(struct store *s, const char *prefix, int64_t deadline,
 	return rc;
 }
 
+/* Session items (store_mem_session.c), each one counted SMEM_SESSION. */
+static int mem_create_session(struct store *s, const char *key,
+			      const char *owner, const char *rvn,
+			      int64_t lease_ms, int64_t expiry,
+			      int64_t deadline)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc = op_begin(m, SMEM_SESSION, 1, NULL, &r, &land);
+
+	if (!rc)
+		rc = mem_session_create(&m->sessions, key, rvn, lease_ms);
+	return op_end(m, rc, land);
+}
+
+static int mem_beat_session(struct store *s, const char *key,
+			    const char *expect_rvn, const char *new_rvn,
+			    int64_t expiry, int64_t hb_ms, int64_t deadline,
+			    struct session_record *cur, bool *has_cur)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc = op_begin(m, SMEM_SESSION, 1, NULL, &r, &land);
+
+	if (!rc)
+		rc = mem_session_beat(m->sessions, key, expect_rvn, new_rvn,
+				      hb_ms, cur, has_cur);
+	return op_end(m, rc, land);
+}
+
+static int mem_get_session(struct store *s, const char *key, int64_t deadline,
+			   struct session_record *out)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc = op_begin(m, SMEM_SESSION_READ, 0, NULL, &r, &land);
+
+	if (!rc)
+		rc = mem_session_get(m->sessions, key, out);
+	return op_end(m, rc, land);
+}
+
+static int mem_fence_session(struct store *s, const char *key,
+			     const char *observed_rvn, int64_t expiry,
+			     int64_t deadline)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc = op_begin(m, SMEM_SESSION, 1, NULL, &r, &land);
+
+	if (!rc)
+		rc = mem_session_fence(&m->sessions, key, observed_rvn);
+	return op_end(m, rc, land);
+}
+
+static int mem_end_session(struct store *s, const char *key,
+			   const char *expect_rvn, int64_t deadline)
+{
+	struct store_mem *m = to_mem(s);
+	struct mem_row *r;
+	int land, rc = op_begin(m, SMEM_SESSION, 1, NULL, &r, &land);
+
+	if (!rc)
+		rc = mem_session_end(&m->sessions, key, expect_rvn);
+	return op_end(m, rc, land);
+}
+
+int store_mem_session_delete_raw(struct store *s, const char *key)
+{
+	struct store_mem *m = to_mem(s);
+	int rc;
+
+	pthread_mutex_lock(&m->mu);
+	rc = mem_session_delete(&m->sessions, key);
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
 static void mem_destroy(struct store *s)
 {
 	struct store_mem *m = to_mem(s);
@@ -652,6 +732,7 @@ static void mem_destroy(struct store *s)
 		free_row(r);
 	}
 	smap_fini(&m->index);
+	mem_session_free_all(&m->sessions);
 	while ((f = m->fences)) {
 		m->fences = f->next;
 		free(f->key);
@@ -680,6 +761,11 @@ static const struct store_ops mem_ops = {
 	.set_dir_mode = mem_set_dir_mode,
 	.delete_dir = mem_delete_dir,
 	.list = mem_list,
+	.create_session = mem_create_session,
+	.beat_session = mem_beat_session,
+	.get_session = mem_get_session,
+	.fence_session = mem_fence_session,
+	.end_session = mem_end_session,
 	.destroy = mem_destroy,
 };
 

@@ -15,7 +15,9 @@ enum store_mem_op {
 	SMEM_PUT_DIR,
 	SMEM_DELETE_DIR,
 	SMEM_LIST,
-	SMEM_SHARE, /* join, leave, eviction, writer marks */
+	SMEM_SHARE,	   /* join, leave, eviction, writer marks */
+	SMEM_SESSION,	   /* session writes: create, beat, fence, end */
+	SMEM_SESSION_READ, /* session reads */
 	SMEM__COUNT
 };
 
@@ -36,6 +38,8 @@ int store_mem_total(struct store *s);
 /* What another client would do: write or delete a lock row as is. */
 int store_mem_put_raw(struct store *s, const struct lock_record *rec);
 int store_mem_delete_raw(struct store *s, const char *key);
+/* What an operator would do: delete a session item as is. */
+int store_mem_session_delete_raw(struct store *s, const char *key);
 /* Number of lock rows stored. */
 int store_mem_lock_count(struct store *s);
 

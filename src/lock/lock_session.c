@@ -1,0 +1,362 @@
+/* lock_session: the holder side of session leases
+ * (doc/session-leases.md): the mount's session item, created at start
+ * (lock_session_start), heartbeaten once per period by the lease path's
+ * session thread (lock_int_session_beat), ended at unmount; what an
+ * exclusive lock taken in session mode carries (lock_int_session_claim);
+ * and the synchronous proof fsync asks of one (lock_int_session_sync). A
+ * heartbeat refused (fenced by another owner, or the item gone) makes
+ * every lock of the session lost; one whose answer is lost leaves them
+ * trusted only until the safe period after the last confirmed one ends
+ * (lock_int_last_ok: by the clock, whatever any thread does).
+ *
+ * Threads: main (start, end), the session thread (heartbeats), FUSE
+ * workers (claims, fsync). engine->mu is taken around the bookkeeping,
+ * never across a store request. */
+#include "lock_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lock_rows.h"
+#include "log.h"
+#include "text.h"
+
+#define TAG	       "session"
+#define CREATE_TRIES   8
+#define BEAT_MIN_MS    250
+#define ROW_REFRESH_MS (30LL * 86400 * 1000)
+
+static int64_t expiry_s(struct lock_engine *e)
+{
+	return now_real(e) / 1000 + RECORD_EXPIRY_PERIOD_S;
+}
+
+/* mu held: the key of a session: ".lockfs-session/<owner>" for the
+ * first, then "#" and 8 random hex digits (one that follows a fenced
+ * session, or a restart of a fixed owner whose last session's item is
+ * still there: a dead or abandoned key is never used again). */
+static void session_key_locked(struct lock_engine *e, bool first,
+			       const char *rnd)
+{
+	if (first)
+		snprintf(e->sess.key, sizeof(e->sess.key), "%s%s",
+			 RECORD_SESSION_PREFIX, e->owner);
+	else
+		snprintf(e->sess.key, sizeof(e->sess.key), "%s%s#%.8s",
+			 RECORD_SESSION_PREFIX, e->owner, rnd);
+}
+
+/* Creates a session item under a key no item has: from generation gen on
+ * (an existing one is another incarnation's, or fenced). Without mu, busy
+ * claimed. 0 and the session live, or -errno. */
+static int create(struct lock_engine *e, int gen)
+{
+	char key[RECORD_SESSION_KEY_MAX + 1], rvn[LOCK_OUR_RVN_MAX];
+	int64_t sent = 0;
+	int i, rc = -EEXIST;
+
+	for (i = 0; i < CREATE_TRIES && rc; i++, gen++) {
+		rc = text_uuid4(rvn);
+		if (rc)
+			return rc;
+		pthread_mutex_lock(&e->mu);
+		session_key_locked(e, !gen, rvn + 28); /* random hex */
+		text_copy(key, sizeof(key), e->sess.key);
+		pthread_mutex_unlock(&e->mu);
+		if (!record_session_key_ok(key))
+			return -ENAMETOOLONG;
+		sent = now_mono(e);
+		rc = e->store->ops->create_session(e->store, key, e->owner, rvn,
+						   e->cfg.lease_ms, expiry_s(e),
+						   op_deadline(e));
+		/* -EEXIST: taken; any other failure may have landed: the
+		 * next try takes another key either way. */
+		if (rc == -EACCES || rc == -ENXIO || rc == -EINVAL)
+			break;
+	}
+	pthread_mutex_lock(&e->mu);
+	if (!rc) {
+		e->sess.gen = gen - 1;
+		text_copy(e->sess.rvn, sizeof(e->sess.rvn), rvn);
+		e->sess.live = true;
+		e->sess.n_pending = 0;
+		e->sess.last_ok_mono_ms = sent;
+		e->sess.last_ok_real_ms = now_real(e);
+		e->sess.next_due_mono_ms = sent + e->cfg.heartbeat_ms;
+	}
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+int lock_session_start(struct lock_engine *e)
+{
+	char why[LOG_ERRNO_MAX];
+	int rc;
+
+	if (!e->cfg.session)
+		return 0;
+	pthread_mutex_lock(&e->mu);
+	e->sess.busy = true;
+	pthread_mutex_unlock(&e->mu);
+	rc = create(e, 0);
+	pthread_mutex_lock(&e->mu);
+	e->sess.busy = false;
+	pthread_mutex_unlock(&e->mu);
+	if (rc)
+		log_err(TAG, "cannot create the session item %s%s: %s",
+			RECORD_SESSION_PREFIX, e->owner,
+			log_errno(rc, why, sizeof(why)));
+	else
+		log_info(TAG,
+			 "session %s created (one heartbeat every %lld ms)",
+			 e->sess.key, (long long)e->cfg.heartbeat_ms);
+	return rc;
+}
+
+void lock_session_end(struct lock_engine *e)
+{
+	char key[RECORD_SESSION_KEY_MAX + 1], rvn[LOCK_OUR_RVN_MAX];
+	bool live;
+
+	if (!e->cfg.session)
+		return;
+	pthread_mutex_lock(&e->mu);
+	live = e->sess.live;
+	e->sess.live = false; /* whatever happens: no lock trusts it now */
+	e->sess.next_due_mono_ms = 0;
+	text_copy(key, sizeof(key), e->sess.key);
+	text_copy(rvn, sizeof(rvn), e->sess.rvn);
+	pthread_mutex_unlock(&e->mu);
+	if (live)
+		e->store->ops->end_session(e->store, key, rvn, op_deadline(e));
+}
+
+/* mu held: the session is fenced or gone: every lock it kept is lost
+ * (told by lock_int_notify_lost), and a new session is created next. */
+static void session_lost_locked(struct lock_engine *e, bool dead)
+{
+	struct lock *lk;
+	int n = 0;
+
+	e->sess.live = false;
+	for (lk = e->all; lk; lk = lk->next) {
+		if (lk->in_session && lk->sess_gen == e->sess.gen &&
+		    (lk->state == LOCK_HELD || lk->state == LOCK_RELEASING)) {
+			lock_int_mark_lost_locked(e, lk, LOST_SESSION);
+			n++;
+		}
+	}
+	log_err(TAG,
+		"session %s %s: every lock it kept is lost (%d still held "
+		"until now); a new session follows",
+		e->sess.key,
+		dead ? "was fenced by another owner" : "is gone from the table",
+		n);
+	e->sess.gen++;
+	e->sess.next_due_mono_ms = now_mono(e);
+	lock_int_kick_locked(e);
+}
+
+/* mu held: rvn is a heartbeat of ours whose answer was lost: it landed. */
+static bool adopt_pending_locked(struct lock_engine *e, const char *rvn)
+{
+	for (int i = 0; i < e->sess.n_pending; i++) {
+		if (strcmp(e->sess.pending[i].rvn, rvn))
+			continue;
+		text_copy(e->sess.rvn, sizeof(e->sess.rvn), rvn);
+		if (e->sess.pending[i].sent_mono_ms > e->sess.last_ok_mono_ms)
+			e->sess.last_ok_mono_ms =
+				e->sess.pending[i].sent_mono_ms;
+		e->sess.n_pending = 0;
+		return true;
+	}
+	return false;
+}
+
+static void pending_add_locked(struct lock_engine *e, const char *rvn,
+			       int64_t sent)
+{
+	if (e->sess.n_pending == LOCK_PENDING_MAX) {
+		memmove(&e->sess.pending[0], &e->sess.pending[1],
+			sizeof(e->sess.pending[0]) * (LOCK_PENDING_MAX - 1));
+		e->sess.n_pending--;
+	}
+	text_copy(e->sess.pending[e->sess.n_pending].rvn,
+		  sizeof(e->sess.pending[0].rvn), rvn);
+	e->sess.pending[e->sess.n_pending++].sent_mono_ms = sent;
+}
+
+/* One heartbeat of the session (busy claimed by the caller, mu not held):
+ * 0 confirmed, -ECANCELED refused (fenced or gone: every lock lost),
+ * other -errno unknown (retried soon; trust runs out by the clock). */
+static int beat(struct lock_engine *e)
+{
+	char key[RECORD_SESSION_KEY_MAX + 1], expect[LOCK_OUR_RVN_MAX];
+	char next[LOCK_OUR_RVN_MAX], why[LOG_ERRNO_MAX];
+	struct session_record cur;
+	int64_t sent = 0, sent_real = 0, deadline, t = e->cfg.heartbeat_ms;
+	bool has = false, dead = false;
+	int attempt, rc = -EIO;
+
+	pthread_mutex_lock(&e->mu);
+	text_copy(key, sizeof(key), e->sess.key);
+	text_copy(expect, sizeof(expect), e->sess.rvn);
+	pthread_mutex_unlock(&e->mu);
+	for (attempt = 0; attempt < 2; attempt++) {
+		rc = text_uuid4(next);
+		if (rc)
+			break;
+		sent = now_mono(e);
+		sent_real = now_real(e);
+		deadline = sent + (t > BEAT_MIN_MS ? t : BEAT_MIN_MS);
+		has = false;
+		rc = e->store->ops->beat_session(e->store, key, expect, next,
+						 expiry_s(e), sent_real,
+						 deadline, &cur, &has);
+		if (rc == -ECANCELED && has && !cur.dead &&
+		    !strcmp(cur.rvn, next))
+			rc = 0; /* sent again after it landed */
+		if (rc != -ECANCELED)
+			break;
+		dead = has && cur.dead;
+		pthread_mutex_lock(&e->mu);
+		if (has && !cur.dead && adopt_pending_locked(e, cur.rvn)) {
+			text_copy(expect, sizeof(expect), cur.rvn);
+			pthread_mutex_unlock(&e->mu);
+			continue; /* an earlier one landed after all */
+		}
+		pthread_mutex_unlock(&e->mu);
+		break;
+	}
+	pthread_mutex_lock(&e->mu);
+	if (!rc) {
+		text_copy(e->sess.rvn, sizeof(e->sess.rvn), next);
+		e->sess.n_pending = 0;
+		if (sent > e->sess.last_ok_mono_ms) {
+			e->sess.last_ok_mono_ms = sent;
+			e->sess.last_ok_real_ms = sent_real;
+		}
+		e->sess.next_due_mono_ms = sent + e->cfg.heartbeat_ms;
+		e->next_watch_mono_ms = 0; /* safe periods end later now */
+		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
+	} else if (rc == -ECANCELED) {
+		session_lost_locked(e, dead);
+		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
+	} else {
+		int64_t retry = t / 4 < 100 ? 100 : t / 4 > 1000 ? 1000 : t / 4;
+
+		pending_add_locked(e, next, sent);
+		e->sess.next_due_mono_ms = now_mono(e) + retry;
+		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
+		log_warn(TAG,
+			 "heartbeat of session %s failed: %s; its locks are "
+			 "safe for %lld ms more",
+			 key, log_errno(rc, why, sizeof(why)),
+			 (long long)(e->sess.last_ok_mono_ms +
+				     e->cfg.safe_period_ms - now_mono(e)));
+	}
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+void lock_int_session_beat(struct lock_engine *e)
+{
+	bool live;
+	int gen;
+
+	pthread_mutex_lock(&e->mu);
+	live = e->sess.live;
+	gen = e->sess.gen;
+	pthread_mutex_unlock(&e->mu);
+	if (live) {
+		beat(e);
+	} else if (create(e, gen)) {
+		pthread_mutex_lock(&e->mu);
+		e->sess.next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+		pthread_mutex_unlock(&e->mu);
+	} else {
+		log_info(TAG, "session %s created", e->sess.key);
+	}
+	pthread_mutex_lock(&e->mu);
+	e->sess.busy = false;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+}
+
+int lock_int_session_claim(struct lock_engine *e, struct lock_record *rec,
+			   int *gen)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&e->mu);
+	if (!e->sess.live ||
+	    now_mono(e) - e->sess.last_ok_mono_ms >= e->cfg.safe_period_ms)
+		rc = -EIO; /* no session trusted now: nothing to hold by */
+	else
+		rc = record_set_str(&rec->session, e->sess.key);
+	*gen = e->sess.gen;
+	pthread_mutex_unlock(&e->mu);
+	if (rc == -EIO)
+		log_warn(TAG,
+			 "acquire key=%s refused: no live session (none "
+			 "confirmed within the safe period, or a new one "
+			 "not created yet)",
+			 rec->key);
+	if (rc)
+		return rc;
+	rec->lease_ms = RECORD_SESSION_ROW_LEASE_MS;
+	rec->expiry_real_s =
+		(now_real(e) + RECORD_SESSION_ROW_LEASE_MS) / 1000 +
+		RECORD_EXPIRY_PERIOD_S;
+	return 0;
+}
+
+int64_t lock_int_session_refresh_ms(void)
+{
+	return ROW_REFRESH_MS;
+}
+
+int lock_int_session_sync(struct lock_engine *e, struct lock *lk)
+{
+	struct lock_record row;
+	char rvn[RECORD_RVN_MAX];
+	int rc;
+
+	/* 1. A heartbeat sent now (after any in flight). */
+	pthread_mutex_lock(&e->mu);
+	while (e->sess.busy)
+		pthread_cond_wait(&e->cv, &e->mu);
+	if (!e->sess.live) {
+		pthread_mutex_unlock(&e->mu);
+		return -EIO;
+	}
+	e->sess.busy = true;
+	pthread_mutex_unlock(&e->mu);
+	rc = beat(e);
+	pthread_mutex_lock(&e->mu);
+	e->sess.busy = false;
+	pthread_cond_broadcast(&e->cv);
+	text_copy(rvn, sizeof(rvn), lk->rec.rvn);
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	if (rc)
+		return -EIO;
+	/* 2. Our row still carries our RVN. */
+	record_init(&row);
+	rc = lock_rows_get(e, lk->key, &row);
+	if (!rc && strcmp(row.rvn, rvn))
+		rc = -ESTALE;
+	if (rc == -ENOENT)
+		rc = -ESTALE;
+	record_fini(&row);
+	pthread_mutex_lock(&e->mu);
+	if (rc == -ESTALE)
+		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
+	if (!rc && !lock_int_trusted_locked(e, lk, now_mono(e)))
+		rc = -EIO;
+	pthread_mutex_unlock(&e->mu);
+	lock_int_notify_lost(e);
+	return rc ? -EIO : 0;
+}

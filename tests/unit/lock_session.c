@@ -1,0 +1,471 @@
+/* lock_session: session leases (doc/session-leases.md). The in-memory
+ * store keeps the conditions store_ddb gives DynamoDB
+ * (store_session_checks.h, directly and with every heartbeat sent again
+ * after it landed). Then mounts on one store_mem and one fake clock, each
+ * behind its own store_fault that counts its requests: A (session mode)
+ * holds many locks for one session write per period and none per lock; a
+ * dead session's lock is not taken before a lease of the observer's
+ * clock and is taken after it (fence, then takeover), by a mount in
+ * either mode; A's late heartbeat then fails and every lock of the
+ * session is lost; with A's heartbeats failing, trust ends at the last
+ * confirmed send + safe_period by the clock alone; two observers racing
+ * to fence and take over: exactly one wins; fsync is a heartbeat and a
+ * read; a session deleted by hand; a restart with a fixed owner. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "engine_steps.h"
+#include "lease.h"
+#include "lock.h"
+#include "lock_rows.h"
+#include "store_fault.h"
+#include "store_mem.h"
+#include "store_session_checks.h"
+
+#define LEASE_MS 3000
+#define HB_MS	 500
+#define SAFE_MS	 2000
+#define TICK_MS	 10
+#define N_LOCKS	 50
+
+static void test_store_checks(void)
+{
+	struct store *m = store_mem_new();
+	struct store_fault sf;
+
+	CHECK(m);
+	store_session_checks(m, "direct/");
+	store_fault_init(&sf, m);
+	store_fault_set_send_twice(&sf, 1);
+	store_session_checks(&sf.base, "twice/");
+	store_free(m);
+}
+
+/* ---- mounts on one table ---------------------------------------------- */
+
+struct mount {
+	struct store_fault sf;
+	struct observe *obs;
+	struct metrics met;
+	struct lock_engine *e;
+	bool session;
+	bool stopped;	  /* its lease path does not run (stopped) */
+	int fail_session; /* its session writes fail (-ETIMEDOUT) */
+	int ops[SF_SESSION_READ + 1]; /* its requests, by kind */
+	int lost;		      /* on_lost calls */
+};
+
+static struct clk_fake fclk;
+static struct store *mem;
+static struct mount A, B, C;
+
+static int count_op(void *arg, enum store_fault_op op, const char *key)
+{
+	struct mount *m = arg;
+
+	__atomic_add_fetch(&m->ops[op], 1, __ATOMIC_SEQ_CST);
+	if (op == SF_SESSION && m->fail_session)
+		return -ETIMEDOUT;
+	return 0;
+}
+
+static void on_lost(void *arg, struct lock *lk)
+{
+	struct mount *m = arg;
+
+	__atomic_add_fetch(&m->lost, 1, __ATOMIC_SEQ_CST);
+}
+
+static void mount_up(struct mount *m, const char *owner, bool session)
+{
+	struct lock_config cfg = {
+		.owner = owner,
+		.host = owner,
+		.lease_ms = LEASE_MS,
+		.heartbeat_ms = HB_MS,
+		.safe_period_ms = SAFE_MS,
+		.hold = HOLD_UNLINK,
+		.session = session,
+	};
+	struct lock_callbacks cb = { on_lost, NULL, m };
+
+	memset(m, 0, sizeof(*m));
+	m->session = session;
+	store_fault_init(&m->sf, mem);
+	m->sf.before = count_op;
+	m->sf.arg = m;
+	m->obs = observe_new(&fclk.clk, 0);
+	metrics_init(&m->met);
+	m->e = lock_engine_new(&cfg, &m->sf.base, m->obs, &fclk.clk, &m->met,
+			       &cb);
+	CHECK(m->obs && m->e);
+	CHECK_INT(lock_session_start(m->e), 0);
+}
+
+static void setup(bool b_session, bool c_session)
+{
+	clk_fake_init(&fclk, 1790000000000LL);
+	mem = store_mem_new();
+	CHECK(mem);
+	mount_up(&A, "A", true);
+	mount_up(&B, "B", b_session);
+	mount_up(&C, "C", c_session);
+}
+
+static void teardown(void)
+{
+	struct mount *ms[] = { &A, &B, &C };
+
+	for (int i = 0; i < 3; i++) {
+		lock_engine_free(ms[i]->e);
+		observe_free(ms[i]->obs);
+	}
+	store_free(mem);
+}
+
+/* After each tick: every running mount's lease path. */
+static void run_all(void *arg)
+{
+	struct mount *ms[] = { &A, &B, &C };
+
+	for (int i = 0; i < 3; i++)
+		if (!ms[i]->stopped)
+			engine_steps_due(ms[i]->e, &fclk.clk);
+}
+
+static void advance(int64_t ms)
+{
+	engine_steps_advance(&fclk, ms, run_all, NULL);
+}
+
+static int excl(struct mount *m, const char *key, struct lock **lk)
+{
+	struct lock_holder h = engine_steps_holder(getpid(), getpid(), "flock");
+
+	return lock_acquire(m->e, key, &h, lk, NULL, NULL);
+}
+
+/* One poll of a waiter (as flk's): read the row, judge it, acquire when
+ * it is gone or lapsed. 0 with *lk when taken. */
+static int poll_once(struct mount *m, const char *key, struct lock **lk)
+{
+	struct lock_record r;
+	int rc;
+
+	record_init(&r);
+	rc = lock_rows_get(m->e, key, &r);
+	if (!rc && !lock_rows_judge(m->e, &r, NULL))
+		rc = -EEXIST;
+	else if (!rc || rc == -ENOENT)
+		rc = excl(m, key, lk);
+	record_fini(&r);
+	return rc;
+}
+
+static int writes(struct mount *m)
+{
+	return m->ops[SF_PUT] + m->ops[SF_RENEW] + m->ops[SF_DELETE] +
+	       m->ops[SF_SESSION];
+}
+
+static void keyname(char *out, size_t len, int i)
+{
+	snprintf(out, len, "k%d", i);
+}
+
+/* N session locks over several periods: one write per period in all
+ * (the session's heartbeat), none per lock. A per-lock mount holding as
+ * many writes N per period. */
+static void test_one_write_per_period(void)
+{
+	struct lock *a[N_LOCKS], *b[N_LOCKS];
+	int i, wa, wb, periods = 8;
+	char key[16], bkey[16];
+
+	setup(false, false);
+	for (i = 0; i < N_LOCKS; i++) {
+		keyname(key, sizeof(key), i);
+		snprintf(bkey, sizeof(bkey), "b%d", i);
+		CHECK_INT(excl(&A, key, &a[i]), 0);
+		CHECK_INT(excl(&B, bkey, &b[i]), 0);
+	}
+	wa = writes(&A);
+	wb = writes(&B);
+	advance(periods * HB_MS);
+	wa = writes(&A) - wa;
+	wb = writes(&B) - wb;
+	printf("writes over %d periods, %d locks: session %d, per lock %d\n",
+	       periods, N_LOCKS, wa, wb);
+	CHECK(wa >= periods - 1 && wa <= periods + 1);
+	CHECK_INT(A.ops[SF_RENEW], 0);
+	CHECK(wb >= N_LOCKS * (periods - 1));
+	for (i = 0; i < N_LOCKS; i++) {
+		CHECK_INT(lock_get_state(A.e, a[i]), LOCK_HELD);
+		lock_unref(A.e, a[i]);
+		lock_unref(B.e, b[i]);
+	}
+	teardown();
+}
+
+/* A dies (its lease path stops): B (observer_session) may not take its
+ * key before a lease of B's clock, and takes it after (fence, then the
+ * takeover); A's trust ended by then. A comes back: its late heartbeat
+ * fails, every lock of its session is lost, and it never claims them
+ * again; a new session lets it take new keys. */
+static void dead_session(bool observer_session)
+{
+	struct lock *a[3], *b = NULL, *n = NULL;
+	struct session_record sr;
+	struct lock_record r;
+	int64_t died, a_trust_end;
+	char skey[128];
+	int i, rc;
+
+	setup(observer_session, false);
+	for (i = 0; i < 3; i++) {
+		char key[16];
+
+		keyname(key, sizeof(key), i);
+		CHECK_INT(excl(&A, key, &a[i]), 0);
+	}
+	record_init(&r);
+	CHECK_INT(mem->ops->get_lock(mem, "k0", 0, &r), 0);
+	CHECK(r.session != NULL);
+	CHECK_INT(r.lease_ms, RECORD_SESSION_ROW_LEASE_MS);
+	text_copy(skey, sizeof(skey), r.session);
+	CHECK_STR(skey, RECORD_SESSION_PREFIX "A");
+	advance(HB_MS * 3);
+	/* A stops; its last confirmed heartbeat was at most a period ago. */
+	A.stopped = true;
+	died = clk_mono_ms(&fclk.clk);
+	a_trust_end = died + SAFE_MS;
+	while ((rc = poll_once(&B, "k0", &b)) == -EEXIST) {
+		CHECK(clk_mono_ms(&fclk.clk) < died + 2 * LEASE_MS);
+		advance(50);
+	}
+	CHECK_INT(rc, 0);
+	/* Never granted while A could still trust it. */
+	CHECK(clk_mono_ms(&fclk.clk) >= a_trust_end);
+	/* Not before a lease of B's observation. */
+	CHECK(clk_mono_ms(&fclk.clk) >= died + LEASE_MS);
+	printf("taken %lld ms after A stopped (lease %d)\n",
+	       (long long)(clk_mono_ms(&fclk.clk) - died), LEASE_MS);
+	CHECK_INT(mem->ops->get_session(mem, skey, 0, &sr), 0);
+	CHECK(sr.dead);
+	CHECK_INT(lock_get_state(B.e, b), LOCK_HELD);
+	/* By A's clock its locks were lost already (the safe period). */
+	CHECK_INT(lock_get_state(A.e, a[0]), LOCK_LOST);
+	/* A comes back: its heartbeat is refused; all three are lost, told
+	 * once each, and never claimed again. */
+	A.stopped = false;
+	advance(HB_MS * 2);
+	for (i = 0; i < 3; i++)
+		CHECK_INT(lock_get_state(A.e, a[i]), LOCK_LOST);
+	CHECK_INT(A.lost, 3);
+	CHECK_INT(excl(&A, "k0", &n), -EEXIST); /* B's */
+	/* A new session (another key) holds new keys. */
+	CHECK_INT(excl(&A, "fresh", &n), 0);
+	record_fini(&r);
+	CHECK_INT(mem->ops->get_lock(mem, "fresh", 0, &r), 0);
+	CHECK(r.session && strcmp(r.session, skey));
+	advance(HB_MS * 6);
+	CHECK_INT(lock_get_state(A.e, n), LOCK_HELD);
+	record_fini(&r);
+	for (i = 0; i < 3; i++)
+		lock_unref(A.e, a[i]);
+	lock_unref(A.e, n);
+	lock_unref(B.e, b);
+	teardown();
+}
+
+static void test_dead_session_takeover(void)
+{
+	dead_session(true);
+}
+
+/* The observer's own mode does not matter: a per-lock mount judges a row
+ * by the session it names. */
+static void test_dead_session_takeover_per_lock_observer(void)
+{
+	dead_session(false);
+}
+
+/* A's heartbeats fail (unknown outcome): its locks are trusted until the
+ * send time of the last confirmed one + safe_period, by the clock alone
+ * (no lease step runs: nothing has to notice). */
+static void test_stalled_beats(void)
+{
+	struct lock *a;
+	int64_t last_ok;
+
+	setup(false, false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	advance(HB_MS * 2);
+	/* Run until a heartbeat has just been confirmed (sent this tick). */
+	{
+		int before = A.ops[SF_SESSION];
+
+		while (A.ops[SF_SESSION] == before)
+			advance(TICK_MS);
+	}
+	last_ok = clk_mono_ms(&fclk.clk);
+	A.fail_session = 1;
+	advance(SAFE_MS - TICK_MS * 2); /* failed beats meanwhile */
+	CHECK(A.ops[SF_SESSION] > 0);
+	A.stopped = true; /* no thread looks from now on */
+	clk_fake_advance(&fclk, last_ok + SAFE_MS - 1 - clk_mono_ms(&fclk.clk));
+	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
+	clk_fake_advance(&fclk, 1);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
+	lock_unref(A.e, a);
+	teardown();
+}
+
+struct racer {
+	struct mount *m;
+	pthread_barrier_t *go;
+	int rc;
+	struct lock *lk;
+};
+
+static void *race_main(void *arg)
+{
+	struct racer *r = arg;
+
+	pthread_barrier_wait(r->go);
+	r->rc = poll_once(r->m, "k", &r->lk);
+	return NULL;
+}
+
+/* Two observers fence and take over at once: exactly one holds it. */
+static void test_race(void)
+{
+	pthread_barrier_t go;
+	struct racer rb = { &B, &go, 0, NULL }, rc = { &C, &go, 0, NULL };
+	struct lock *a, *x;
+	pthread_t tb, tc;
+
+	setup(true, false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	advance(HB_MS);
+	A.stopped = true;
+	/* Both see the session now, and again after a lease. */
+	CHECK_INT(poll_once(&B, "k", &x), -EEXIST);
+	CHECK_INT(poll_once(&C, "k", &x), -EEXIST);
+	advance(LEASE_MS + 600); /* past the view's reads; B, C beat on */
+	CHECK_INT(pthread_barrier_init(&go, NULL, 2), 0);
+	CHECK_INT(pthread_create(&tb, NULL, race_main, &rb), 0);
+	CHECK_INT(pthread_create(&tc, NULL, race_main, &rc), 0);
+	pthread_join(tb, NULL);
+	pthread_join(tc, NULL);
+	pthread_barrier_destroy(&go);
+	CHECK_INT((rb.rc == 0) + (rc.rc == 0), 1);
+	CHECK_INT(rb.rc ? rb.rc : rc.rc, -EEXIST);
+	if (rb.lk)
+		lock_unref(B.e, rb.lk);
+	if (rc.lk)
+		lock_unref(C.e, rc.lk);
+	lock_unref(A.e, a);
+	teardown();
+}
+
+/* fsync of a session lock: one session heartbeat and one read, no write
+ * of the row; once the row is another's, -EIO and lost. */
+static void test_sync(void)
+{
+	struct lock *a;
+	struct lock_record r;
+	int s, g, w;
+
+	setup(false, false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	s = A.ops[SF_SESSION];
+	g = A.ops[SF_GET];
+	w = A.ops[SF_RENEW] + A.ops[SF_PUT];
+	CHECK_INT(lock_renew_sync(A.e, a), 0);
+	CHECK_INT(A.ops[SF_SESSION], s + 1);
+	CHECK_INT(A.ops[SF_GET], g + 1);
+	CHECK_INT(A.ops[SF_RENEW] + A.ops[SF_PUT], w);
+	/* Another client rewrites the row (an operator, by hand). */
+	record_init(&r);
+	CHECK_INT(mem->ops->get_lock(mem, "k", 0, &r), 0);
+	text_copy(r.rvn, sizeof(r.rvn), "someone-else");
+	CHECK_INT(store_mem_put_raw(mem, &r), 0);
+	CHECK_INT(lock_renew_sync(A.e, a), -EIO);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
+	record_fini(&r);
+	lock_unref(A.e, a);
+	teardown();
+}
+
+/* A session deleted by hand: A learns at its next heartbeat (lost); an
+ * observer treats "absent" as a version that stands still, and takes
+ * the key only after a lease. */
+static void test_absent_session(void)
+{
+	struct lock *a, *b = NULL;
+	int64_t gone;
+	int rc;
+
+	setup(true, false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	A.stopped = true;
+	CHECK_INT(store_mem_session_delete_raw(mem, RECORD_SESSION_PREFIX "A"),
+		  0);
+	gone = clk_mono_ms(&fclk.clk);
+	while ((rc = poll_once(&B, "k", &b)) == -EEXIST) {
+		CHECK(clk_mono_ms(&fclk.clk) < gone + 2 * LEASE_MS);
+		advance(50);
+	}
+	CHECK_INT(rc, 0);
+	CHECK(clk_mono_ms(&fclk.clk) >= gone + LEASE_MS);
+	A.stopped = false;
+	advance(HB_MS * 2);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
+	lock_unref(A.e, a);
+	lock_unref(B.e, b);
+	teardown();
+}
+
+/* A restart with a fixed owner while the last session's item is still
+ * there (kill -9): the new session takes another key, so that the old
+ * one's rows are judged by the old one (and fenced once it stood still). */
+static void test_fixed_owner_restart(void)
+{
+	struct mount again;
+	struct lock *a, *n;
+	struct lock_record r;
+
+	setup(false, false);
+	CHECK_INT(excl(&A, "old", &a), 0);
+	mount_up(&again, "A", true);
+	CHECK_INT(excl(&again, "new", &n), 0);
+	record_init(&r);
+	CHECK_INT(mem->ops->get_lock(mem, "new", 0, &r), 0);
+	CHECK(r.session && !strncmp(r.session, RECORD_SESSION_PREFIX "A#",
+				    strlen(RECORD_SESSION_PREFIX "A#")));
+	record_fini(&r);
+	lock_unref(again.e, n);
+	lock_engine_free(again.e);
+	observe_free(again.obs);
+	lock_unref(A.e, a);
+	teardown();
+}
+
+int main(int argc, char **argv)
+{
+	check_cases(argc, argv);
+	CHECK_CASE(test_store_checks);
+	CHECK_CASE(test_one_write_per_period);
+	CHECK_CASE(test_dead_session_takeover);
+	CHECK_CASE(test_dead_session_takeover_per_lock_observer);
+	CHECK_CASE(test_stalled_beats);
+	CHECK_CASE(test_race);
+	CHECK_CASE(test_sync);
+	CHECK_CASE(test_absent_session);
+	CHECK_CASE(test_fixed_owner_restart);
+	CHECK_DONE();
+}

@@ -298,7 +298,22 @@ mount_stop() {
 	else
 		flunk "daemon $name exits 0 after unmount (status $rc)"
 		diag "$(tail -n 20 "$WORK/daemon-$name.log")"
+		[ "$rc" -eq 124 ] && diag "$(_stacks "$pid")"
 	fi
+}
+
+# _stacks PID: where a daemon that does not exit is waiting: every
+# thread's user stack (gdb, when installed) or its kernel wait channel.
+_stacks() {
+	local pid=$1 t
+	if command -v gdb >/dev/null; then
+		timeout 30 gdb -batch -nx -p "$pid" -ex 'thread apply all bt 12' \
+			2>/dev/null | grep -E '^(Thread|#)'
+		return
+	fi
+	for t in /proc/"$pid"/task/*; do
+		echo "thread $(cat "$t/comm" 2>/dev/null): $(cat "$t/wchan" 2>/dev/null)"
+	done
 }
 
 # mount_kill NAME [SIG]: signals the daemon; after KILL the mountpoint is

@@ -77,6 +77,14 @@ struct ddb {
 /* Starts a call: a caller without a struct ddb_call gets a scratch one. */
 struct ddb_call *ddb_call_begin(struct ddb_call *call,
 				struct ddb_call *scratch);
+/* ddb_index.c: whether gsi's names are usable, and gsi as a
+ * GlobalSecondaryIndexes entry of a CreateTable request (update false) or
+ * a GlobalSecondaryIndexUpdates Create of an UpdateTable (update true),
+ * its attributes added to defs when they are not there yet. */
+bool ddb_gsi_ok(const struct ddb_gsi *gsi);
+int ddb_gsi_add_json(cJSON *req, cJSON *defs, const struct ddb_gsi *gsi,
+		     bool update);
+
 /* A failure found before or without an answer: err with why. */
 int ddb_call_fail(struct ddb_call *call, int err, const char *why);
 /* An answer arrived but could not be used: keeps the status and type of

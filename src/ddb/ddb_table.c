@@ -38,13 +38,22 @@ static int add_key_attr(cJSON *defs, cJSON *schema, const char *name,
 int ddb_create_table(struct ddb *d, const char *table, const char *hash_name,
 		     const char *range_name, struct ddb_call *call)
 {
+	return ddb_create_table_gsi(d, table, hash_name, range_name, NULL,
+				    call);
+}
+
+int ddb_create_table_gsi(struct ddb *d, const char *table,
+			 const char *hash_name, const char *range_name,
+			 const struct ddb_gsi *gsi, struct ddb_call *call)
+{
 	struct ddb_call scratch;
 	cJSON *req, *defs = NULL, *schema = NULL;
 	int rc;
 
 	call = ddb_call_begin(call, &scratch);
 	if (!d || !table || !ddb_name_ok(hash_name) ||
-	    (range_name && !ddb_name_ok(range_name)))
+	    (range_name && !ddb_name_ok(range_name)) ||
+	    (gsi && !ddb_gsi_ok(gsi)))
 		return ddb_call_fail(call, -EINVAL, "invalid argument");
 	req = ddb_call_request(table);
 	if (req) {
@@ -55,6 +64,8 @@ int ddb_create_table(struct ddb *d, const char *table, const char *hash_name,
 			    : -ENOMEM;
 	if (!rc && range_name)
 		rc = add_key_attr(defs, schema, range_name, "RANGE");
+	if (!rc && gsi)
+		rc = ddb_gsi_add_json(req, defs, gsi, false);
 	if (!rc)
 		rc = ddb_call_add_string(req, "BillingMode", "PAY_PER_REQUEST");
 	return ddb_call_run(d, DDB_OP_CREATE_TABLE, req, rc, "out of memory",

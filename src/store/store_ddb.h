@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ddb.h"
 #include "store.h"
@@ -31,6 +32,39 @@ int store_ddb_check_table(struct ddb *d, const char *table,
  * *created (may be NULL) tells whether this call created it. */
 int store_ddb_create_table(struct ddb *d, const char *table,
 			   int64_t deadline_mono_ms, bool *created, char *msg,
+			   size_t msglen);
+
+/* How `ls` reads a directory (-o list=): by a Scan of the whole table
+ * (SCAN), by a Query of the index on the parent directory (INDEX; Scan
+ * when the index is not ACTIVE), or AUTO: INDEX until the mount meets a
+ * lock row without lockfs_parent (a python_dynamodb_lock client writes the
+ * table), then SCAN. */
+enum store_ddb_list {
+	STORE_DDB_LIST_AUTO,
+	STORE_DDB_LIST_INDEX,
+	STORE_DDB_LIST_SCAN,
+};
+
+#define STORE_DDB_INDEX "lockfs_parent"
+
+/* Before the store is shared: how it lists, and whether the index is
+ * ACTIVE (store_ddb_index_state). */
+void store_ddb_set_listing(struct store *s, enum store_ddb_list mode,
+			   bool index_active);
+/* Whether the table's index on the parent directory exists and is ACTIVE
+ * (one DescribeTable). 0 or -errno with a reason in msg. */
+int store_ddb_index_state(struct ddb *d, const char *table,
+			  int64_t deadline_mono_ms, bool *active, char *msg,
+			  size_t msglen);
+/* lockfs --create-index: adds the index to the table if it has none,
+ * waits (until deadline_mono_ms) for it to be ACTIVE, then tags every
+ * lock row and directory marker that lacks lockfs_parent (a conditional
+ * UpdateItem that sets only that attribute) and writes the hint rows of
+ * directories that exist only through keys below them. Idempotent: run it
+ * again to tag rows python clients wrote since. Progress and the counts
+ * go to out. 0 or -errno with a reason in msg. */
+int store_ddb_create_index(struct ddb *d, const char *table,
+			   int64_t deadline_mono_ms, FILE *out, char *msg,
 			   size_t msglen);
 
 /* Item <-> record conversions, exposed for tests and fuzzing. */

@@ -77,6 +77,8 @@ static int dir_item(const struct dir_record *d, struct ddb_item **out)
 	int rc = it ? text_uuid4(rvn) : -ENOMEM;
 
 	if (!rc)
+		rc = store_ddb_index_tag(it, d->key);
+	if (!rc)
 		rc = ddb_item_set_s(it, A_KIND, KIND_DIR);
 	if (!rc)
 		rc = ddb_item_set_s(it, A_OWNER, DIR_OWNER);
@@ -209,6 +211,10 @@ int store_ddb_rows_list(struct store *s, const char *prefix, int64_t deadline,
 	struct ddb_call call;
 	int pages = 0, rc;
 
+	if (store_ddb_index_lists(sd, prefix)) {
+		ddb_item_free(vals);
+		return store_ddb_index_list(sd, prefix, deadline, fn, arg);
+	}
 	if (!vals || ddb_item_set_s(vals, ":lk", RECORD_SORT_LOCK) ||
 	    ddb_item_set_s(vals, ":dir", RECORD_SORT_DIR) ||
 	    (*prefix && ddb_item_set_s(vals, ":p", prefix))) {
@@ -226,30 +232,9 @@ int store_ddb_rows_list(struct store *s, const char *prefix, int64_t deadline,
 		ddb_item_free(start);
 		start = NULL;
 		for (i = 0; !rc && i < page.n; i++) {
-			struct store_row row = { 0 };
-			const char *sort;
-
-			if (ddb_item_get_s(page.items[i], A_SORT, &sort))
-				continue;
-			if (is_dir_item(page.items[i])) {
-				rc = store_ddb_item_to_dir(page.items[i], &dir);
-				row.kind = STORE_ROW_DIR;
-				row.dir = &dir;
-			} else if (!strcmp(sort, RECORD_SORT_LOCK)) {
-				rc = store_ddb_item_to_record(
-					page.items[i], sd->default_lease_ms,
-					&rec);
-				row.kind = STORE_ROW_LOCK;
-				row.lock = &rec;
-			} else {
-				continue;
-			}
-			if (rc == -EPROTO) {
-				rc = 0; /* a row without a key string */
-				continue;
-			}
-			if (!rc)
-				rc = fn(arg, &row);
+			store_ddb_index_saw(sd, page.items[i]);
+			rc = store_ddb_index_row(sd, page.items[i], &rec, &dir,
+						 fn, arg);
 		}
 		if (!rc && page.last_key) {
 			start = page.last_key;

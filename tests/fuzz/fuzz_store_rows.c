@@ -6,7 +6,8 @@
  * Input: "KEY\nOPS" then answers separated by "\n--\n", each "STATUS\n"
  * and a body (no status: 200). OPS letters: g get, l lookup, L list,
  * p put, P takeover, r renew, d delete, f fence, m mkdir, M chmod dir,
- * D rmdir, c check table, C create table; shared rows: s put shared, j
+ * D rmdir, c check table, C create table, I list by the index, x the
+ * index's state; shared rows: s put shared, j
  * join, R a reader's renewal, J leave, e evict a reader, w mark a writer,
  * W clear the mark, F read the fence. Checked: every record and
  * directory that comes out has its numbers in range (times within years
@@ -146,6 +147,20 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 	case 'L':
 		rc = s->ops->list(s, key, 0, on_row, &rows);
 		break;
+	case 'I': /* a listing by the index on the parent directory */
+		store_ddb_set_listing(s, STORE_DDB_LIST_INDEX, true);
+		rc = s->ops->list(s, key, 0, on_row, &rows);
+		store_ddb_set_listing(s, STORE_DDB_LIST_AUTO, false);
+		break;
+	case 'x': {
+		bool active;
+
+		rc = store_ddb_index_state(d, "lockfs", 1, &active, msg,
+					   sizeof(msg));
+		if (rc && !memchr(msg, '\0', sizeof(msg)))
+			abort();
+		break;
+	}
 	case 'p':
 	case 'P':
 		lock_row(&rec, key, rn.new_rvn);

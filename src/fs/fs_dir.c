@@ -1,5 +1,6 @@
 /* fs_dir: directories: mkdir, rmdir, chmod of directories, listings
- * (one consistent Scan per opendir, served by index), and the directories
+ * (one store listing per opendir: a Query of the table's index on the
+ * parent directory, or a consistent Scan; served by index), and the directories
  * of a mount prefix. A listing notes the directories known only through
  * keys below them (written by other clients) in fs_seen. Threads: FUSE
  * workers; fs->mu as in fs_int.h, never held across a request. */

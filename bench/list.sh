@@ -95,6 +95,7 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
 fi
 cmake --build "$BUILD" -j 2 --target lockfs lockfs-faultproxy bench_list >/dev/null
 BTYPE=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
+[ -n "$BTYPE" ] || BTYPE="RelWithDebInfo, the default"
 [ "$BTYPE" = Release ] ||
 	echo "list.sh: warning: $BUILD is a '${BTYPE:-no type}' build, not Release" >&2
 

@@ -203,6 +203,7 @@ struct daemon {
 	struct awsreq *req;
 	struct ddb *ddb;
 	struct store *store;
+	struct store_ddb_sweep *sweep;
 	struct observe *obs;
 	struct lock_engine *eng;
 	struct fs *fs;
@@ -419,6 +420,13 @@ static void choose_listing(struct daemon *d)
 			 "index with lockfs --create-index -o table=%s",
 			 d->o.table, d->o.table);
 	store_ddb_set_listing(d->store, mode, active);
+	if (d->o.sweep_ms && !active)
+		log_warn("main", "sweep: no ready index to sweep for");
+	if (d->o.sweep_ms && active && d->owner) {
+		d->sweep = store_ddb_sweep_new(d->ddb, d->o.table, d->owner,
+					       d->o.sweep_ms);
+		store_ddb_set_swept(d->store, d->sweep != NULL);
+	}
 }
 
 /* The lock engine over the DynamoDB store. */
@@ -546,7 +554,8 @@ static int run(struct daemon *d)
 
 	/* Threads start only now, after the fork of fuse_daemonize. */
 	if (creds_chain_start(d->creds) || lease_start(d->eng) ||
-	    flk_start(d->flk) || fs_start(d->fs)) {
+	    flk_start(d->flk) || fs_start(d->fs) ||
+	    store_ddb_sweep_start(d->sweep)) {
 		log_err("main", "cannot start threads");
 		return 1;
 	}
@@ -571,6 +580,8 @@ static void release_and_unmount(struct daemon *d)
 {
 	int unreleased;
 
+	store_ddb_sweep_free(d->sweep); /* stops it: no sweep from now on */
+	d->sweep = NULL;
 	flk_stop(d->flk);
 	fs_stop(d->fs); /* coalesced data is written before the release */
 	lease_stop(d->eng);
@@ -591,6 +602,7 @@ static void tear_down(struct daemon *d)
 {
 	if (d->se)
 		fuse_session_destroy(d->se);
+	store_ddb_sweep_free(d->sweep);
 	flk_free(d->flk);
 	fs_free(d->fs);
 	lock_engine_free(d->eng);

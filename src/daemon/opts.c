@@ -55,6 +55,7 @@ static const struct fuse_opt lockfs_opt_table[] = {
 	LOCKFS_OPT("create_index", create_index),
 	LOCKFS_OPT("--create-index", create_index),
 	LOCKFS_OPT("list=%s", list_s),
+	LOCKFS_OPT("sweep=%s", sweep_s),
 	LOCKFS_OPT("allow_break", allow_break),
 	LOCKFS_OPT("mountpoint_writable", mountpoint_writable),
 	LOCKFS_OPT("allow_plain_http", allow_plain_http),
@@ -341,6 +342,9 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 			 o->list_s);
 		return -1;
 	}
+	if (o->sweep_s && strcmp(o->sweep_s, "0") &&
+	    seconds("sweep", o->sweep_s, 1000, 0, &o->sweep_ms, err, errlen))
+		return -1;
 	if (o->prefix && check_prefix(o, err, errlen))
 		return -1;
 	if (o->owner && !owner_ok(o->owner)) {
@@ -418,6 +422,7 @@ void opts_free(struct lockfs_opts *o)
 		&o->max_locks_s,     &o->max_waiters_s, &o->max_dirs_s,
 		&o->max_opens_s,     &o->source,	&o->mountpoint,
 		&o->log_file,	     &o->wait_poll_s,	&o->list_s,
+		&o->sweep_s,
 	};
 	size_t i;
 
@@ -489,6 +494,11 @@ void opts_print_help(FILE *out, const char *prog)
 "                         Scan of the whole table; auto (default): index\n"
 "                         until the mount meets a row a python client\n"
 "                         wrote, then scan. Without the index: scan\n"
+"  -o sweep=S             take part in the fleet's tagging sweep: every S\n"
+"                         seconds (1 to 604800) one mount of those with the\n"
+"                         option tags the rows python clients wrote (one\n"
+"                         Scan of the table), so that the index lists them;\n"
+"                         list=auto then keeps the index. Default: off\n"
 "  -o allow_break         root may remove any lock: other owners', and live\n"
 "                         holders' from any session\n"
 "  -o allow_plain_http    allow http:// to hosts other than loopback\n"

@@ -48,6 +48,7 @@ struct lockfs_opts {
 	int create_table;
 	int create_index; /* --create-index: add the parent index, tag rows */
 	char *list_s;
+	char *sweep_s;
 	int allow_break;
 	int mountpoint_writable; /* do not make the mountpoint immutable */
 	int allow_plain_http;	 /* http:// to hosts other than loopback */
@@ -67,7 +68,8 @@ struct lockfs_opts {
 	double attr_timeout;
 	double entry_timeout;
 	unsigned max_threads;
-	int list_mode; /* enum store_ddb_list: 0 auto, 1 index, 2 scan */
+	int list_mode;	  /* enum store_ddb_list: 0 auto, 1 index, 2 scan */
+	int64_t sweep_ms; /* the tagging sweep's period, 0: none */
 	/* Per-uid limits (root exempt), 0: none; see fs_quota.h. */
 	uint32_t max_locks_per_user;
 	uint32_t max_waiters_per_user;

@@ -67,6 +67,22 @@ int store_ddb_create_index(struct ddb *d, const char *table,
 			   int64_t deadline_mono_ms, FILE *out, char *msg,
 			   size_t msglen);
 
+/* -o sweep=S (store_ddb_sweep.c): this mount takes part in the fleet's
+ * tagging sweep, at most one Scan of the table per period_ms for all the
+ * mounts that do. new: NULL when out of memory; start: after the daemon
+ * forks (0 or -errno); free stops it (accepts NULL). */
+struct store_ddb_sweep;
+struct store_ddb_sweep *store_ddb_sweep_new(struct ddb *d, const char *table,
+					    const char *owner,
+					    int64_t period_ms);
+int store_ddb_sweep_start(struct store_ddb_sweep *sw);
+void store_ddb_sweep_free(struct store_ddb_sweep *sw);
+/* The sweeps this mount ran. */
+long store_ddb_sweep_count(const struct store_ddb_sweep *sw);
+/* An auto listing does not turn to Scan when python rows are met: a
+ * sweep tags them within its period. Before the store is shared. */
+void store_ddb_set_swept(struct store *s, bool swept);
+
 /* Item <-> record conversions, exposed for tests and fuzzing. */
 int store_ddb_item_to_record(const struct ddb_item *it,
 			     int64_t default_lease_ms, struct lock_record *r);

@@ -202,6 +202,33 @@ static int backfill(struct backfill *b)
 	return rc;
 }
 
+/* The backfill with its maps. */
+static int run_backfill(struct backfill *b)
+{
+	int rc;
+
+	smap_init(&b->ancestors);
+	smap_init(&b->marked);
+	smap_init(&b->hinted);
+	rc = backfill(b);
+	smap_fini(&b->ancestors);
+	smap_fini(&b->marked);
+	smap_fini(&b->hinted);
+	return rc;
+}
+
+int store_ddb_backfill_rows(struct ddb *d, const char *table, FILE *out,
+			    long *read, long *tagged, long *hints)
+{
+	struct backfill b = { .ddb = d, .table = table, .out = out };
+	int rc = run_backfill(&b);
+
+	*read = b.read;
+	*tagged = b.tagged;
+	*hints = b.hints;
+	return rc;
+}
+
 static void say(char *msg, size_t msglen, const char *what,
 		const struct aws_error *err)
 {
@@ -252,13 +279,7 @@ int store_ddb_create_index(struct ddb *d, const char *table,
 		    &call.err);
 		return rc;
 	}
-	smap_init(&b.ancestors);
-	smap_init(&b.marked);
-	smap_init(&b.hinted);
-	rc = backfill(&b);
-	smap_fini(&b.ancestors);
-	smap_fini(&b.marked);
-	smap_fini(&b.hinted);
+	rc = run_backfill(&b);
 	if (rc) {
 		say(msg, msglen, "tagging stopped (run the command again)",
 		    &b.err);

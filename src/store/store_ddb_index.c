@@ -44,6 +44,11 @@ void store_ddb_set_listing(struct store *s, enum store_ddb_list mode,
 	sd->index_active = index_active;
 }
 
+void store_ddb_set_swept(struct store *s, bool swept)
+{
+	to_sd(s)->swept = swept;
+}
+
 void store_ddb_index_saw(struct store_ddb *sd, const struct ddb_item *it)
 {
 	const char *sort, *key = "?";
@@ -55,7 +60,8 @@ void store_ddb_index_saw(struct store_ddb *sd, const struct ddb_item *it)
 	if (atomic_exchange(&sd->untagged_seen, true))
 		return;
 	ddb_item_get_s(it, A_KEY, &key);
-	if (sd->list_mode == STORE_DDB_LIST_AUTO && sd->index_active)
+	if (sd->list_mode == STORE_DDB_LIST_AUTO && sd->index_active &&
+	    !sd->swept)
 		log_warn("store",
 			 "lock row '%s' has no " A_PARENT
 			 " (a python_dynamodb_lock client, or an older lockfs, "
@@ -73,7 +79,7 @@ bool store_ddb_index_lists(struct store_ddb *sd, const char *prefix)
 		return false;
 	if (n && prefix[n - 1] != '/')
 		return false; /* not a directory's listing */
-	return sd->list_mode == STORE_DDB_LIST_INDEX ||
+	return sd->list_mode == STORE_DDB_LIST_INDEX || sd->swept ||
 	       !atomic_load(&sd->untagged_seen);
 }
 

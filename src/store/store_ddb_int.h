@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "store_ddb.h"
@@ -74,6 +75,7 @@ struct store_ddb {
 	/* The listing (store_ddb_index.c): set before the store is shared. */
 	enum store_ddb_list list_mode;
 	bool index_active;
+	bool swept; /* -o sweep: python rows get tagged, auto keeps the index */
 	atomic_bool untagged_seen; /* a lock row without lockfs_parent */
 };
 
@@ -217,5 +219,10 @@ int store_ddb_index_row(struct store_ddb *sd, const struct ddb_item *it,
 #define INDEX_STATE_KEY "lockfs:index"
 int store_ddb_index_done(struct ddb *d, const char *table, int64_t deadline,
 			 bool set);
+/* Tags the rows without lockfs_parent and writes the missing hints (one
+ * consistent Scan of the table); progress to out (may be NULL); the
+ * counts in *read, *tagged, *hints. 0 or -errno. */
+int store_ddb_backfill_rows(struct ddb *d, const char *table, FILE *out,
+			    long *read, long *tagged, long *hints);
 
 #endif

@@ -11,6 +11,9 @@
 # of a directory known only through a key below it, and is idempotent; the
 # next `ls` shows every row. A python row written after the backfill shows
 # after the command runs again, and at once on an auto mount that met it.
+# With -o sweep=1 on two mounts, a python row shows within a few seconds
+# on both, by the index (no Scan of a listing), and the two mounts make at
+# most one sweep a second between them.
 # `ls` during acquires and releases by other processes: no error, no hang,
 # and the listing settles on the truth. Everything goes through the
 # fault/latency proxy, which counts the requests and the bytes they read.
@@ -23,7 +26,7 @@ if ! why=$("$PY" -c 'import boto3' 2>&1); then
 	skip_all "python3-boto3 is missing: $(tail -n 1 <<<"$why")"
 fi
 
-plan 33
+plan 39
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -189,3 +192,24 @@ is "$bad" 0 "$n listings during acquires and releases: none failed, hung or show
 wait_for 5 sh -c '[ "$(ls -1 "$1" | tr "\n" " ")" = "w1.kept w2.kept w3.kept w4.kept " ]' _ "$C/busy"
 ok $? "then the listing shows exactly the four locks held"
 proxy_ctl latency 0 >/dev/null
+
+# ---- the fleet's sweep (-o sweep) ------------------------------------------------
+new_table || { echo "Bail out! cannot create a table"; exit 1; }
+mount_start e "owner=dix-e,sweep=1,$OPT" && mount_start f "owner=dix-f,sweep=1,$OPT" ||
+	{ echo "Bail out! cannot mount e, f"; exit 1; }
+E_=$(mnt e) F=$(mnt f)
+mkdir "$E_/s"
+py acquire s/p --owner py-owner --lease 30 >/dev/null
+ok $? "python acquires s/p on a table swept by two mounts"
+wait_for 10 sh -c '"$1" readdir "$2" | grep -qx p && "$1" readdir "$3" | grep -qx p' _ "$T" "$E_/s" "$F/s"
+ok $? "within a few seconds both mounts list it"
+expect EEXIST open "$E_/s/p" O_CREAT,O_EXCL,O_RDONLY 0644
+lsreq "$E_" "$E_/s"
+is "$LS_OUT" "p " "after meeting the python row, ls s shows it"
+ok $((!(S == 0))) "and a swept auto mount still lists by the index ($S Scans)"
+s0=$(pread Scan) n0=$(proxy_ctl stats | tr ' ' '\n' | sed -n 's/^Scan=//p')
+sleep 10
+n1=$(proxy_ctl stats | tr ' ' '\n' | sed -n 's/^Scan=//p')
+sweeps=$(( ${n1:-0} - ${n0:-0} ))
+diag "two mounts with sweep=1: $sweeps Scans in 10 s ($(( $(pread Scan) - s0 )) items read)"
+ok $((!(sweeps >= 2 && sweeps <= 10))) "the two mounts sweep at most once a second between them ($sweeps in 10 s)"

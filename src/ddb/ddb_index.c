@@ -9,12 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "clk.h"
-#include "retry.h"
-
-#define GSI_POLL_MIN_MS	    50
 #define GSI_POLL_MAX_MS	    2000
-#define GSI_POLL_MAX_COUNT  100000
 #define GSI_WAIT_DEFAULT_MS 600000
 
 bool ddb_gsi_ok(const struct ddb_gsi *gsi)
@@ -134,52 +129,40 @@ const char *ddb_gsi_status(const struct ddb_table_info *info, const char *name)
 	return "";
 }
 
-static bool gsi_ready(const struct ddb_table_info *info, const char *name)
+/* ACTIVE and built; describe errors end the wait. */
+static int gsi_done(int rc, const struct ddb_table_info *info, void *arg)
 {
+	const char *name = arg;
+
+	if (rc)
+		return rc;
 	for (int i = 0; i < info->n_gsi && i < DDB_GSI_MAX; i++)
 		if (!strcmp(info->gsi[i].name, name))
 			return !strcmp(info->gsi[i].status, "ACTIVE") &&
-			       !info->gsi[i].backfilling;
-	return false;
+					       !info->gsi[i].backfilling
+				       ? 0
+				       : 1;
+	return -ENOENT;
 }
 
 int ddb_wait_gsi_active(struct ddb *d, const char *table, const char *name,
 			int64_t deadline_mono_ms, struct ddb_call *call)
 {
-	const struct clk *clock;
-	struct ddb_call scratch, one;
+	struct ddb_call scratch;
 	struct ddb_table_info info;
-	int64_t poll_ms = GSI_POLL_MIN_MS, now;
-	int polls, rc = -ETIMEDOUT;
+	int rc;
 
 	call = ddb_call_begin(call, &scratch);
 	if (!d || !table || !name)
 		return ddb_call_fail(call, -EINVAL, "invalid argument");
-	clock = awsreq_clock(d->req);
-	now = clk_mono_ms(clock);
-	if (!deadline_mono_ms)
-		deadline_mono_ms = now + GSI_WAIT_DEFAULT_MS;
-	for (polls = 0; polls < GSI_POLL_MAX_COUNT; polls++) {
-		memset(&one, 0, sizeof(one));
-		one.deadline_mono_ms = deadline_mono_ms;
-		rc = ddb_describe_table(d, table, &info, &one);
-		call->attempts += one.attempts;
-		call->err = one.err;
-		if (rc)
-			return rc;
-		if (gsi_ready(&info, name))
-			return 0;
-		if (!ddb_gsi_status(&info, name)[0])
-			return ddb_call_fail(call, -ENOENT, "no such index");
-		now = clk_mono_ms(clock);
-		if (now + poll_ms >= deadline_mono_ms)
-			break;
-		retry_sleep_ms(poll_ms);
-		poll_ms = poll_ms * 2 > GSI_POLL_MAX_MS ? GSI_POLL_MAX_MS
-							: poll_ms * 2;
-	}
-	snprintf(call->err.message, sizeof(call->err.message),
-		 "index %.64s of %.64s is still %.31s", name, table,
-		 ddb_gsi_status(&info, name));
-	return -ETIMEDOUT;
+	rc = ddb_poll_table(d, table, deadline_mono_ms, GSI_WAIT_DEFAULT_MS,
+			    GSI_POLL_MAX_MS, gsi_done, (void *)name, &info,
+			    call);
+	if (rc == -ENOENT)
+		ddb_call_fail(call, -ENOENT, "no such index");
+	else if (rc == -ETIMEDOUT)
+		snprintf(call->err.message, sizeof(call->err.message),
+			 "index %.64s of %.64s is still %.31s", name, table,
+			 ddb_gsi_status(&info, name));
+	return rc;
 }

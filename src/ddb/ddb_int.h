@@ -77,6 +77,18 @@ struct ddb {
 /* Starts a call: a caller without a struct ddb_call gets a scratch one. */
 struct ddb_call *ddb_call_begin(struct ddb_call *call,
 				struct ddb_call *scratch);
+/* ddb_table.c: polls DescribeTable of table (every 50 ms, doubling up to
+ * max_poll_ms) until done(rc of the describe, *info, arg) says 0 (done) or
+ * -errno (failed), rather than 1 (again), or the deadline (0: default_ms
+ * from now; the call's own deadline too): then the last describe's error,
+ * or -ETIMEDOUT, with *info the table as last seen. */
+typedef int (*ddb_poll_fn)(int rc, const struct ddb_table_info *info,
+			   void *arg);
+int ddb_poll_table(struct ddb *d, const char *table, int64_t deadline_mono_ms,
+		   int64_t default_ms, int64_t max_poll_ms, ddb_poll_fn done,
+		   void *arg, struct ddb_table_info *info,
+		   struct ddb_call *call);
+
 /* ddb_index.c: whether gsi's names are usable, and gsi as a
  * GlobalSecondaryIndexes entry of a CreateTable request (update false) or
  * a GlobalSecondaryIndexUpdates Create of an UpdateTable (update true),

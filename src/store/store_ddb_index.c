@@ -66,8 +66,9 @@ void store_ddb_index_saw(struct store_ddb *sd, const struct ddb_item *it)
 			 "lock row '%s' has no " A_PARENT
 			 " (a python_dynamodb_lock client, or an older lockfs, "
 			 "writes the table): listings Scan the table from now "
-			 "on; run lockfs --create-index to tag such rows and "
-			 "mount with -o list=index to keep the index",
+			 "on; mount with -o sweep=S to have such rows tagged "
+			 "(or run lockfs --create-index, and mount with "
+			 "-o list=index) to keep the index",
 			 key);
 }
 
@@ -83,63 +84,31 @@ bool store_ddb_index_lists(struct store_ddb *sd, const char *prefix)
 	       !atomic_load(&sd->untagged_seen);
 }
 
-int store_ddb_index_row(struct store_ddb *sd, const struct ddb_item *it,
-			struct lock_record *rec, struct dir_record *dir,
-			store_row_fn fn, void *arg)
+/* The read of the index under parent p (eventually consistent); vals
+ * holds :p and is the caller's to free. */
+static int index_read(const char *p, int limit, struct ddb_read *rd,
+		      struct ddb_item **vals)
 {
-	struct store_row row = { 0 };
-	const char *sort;
-	int rc;
-
-	if (ddb_item_get_s(it, A_SORT, &sort))
-		return 0;
-	if (is_dir_item(it)) {
-		rc = store_ddb_item_to_dir(it, dir);
-		row.kind = STORE_ROW_DIR;
-		row.dir = dir;
-	} else if (!strcmp(sort, RECORD_SORT_LOCK)) {
-		rc = store_ddb_item_to_record(it, sd->default_lease_ms, rec);
-		row.kind = STORE_ROW_LOCK;
-		row.lock = rec;
-	} else {
-		return 0;
-	}
-	if (rc == -EPROTO)
-		return 0; /* a row without a key string */
-	return rc ? rc : fn(arg, &row);
-}
-
-/* One page of the index under parent p (eventually consistent). */
-static int query_page(struct store_ddb *sd, const char *p, int limit,
-		      const struct ddb_item *start, int64_t deadline,
-		      struct ddb_page *page)
-{
-	struct ddb_item *vals = ddb_item_new();
-	struct ddb_read rd = {
+	*vals = ddb_item_new();
+	*rd = (struct ddb_read){
 		.key_condition = A_PARENT " = :p",
 		.index = STORE_DDB_INDEX,
-		.values = vals,
+		.values = *vals,
 		.limit = limit,
 	};
-	struct ddb_call call;
-	int rc = vals ? ddb_item_set_s(vals, ":p", p) : -ENOMEM;
-
-	if (!rc) {
-		call_init(&call, deadline);
-		rc = ddb_query(sd->ddb, sd->table, &rd, start, page, &call);
-	}
-	ddb_item_free(vals);
-	return rc;
+	return *vals ? ddb_item_set_s(*vals, ":p", p) : -ENOMEM;
 }
 
 /* A hint row's directory, as a listing shows a directory known only
  * through keys below it (a row of kind DIR whose key ends in "/", as
- * store.h allows), when anything is below it still. One Query of one
+ * store.h allows), when anything is below it still: one Query of one
  * item. */
-static int hint_row(struct store_ddb *sd, const struct ddb_item *it,
-		    int64_t deadline, store_row_fn fn, void *arg)
+static int hint_row(struct row_walk *w, const struct ddb_item *it)
 {
 	struct ddb_page page = { 0 };
+	struct ddb_item *vals = NULL;
+	struct ddb_read rd;
+	struct ddb_call call;
 	struct dir_record d;
 	struct store_row row = { .kind = STORE_ROW_DIR, .dir = &d };
 	const char *key;
@@ -150,8 +119,14 @@ static int hint_row(struct store_ddb *sd, const struct ddb_item *it,
 		return 0;
 	if (asprintf(&p, "/%s/", key) < 0)
 		return -ENOMEM;
-	rc = query_page(sd, p, 1, NULL, deadline, &page);
+	rc = index_read(p, 1, &rd, &vals);
+	if (!rc) {
+		call_init(&call, w->deadline);
+		rc = ddb_query(w->sd->ddb, w->sd->table, &rd, NULL, &page,
+			       &call);
+	}
 	free(p);
+	ddb_item_free(vals);
 	if (rc || !page.n) {
 		ddb_page_fini(&page);
 		return rc;
@@ -163,42 +138,65 @@ static int hint_row(struct store_ddb *sd, const struct ddb_item *it,
 		d.key = NULL;
 		return -ENOMEM;
 	}
-	rc = fn(arg, &row);
+	rc = w->fn(w->arg, &row);
 	dir_record_fini(&d);
 	return rc;
 }
 
-int store_ddb_index_list(struct store_ddb *sd, const char *prefix,
-			 int64_t deadline, store_row_fn fn, void *arg)
+/* One listed item to w->fn; rec and dir are reused from item to item. */
+static int walk_item(struct row_walk *w, const struct ddb_item *it,
+		     struct lock_record *rec, struct dir_record *dir)
 {
+	struct store_row row = { 0 };
+	const char *sort;
+	int rc;
+
+	if (ddb_item_get_s(it, A_SORT, &sort))
+		return 0;
+	if (w->by_index && !strcmp(sort, SORT_HINT))
+		return hint_row(w, it);
+	if (!w->by_index)
+		store_ddb_index_saw(w->sd, it);
+	if (is_dir_item(it)) {
+		rc = store_ddb_item_to_dir(it, dir);
+		row.kind = STORE_ROW_DIR;
+		row.dir = dir;
+	} else if (!strcmp(sort, RECORD_SORT_LOCK)) {
+		rc = store_ddb_item_to_record(it, w->sd->default_lease_ms, rec);
+		row.kind = STORE_ROW_LOCK;
+		row.lock = rec;
+	} else {
+		return 0;
+	}
+	if (rc == -EPROTO)
+		return 0; /* a row without a key string */
+	return rc ? rc : w->fn(w->arg, &row);
+}
+
+int store_ddb_walk_pages(struct row_walk *w, bool query,
+			 const struct ddb_read *rd)
+{
+	struct store_ddb *sd = w->sd;
 	struct ddb_item *start = NULL;
 	struct lock_record rec;
 	struct dir_record dir;
-	char *p = NULL;
+	struct ddb_call call;
 	int pages = 0, rc;
 
-	if (asprintf(&p, "/%s", prefix) < 0)
-		return -ENOMEM;
 	record_init(&rec);
 	dir_record_init(&dir);
 	do {
 		struct ddb_page page = { 0 };
-		const char *sort;
-		size_t i;
 
-		rc = query_page(sd, p, 0, start, deadline, &page);
+		call_init(&call, w->deadline);
+		rc = query ? ddb_query(sd->ddb, sd->table, rd, start, &page,
+				       &call)
+			   : ddb_scan(sd->ddb, sd->table, rd, start, &page,
+				      &call);
 		ddb_item_free(start);
 		start = NULL;
-		for (i = 0; !rc && i < page.n; i++) {
-			const struct ddb_item *it = page.items[i];
-
-			if (!ddb_item_get_s(it, A_SORT, &sort) &&
-			    !strcmp(sort, SORT_HINT))
-				rc = hint_row(sd, it, deadline, fn, arg);
-			else
-				rc = store_ddb_index_row(sd, it, &rec, &dir, fn,
-							 arg);
-		}
+		for (size_t i = 0; !rc && i < page.n; i++)
+			rc = walk_item(w, page.items[i], &rec, &dir);
 		if (!rc && page.last_key) {
 			start = page.last_key;
 			page.last_key = NULL;
@@ -208,8 +206,26 @@ int store_ddb_index_list(struct store_ddb *sd, const char *prefix,
 	ddb_item_free(start);
 	record_fini(&rec);
 	dir_record_fini(&dir);
-	free(p);
 	return rc > 0 ? 0 : rc;
+}
+
+int store_ddb_index_list(struct store_ddb *sd, const char *prefix,
+			 int64_t deadline, store_row_fn fn, void *arg)
+{
+	struct row_walk w = { sd, deadline, fn, arg, true };
+	struct ddb_item *vals = NULL;
+	struct ddb_read rd;
+	char *p = NULL;
+	int rc;
+
+	if (asprintf(&p, "/%s", prefix) < 0)
+		return -ENOMEM;
+	rc = index_read(p, 0, &rd, &vals);
+	if (!rc)
+		rc = store_ddb_walk_pages(&w, true, &rd);
+	ddb_item_free(vals);
+	free(p);
+	return rc;
 }
 
 int store_ddb_index_state(struct ddb *d, const char *table,

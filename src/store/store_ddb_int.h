@@ -205,11 +205,22 @@ void store_ddb_index_saw(struct store_ddb *sd, const struct ddb_item *it);
 bool store_ddb_index_lists(struct store_ddb *sd, const char *prefix);
 int store_ddb_index_list(struct store_ddb *sd, const char *prefix,
 			 int64_t deadline, store_row_fn fn, void *arg);
-/* One listed item as a store_row to fn (lock rows and directory markers;
- * other rows are skipped): what fn returned, or -errno. */
-int store_ddb_index_row(struct store_ddb *sd, const struct ddb_item *it,
-			struct lock_record *rec, struct dir_record *dir,
-			store_row_fn fn, void *arg);
+
+/* A listing: where its rows go. by_index: a Query of the index, whose
+ * hint rows stand for directories; otherwise a Scan, whose lock rows are
+ * noted (store_ddb_index_saw). */
+struct row_walk {
+	struct store_ddb *sd;
+	int64_t deadline;
+	store_row_fn fn;
+	void *arg;
+	bool by_index;
+};
+/* Every page of rd (a Query when query, else a Scan), each lock row and
+ * directory marker to w->fn as a store_row (other rows skipped), until fn
+ * returns non-zero. 0 or -errno. */
+int store_ddb_walk_pages(struct row_walk *w, bool query,
+			 const struct ddb_read *rd);
 
 /* ---- store_ddb_backfill.c: tagging the rows of an existing table ------ */
 

@@ -176,16 +176,30 @@ static void check_listing(void)
 	store_free(st);
 }
 
+/* store_ddb_create_index on table succeeds and says want. */
+static void create_index(const char *table, const char *want)
+{
+	char msg[256], *out = NULL;
+	size_t outlen = 0;
+	FILE *f = open_memstream(&out, &outlen);
+
+	CHECK(f);
+	CHECK_INT(store_ddb_create_index(d, table, clk_sys_mono_ms() + 60000, f,
+					 msg, sizeof(msg)),
+		  0);
+	fclose(f);
+	CHECK(strstr(out, want));
+	free(out);
+}
+
 static void check_create_index(void)
 {
-	char table[64], msg[256], *out = NULL;
-	size_t outlen = 0;
+	char table[64], msg[256];
 	struct lock_record got;
 	struct dir_record dr;
 	struct names n;
 	bool active = true;
 	struct store *st;
-	FILE *f;
 
 	new_table(table, sizeof(table), false);
 	CHECK_INT(store_ddb_index_state(d, table, 0, &active, msg, sizeof(msg)),
@@ -201,14 +215,7 @@ static void check_create_index(void)
 	put_python(table, "j/deep/q", "33333333-3333-4333-8333-333333333333");
 	put_python(table, "top", "44444444-4444-4444-8444-444444444444");
 
-	f = open_memstream(&out, &outlen);
-	CHECK(f);
-	CHECK_INT(store_ddb_create_index(d, table, clk_sys_mono_ms() + 60000, f,
-					 msg, sizeof(msg)),
-		  0);
-	fclose(f);
-	CHECK(strstr(out, "ready: 4 rows read, 3 tagged, 1 directory hints"));
-	free(out);
+	create_index(table, "ready: 4 rows read, 3 tagged, 1 directory hints");
 	CHECK_INT(store_ddb_index_state(d, table, 0, &active, msg, sizeof(msg)),
 		  0);
 	CHECK_INT(active, 1);
@@ -224,15 +231,7 @@ static void check_create_index(void)
 	CHECK_STR(list(st, "j/deep/", &n), "j/deep/q,");
 
 	/* Again: nothing to tag. */
-	out = NULL;
-	f = open_memstream(&out, &outlen);
-	CHECK(f);
-	CHECK_INT(store_ddb_create_index(d, table, clk_sys_mono_ms() + 60000, f,
-					 msg, sizeof(msg)),
-		  0);
-	fclose(f);
-	CHECK(strstr(out, "ready: 4 rows read, 0 tagged, 0 directory hints"));
-	free(out);
+	create_index(table, "ready: 4 rows read, 0 tagged, 0 directory hints");
 
 	/* The hinted directory's last key goes: it is no longer listed. */
 	CHECK_INT(st->ops->delete_lock(st, "j/deep/q", NULL, 0, NULL, NULL), 0);

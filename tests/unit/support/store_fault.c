@@ -203,32 +203,36 @@ struct sf_frozen {
 	size_t n_locks, n_dirs, cap_locks, cap_dirs;
 };
 
+/* Room for one more of size bytes in *v (n used of *cap). */
+static int grow(void **v, size_t n, size_t *cap, size_t size)
+{
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
 static int freeze_row(void *arg, const struct store_row *row)
 {
 	struct sf_frozen *fz = arg;
 
 	if (row->kind == STORE_ROW_LOCK) {
-		if (fz->n_locks == fz->cap_locks) {
-			size_t cap = fz->cap_locks ? fz->cap_locks * 2 : 16;
-			void *p = realloc(fz->locks, cap * sizeof(*fz->locks));
-
-			if (!p)
-				return -ENOMEM;
-			fz->locks = p;
-			fz->cap_locks = cap;
-		}
+		if (grow((void **)&fz->locks, fz->n_locks, &fz->cap_locks,
+			 sizeof(*fz->locks)))
+			return -ENOMEM;
 		record_init(&fz->locks[fz->n_locks]);
 		return record_copy(&fz->locks[fz->n_locks++], row->lock);
 	}
-	if (fz->n_dirs == fz->cap_dirs) {
-		size_t cap = fz->cap_dirs ? fz->cap_dirs * 2 : 16;
-		void *p = realloc(fz->dirs, cap * sizeof(*fz->dirs));
-
-		if (!p)
-			return -ENOMEM;
-		fz->dirs = p;
-		fz->cap_dirs = cap;
-	}
+	if (grow((void **)&fz->dirs, fz->n_dirs, &fz->cap_dirs,
+		 sizeof(*fz->dirs)))
+		return -ENOMEM;
 	dir_record_init(&fz->dirs[fz->n_dirs]);
 	return dir_record_copy(&fz->dirs[fz->n_dirs++], row->dir);
 }

@@ -22,7 +22,7 @@ struct backfill {
 	struct smap ancestors; /* directories with keys below them */
 	struct smap marked;    /* directories with a marker */
 	struct smap hinted;    /* directories with a hint row */
-	long read, tagged, hints;
+	long read, tagged, hints, skipped;
 	int rc;
 	struct aws_error err;
 };
@@ -80,6 +80,13 @@ static int tag_row(struct backfill *b, const char *key, const char *sort)
 		b->tagged++;
 	if (rc == -ECANCELED)
 		rc = 0; /* gone, or tagged meanwhile */
+	if (rc == -EINVAL) {
+		/* A key the index cannot hold (an index's range key is at
+		 * most 1024 bytes; a python client's key may be longer):
+		 * left untagged, listed only by a Scan. */
+		b->skipped++;
+		rc = 0;
+	}
 	free(p);
 	ddb_item_free(vals);
 	ddb_item_free(k);
@@ -97,7 +104,7 @@ static int note_ancestors(struct backfill *b, const char *key)
 	char *dir = strdup(key);
 	int rc = dir ? 0 : -ENOMEM;
 
-	for (size_t i = 1; !rc && key[i]; i++) {
+	for (size_t i = 1; !rc && key[0] && key[i]; i++) {
 		if (key[i] != '/' || key[i - 1] == '/')
 			continue;
 		dir[i] = '\0';
@@ -153,7 +160,9 @@ static void write_hint(void *arg, const char *dir, void *value)
 	if (!rc)
 		b->hints++;
 	ddb_item_free(it);
-	b->rc = rc == -ECANCELED ? 0 : rc;
+	if (rc == -EINVAL)
+		b->skipped++; /* too long for the index (see tag_row) */
+	b->rc = rc == -ECANCELED || rc == -EINVAL ? 0 : rc;
 }
 
 static int backfill(struct backfill *b)
@@ -293,7 +302,9 @@ int store_ddb_create_index(struct ddb *d, const char *table,
 	if (out)
 		fprintf(out,
 			"lockfs: %s: index %s ready: %ld rows read, %ld "
-			"tagged, %ld directory hints written\n",
-			table, STORE_DDB_INDEX, b.read, b.tagged, b.hints);
+			"tagged, %ld directory hints written; %ld keys too "
+			"long for the index (listed only by a Scan)\n",
+			table, STORE_DDB_INDEX, b.read, b.tagged, b.hints,
+			b.skipped);
 	return 0;
 }

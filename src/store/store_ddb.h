@@ -77,8 +77,6 @@ struct store_ddb_sweep *store_ddb_sweep_new(struct ddb *d, const char *table,
 					    int64_t period_ms);
 int store_ddb_sweep_start(struct store_ddb_sweep *sw);
 void store_ddb_sweep_free(struct store_ddb_sweep *sw);
-/* The sweeps this mount ran. */
-long store_ddb_sweep_count(const struct store_ddb_sweep *sw);
 /* An auto listing does not turn to Scan when python rows are met: a
  * sweep tags them within its period. Before the store is shared. */
 void store_ddb_set_swept(struct store *s, bool swept);

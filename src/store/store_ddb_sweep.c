@@ -44,7 +44,6 @@ struct store_ddb_sweep {
 	char seen_v[RECORD_RVN_MAX];
 	bool seen;
 	int64_t seen_mono_ms;
-	long sweeps;
 };
 
 /* The sweep's version in the state row: 0 (v empty when none), -ENOENT
@@ -134,7 +133,6 @@ static void turn(struct store_ddb_sweep *sw)
 	}
 	rc = store_ddb_backfill_rows(sw->ddb, sw->table, NULL, &read, &tagged,
 				     &hints);
-	sw->sweeps++;
 	if (rc)
 		log_warn("sweep", "the sweep of %s stopped: %d (%ld rows read)",
 			 sw->table, rc, read);
@@ -220,9 +218,4 @@ void store_ddb_sweep_free(struct store_ddb_sweep *sw)
 	free(sw->table);
 	free(sw->owner);
 	free(sw);
-}
-
-long store_ddb_sweep_count(const struct store_ddb_sweep *sw)
-{
-	return sw ? sw->sweeps : 0;
 }

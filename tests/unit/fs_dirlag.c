@@ -69,7 +69,7 @@ static void test_own_release_hidden(struct store_fault *lag, struct fs_mount *a)
 				  O_CREAT | O_EXCL | O_RDONLY, &fh),
 		  0);
 	CHECK_INT(store_fault_freeze_list(lag), 0);
-	fs_release(a->fs, fh); /* hold=fd: released */
+	fs_release(a->fs, fh);	   /* hold=fd: released */
 	CHECK(!listed(a, "gone")); /* the view still has it: not shown */
 	store_fault_thaw_list(lag);
 	CHECK(!listed(a, "gone"));

@@ -40,6 +40,8 @@
 #include "text.h"
 
 #define PREFLIGHT_TIMEOUT_MS 15000
+/* lockfs --create-index: the longest wait for the index to be ACTIVE. */
+#define INDEX_WAIT_MS (30 * 60 * 1000)
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -201,6 +203,7 @@ struct daemon {
 	struct awsreq *req;
 	struct ddb *ddb;
 	struct store *store;
+	struct store_ddb_sweep *sweep;
 	struct observe *obs;
 	struct lock_engine *eng;
 	struct fs *fs;
@@ -377,6 +380,13 @@ static bool prepare_table(struct daemon *d)
 				  &ttl_on, err, sizeof(err)))
 		die("%s (endpoint %s, region %s)", err, d->aws.endpoint,
 		    d->aws.region);
+	if (d->o.create_index &&
+	    store_ddb_create_index(d->ddb, d->o.table,
+				   clk_sys_mono_ms() + INDEX_WAIT_MS, stdout,
+				   err, sizeof(err)))
+		die("table %s at %s: %s", d->o.table, d->aws.endpoint, err);
+	if (!d->o.mountpoint && d->o.create_index)
+		return false;
 	if (!d->o.mountpoint) {
 		printf("lockfs: table %s %s at %s; ready\n", d->o.table,
 		       created ? "created" : "already exists", d->aws.endpoint);
@@ -390,6 +400,35 @@ static bool prepare_table(struct daemon *d)
 	return true;
 }
 
+/* How listings read the table (-o list=): the index when it is ACTIVE and
+ * tagged (one DescribeTable and one GetItem), else a Scan, said once. */
+static void choose_listing(struct daemon *d)
+{
+	enum store_ddb_list mode = (enum store_ddb_list)d->o.list_mode;
+	char err[512];
+	bool active = false;
+
+	if (mode != STORE_DDB_LIST_SCAN &&
+	    store_ddb_index_state(d->ddb, d->o.table,
+				  clk_sys_mono_ms() + PREFLIGHT_TIMEOUT_MS,
+				  &active, err, sizeof(err)))
+		log_warn("main", "%s: listings Scan the table", err);
+	if (mode != STORE_DDB_LIST_SCAN && !active)
+		log_warn("main",
+			 "table %s has no ready index " STORE_DDB_INDEX
+			 ": every listing Scans the whole table; add the "
+			 "index with lockfs --create-index -o table=%s",
+			 d->o.table, d->o.table);
+	store_ddb_set_listing(d->store, mode, active);
+	if (d->o.sweep_ms && !active)
+		log_warn("main", "sweep: no ready index to sweep for");
+	if (d->o.sweep_ms && active && d->owner) {
+		d->sweep = store_ddb_sweep_new(d->ddb, d->o.table, d->owner,
+					       d->o.sweep_ms);
+		store_ddb_set_swept(d->store, d->sweep != NULL);
+	}
+}
+
 /* The lock engine over the DynamoDB store. */
 static void build_engine(struct daemon *d)
 {
@@ -399,6 +438,8 @@ static void build_engine(struct daemon *d)
 	text_copy(d->host, sizeof(d->host), "localhost");
 	gethostname(d->host, sizeof(d->host) - 1);
 	d->store = store_ddb_new(d->ddb, o->table, o->lease_ms);
+	if (d->store)
+		choose_listing(d);
 	d->obs = observe_new(srvclk_clock(d->sclk), 0);
 	struct lock_config lc = {
 		.owner = d->owner,
@@ -562,7 +603,8 @@ static int run(struct daemon *d)
 
 	/* Threads start only now, after the fork of fuse_daemonize. */
 	if (creds_chain_start(d->creds) || lease_start(d->eng) ||
-	    flk_start(d->flk) || fs_start(d->fs)) {
+	    flk_start(d->flk) || fs_start(d->fs) ||
+	    store_ddb_sweep_start(d->sweep)) {
 		log_err("main", "cannot start threads");
 		return 1;
 	}
@@ -587,6 +629,8 @@ static void release_and_unmount(struct daemon *d)
 {
 	int unreleased;
 
+	store_ddb_sweep_free(d->sweep); /* stops it: no sweep from now on */
+	d->sweep = NULL;
 	flk_stop(d->flk);
 	fs_stop(d->fs); /* coalesced data is written before the release */
 	lease_stop(d->eng);
@@ -608,6 +652,7 @@ static void tear_down(struct daemon *d)
 {
 	if (d->se)
 		fuse_session_destroy(d->se);
+	store_ddb_sweep_free(d->sweep);
 	flk_free(d->flk);
 	fs_free(d->fs);
 	lock_engine_free(d->eng);

@@ -52,6 +52,10 @@ static const struct fuse_opt lockfs_opt_table[] = {
 	LOCKFS_OPT("log_file=%s", log_file),
 	LOCKFS_OPT("create_table", create_table),
 	LOCKFS_OPT("--create-table", create_table),
+	LOCKFS_OPT("create_index", create_index),
+	LOCKFS_OPT("--create-index", create_index),
+	LOCKFS_OPT("list=%s", list_s),
+	LOCKFS_OPT("sweep=%s", sweep_s),
 	LOCKFS_OPT("allow_break", allow_break),
 	LOCKFS_OPT("session", session),
 	LOCKFS_OPT("mountpoint_writable", mountpoint_writable),
@@ -328,6 +332,20 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 			 o->lost_signal_s, NSIG - 1);
 		return -1;
 	}
+	if (!o->list_s || !strcmp(o->list_s, "auto")) {
+		o->list_mode = 0;
+	} else if (!strcmp(o->list_s, "index")) {
+		o->list_mode = 1;
+	} else if (!strcmp(o->list_s, "scan")) {
+		o->list_mode = 2;
+	} else {
+		snprintf(err, errlen, "list=%s: want auto, index or scan",
+			 o->list_s);
+		return -1;
+	}
+	if (o->sweep_s && strcmp(o->sweep_s, "0") &&
+	    seconds("sweep", o->sweep_s, 1000, 0, &o->sweep_ms, err, errlen))
+		return -1;
 	if (o->prefix && check_prefix(o, err, errlen))
 		return -1;
 	if (o->owner && !owner_ok(o->owner)) {
@@ -371,7 +389,7 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 			 o->endpoint);
 		return -1;
 	}
-	if (!o->mountpoint && !o->create_table) {
+	if (!o->mountpoint && !o->create_table && !o->create_index) {
 		snprintf(err, errlen, "no mountpoint (try --help)");
 		return -1;
 	}
@@ -404,7 +422,8 @@ void opts_free(struct lockfs_opts *o)
 		&o->entry_timeout_s, &o->max_threads_s, &o->ca_file,
 		&o->max_locks_s,     &o->max_waiters_s, &o->max_dirs_s,
 		&o->max_opens_s,     &o->source,	&o->mountpoint,
-		&o->log_file,	     &o->wait_poll_s,
+		&o->log_file,	     &o->wait_poll_s,	&o->list_s,
+		&o->sweep_s,
 	};
 	size_t i;
 
@@ -436,6 +455,9 @@ void opts_print_help(FILE *out, const char *prog)
 	fprintf(out,
 "usage: %s [-f] [-d] [-o OPTION[,OPTION...]] [SOURCE] MOUNTPOINT\n"
 "       %s --create-table [-o table=NAME,...]     (create the table, then exit)\n"
+"       %s --create-index [-o table=NAME,...]     (add the listing index to a\n"
+"                         table and tag its rows, then exit; again: tags\n"
+"                         rows python clients wrote since)\n"
 "       %s --version | --help\n"
 "\n"
 "Distributed locks in a DynamoDB table, as files. open(O_CREAT|O_EXCL)\n"
@@ -465,8 +487,19 @@ void opts_print_help(FILE *out, const char *prog)
 "                         acquiring open file is closed; unlink: never\n"
 "  -o owner=NAME          owner_name written in our rows\n"
 "                         (default HOSTNAME:RANDOM, new at every mount)\n"
-"  -o create_table        create the table (and its TTL) if it is missing\n"
+"  -o create_table        create the table (its TTL, its index) if missing\n"
 "     --create-table      the same\n"
+"  -o list=auto|index|scan  how ls reads a directory: index, a Query of the\n"
+"                         index on the parent directory (cost: the\n"
+"                         directory's rows; may be a moment old); scan, a\n"
+"                         Scan of the whole table; auto (default): index\n"
+"                         until the mount meets a row a python client\n"
+"                         wrote, then scan. Without the index: scan\n"
+"  -o sweep=S             take part in the fleet's tagging sweep: every S\n"
+"                         seconds (1 to 604800) one mount of those with the\n"
+"                         option tags the rows python clients wrote (one\n"
+"                         Scan of the table), so that the index lists them;\n"
+"                         list=auto then keeps the index. Default: off\n"
 "  -o allow_break         root may remove any lock: other owners', and live\n"
 "                         holders' from any session\n"
 "  -o session             session leases: one heartbeat per period for the\n"
@@ -510,7 +543,7 @@ void opts_print_help(FILE *out, const char *prog)
 "is one line on stderr and exit status 1.\n"
 "Files: MOUNTPOINT/.lockfs/status and MOUNTPOINT/.lockfs/metrics.\n"
 "See lockfs(8).\n",
-		prog, prog, prog);
+		prog, prog, prog, prog);
 	/* clang-format on */
 }
 

@@ -46,6 +46,9 @@ struct lockfs_opts {
 	char *ca_file;
 	char *log_file; /* append log lines here (else see log_choose) */
 	int create_table;
+	int create_index; /* --create-index: add the parent index, tag rows */
+	char *list_s;
+	char *sweep_s;
 	int allow_break;
 	int session;		 /* session leases (doc/session-leases.md) */
 	int mountpoint_writable; /* do not make the mountpoint immutable */
@@ -66,6 +69,8 @@ struct lockfs_opts {
 	double attr_timeout;
 	double entry_timeout;
 	unsigned max_threads;
+	int list_mode;	  /* enum store_ddb_list: 0 auto, 1 index, 2 scan */
+	int64_t sweep_ms; /* the tagging sweep's period, 0: none */
 	/* Per-uid limits (root exempt), 0: none; see fs_quota.h. */
 	uint32_t max_locks_per_user;
 	uint32_t max_waiters_per_user;

@@ -95,6 +95,7 @@ enum ddb_op {
 	DDB_OP_DESCRIBE_TABLE,
 	DDB_OP_UPDATE_TTL,
 	DDB_OP_DESCRIBE_TTL,
+	DDB_OP_UPDATE_TABLE,
 	DDB_OP__COUNT
 };
 
@@ -169,6 +170,7 @@ int ddb_delete_item(struct ddb *d, const char *table,
  * last_key, or NULL for the first page. */
 struct ddb_read {
 	const char *key_condition; /* KeyConditionExpression (Query only) */
+	const char *index;	   /* IndexName, or NULL: the table */
 	const char *filter;	   /* FilterExpression, or NULL */
 	const char *projection;	   /* ProjectionExpression, or NULL */
 	const char *const *names;
@@ -195,6 +197,8 @@ void ddb_page_fini(struct ddb_page *page);
 
 /* ---- tables --------------------------------------------------------- */
 
+#define DDB_GSI_MAX 8
+
 struct ddb_table_info {
 	char status[32]; /* CREATING, ACTIVE, ... */
 	char hash_name[256];
@@ -202,12 +206,42 @@ struct ddb_table_info {
 	char range_name[256]; /* "" when the table has no sort key */
 	char range_type[4];
 	long long item_count;
+	/* Its global secondary indexes (the first DDB_GSI_MAX). */
+	int n_gsi;
+	struct ddb_gsi_info {
+		char name[256];
+		char status[32]; /* CREATING, ACTIVE, ... */
+		bool backfilling;
+	} gsi[DDB_GSI_MAX];
+};
+
+/* A global secondary index to create: HASH hash (S), RANGE range (S),
+ * projection ALL. */
+struct ddb_gsi {
+	const char *name;
+	const char *hash;
+	const char *range;
 };
 
 /* CreateTable with PAY_PER_REQUEST, HASH hash_name (S), RANGE range_name (S).
  * -EEXIST when the table exists. Does not wait. */
 int ddb_create_table(struct ddb *d, const char *table, const char *hash_name,
 		     const char *range_name, struct ddb_call *call);
+/* The same with one global secondary index (gsi may be NULL). */
+int ddb_create_table_gsi(struct ddb *d, const char *table,
+			 const char *hash_name, const char *range_name,
+			 const struct ddb_gsi *gsi, struct ddb_call *call);
+/* UpdateTable adding the global secondary index gsi (on-demand). -EEXIST
+ * when the table already has an index of that name. Does not wait. */
+int ddb_add_gsi(struct ddb *d, const char *table, const struct ddb_gsi *gsi,
+		struct ddb_call *call);
+/* The status of index name in info: "" when the table has none. */
+const char *ddb_gsi_status(const struct ddb_table_info *info, const char *name);
+/* Polls DescribeTable as ddb_wait_table_active does until index name is
+ * ACTIVE (and done backfilling), or the deadline: -ETIMEDOUT, -ENOENT when
+ * the table has no such index. */
+int ddb_wait_gsi_active(struct ddb *d, const char *table, const char *name,
+			int64_t deadline_mono_ms, struct ddb_call *call);
 /* DescribeTable. -ENXIO when the table does not exist. */
 int ddb_describe_table(struct ddb *d, const char *table,
 		       struct ddb_table_info *out, struct ddb_call *call);

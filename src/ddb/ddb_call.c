@@ -29,6 +29,7 @@ static const char *const op_names[DDB_OP__COUNT] = {
 	[DDB_OP_DESCRIBE_TABLE] = "DescribeTable",
 	[DDB_OP_UPDATE_TTL] = "UpdateTimeToLive",
 	[DDB_OP_DESCRIBE_TTL] = "DescribeTimeToLive",
+	[DDB_OP_UPDATE_TABLE] = "UpdateTable",
 };
 
 const char *ddb_op_name(enum ddb_op op)

@@ -77,6 +77,26 @@ struct ddb {
 /* Starts a call: a caller without a struct ddb_call gets a scratch one. */
 struct ddb_call *ddb_call_begin(struct ddb_call *call,
 				struct ddb_call *scratch);
+/* ddb_table.c: polls DescribeTable of table (every 50 ms, doubling up to
+ * max_poll_ms) until done(rc of the describe, *info, arg) says 0 (done) or
+ * -errno (failed), rather than 1 (again), or the deadline (0: default_ms
+ * from now; the call's own deadline too): then the last describe's error,
+ * or -ETIMEDOUT, with *info the table as last seen. */
+typedef int (*ddb_poll_fn)(int rc, const struct ddb_table_info *info,
+			   void *arg);
+int ddb_poll_table(struct ddb *d, const char *table, int64_t deadline_mono_ms,
+		   int64_t default_ms, int64_t max_poll_ms, ddb_poll_fn done,
+		   void *arg, struct ddb_table_info *info,
+		   struct ddb_call *call);
+
+/* ddb_index.c: whether gsi's names are usable, and gsi as a
+ * GlobalSecondaryIndexes entry of a CreateTable request (update false) or
+ * a GlobalSecondaryIndexUpdates Create of an UpdateTable (update true),
+ * its attributes added to defs when they are not there yet. */
+bool ddb_gsi_ok(const struct ddb_gsi *gsi);
+int ddb_gsi_add_json(cJSON *req, cJSON *defs, const struct ddb_gsi *gsi,
+		     bool update);
+
 /* A failure found before or without an answer: err with why. */
 int ddb_call_fail(struct ddb_call *call, int err, const char *why);
 /* An answer arrived but could not be used: keeps the status and type of

@@ -202,6 +202,37 @@ static int parse_key_schema(const cJSON *desc, struct ddb_table_info *out)
 	return out->hash_name[0] ? 0 : -EPROTO;
 }
 
+/* GlobalSecondaryIndexes: name, status and backfilling of the first
+ * DDB_GSI_MAX. */
+static int parse_gsis(const cJSON *desc, struct ddb_table_info *out)
+{
+	const cJSON *gsis = member(desc, "GlobalSecondaryIndexes"), *g;
+
+	if (!gsis)
+		return 0;
+	if (!cJSON_IsArray(gsis))
+		return -EPROTO;
+	cJSON_ArrayForEach(g, gsis)
+	{
+		struct ddb_gsi_info *gi;
+		const cJSON *bf = member(g, "Backfilling");
+
+		if (out->n_gsi >= DDB_GSI_MAX)
+			break;
+		gi = &out->gsi[out->n_gsi];
+		if (copy_field(gi->name, sizeof(gi->name),
+			       member_string(g, "IndexName")) ||
+		    copy_field(gi->status, sizeof(gi->status),
+			       member_string(g, "IndexStatus")))
+			return -EPROTO;
+		if (bf && !cJSON_IsBool(bf))
+			return -EPROTO;
+		gi->backfilling = bf && cJSON_IsTrue(bf);
+		out->n_gsi++;
+	}
+	return 0;
+}
+
 int ddb_parse_table(const char *body, size_t len, struct ddb_table_info *out)
 {
 	struct ddb_table_info info;
@@ -221,6 +252,8 @@ int ddb_parse_table(const char *body, size_t len, struct ddb_table_info *out)
 	    copy_field(info.status, sizeof(info.status),
 		       member_string(desc, "TableStatus")) ||
 	    parse_key_schema(desc, &info))
+		goto out;
+	if (parse_gsis(desc, &info))
 		goto out;
 	count = member(desc, "ItemCount");
 	if (count && (!cJSON_IsNumber(count) || count->valuedouble < 0 ||

@@ -32,6 +32,8 @@ static int read_page(struct ddb *d, enum ddb_op op, const char *table,
 	if (!rc && op == DDB_OP_QUERY)
 		rc = ddb_call_add_string(req, "KeyConditionExpression",
 					 rd->key_condition);
+	if (!rc && rd->index)
+		rc = ddb_call_add_string(req, "IndexName", rd->index);
 	if (!rc && rd->filter)
 		rc = ddb_call_add_string(req, "FilterExpression", rd->filter);
 	if (!rc && rd->projection)

@@ -38,13 +38,22 @@ static int add_key_attr(cJSON *defs, cJSON *schema, const char *name,
 int ddb_create_table(struct ddb *d, const char *table, const char *hash_name,
 		     const char *range_name, struct ddb_call *call)
 {
+	return ddb_create_table_gsi(d, table, hash_name, range_name, NULL,
+				    call);
+}
+
+int ddb_create_table_gsi(struct ddb *d, const char *table,
+			 const char *hash_name, const char *range_name,
+			 const struct ddb_gsi *gsi, struct ddb_call *call)
+{
 	struct ddb_call scratch;
 	cJSON *req, *defs = NULL, *schema = NULL;
 	int rc;
 
 	call = ddb_call_begin(call, &scratch);
 	if (!d || !table || !ddb_name_ok(hash_name) ||
-	    (range_name && !ddb_name_ok(range_name)))
+	    (range_name && !ddb_name_ok(range_name)) ||
+	    (gsi && !ddb_gsi_ok(gsi)))
 		return ddb_call_fail(call, -EINVAL, "invalid argument");
 	req = ddb_call_request(table);
 	if (req) {
@@ -55,6 +64,8 @@ int ddb_create_table(struct ddb *d, const char *table, const char *hash_name,
 			    : -ENOMEM;
 	if (!rc && range_name)
 		rc = add_key_attr(defs, schema, range_name, "RANGE");
+	if (!rc && gsi)
+		rc = ddb_gsi_add_json(req, defs, gsi, false);
 	if (!rc)
 		rc = ddb_call_add_string(req, "BillingMode", "PAY_PER_REQUEST");
 	return ddb_call_run(d, DDB_OP_CREATE_TABLE, req, rc, "out of memory",
@@ -89,47 +100,64 @@ int ddb_describe_table(struct ddb *d, const char *table,
 			call);
 }
 
-int ddb_wait_table_active(struct ddb *d, const char *table,
-			  int64_t deadline_mono_ms, struct ddb_call *call)
+int ddb_poll_table(struct ddb *d, const char *table, int64_t deadline_mono_ms,
+		   int64_t default_ms, int64_t max_poll_ms, ddb_poll_fn done,
+		   void *arg, struct ddb_table_info *info,
+		   struct ddb_call *call)
 {
-	const struct clk *clock;
-	struct ddb_call scratch, one;
-	struct ddb_table_info info;
-	int64_t poll_ms = DDB_POLL_MIN_MS, now;
-	int polls, rc = -ETIMEDOUT;
+	const struct clk *clock = awsreq_clock(d->req);
+	struct ddb_call one;
+	int64_t poll_ms = DDB_POLL_MIN_MS, now = clk_mono_ms(clock);
+	int polls, rc = 0, verdict;
 
-	call = ddb_call_begin(call, &scratch);
-	if (!d || !table)
-		return ddb_call_fail(call, -EINVAL, "invalid argument");
-	clock = awsreq_clock(d->req);
-	now = clk_mono_ms(clock);
+	memset(info, 0, sizeof(*info));
 	if (!deadline_mono_ms)
-		deadline_mono_ms = now + DDB_WAIT_DEFAULT_MS;
+		deadline_mono_ms = now + default_ms;
 	if (call->deadline_mono_ms && call->deadline_mono_ms < deadline_mono_ms)
 		deadline_mono_ms = call->deadline_mono_ms;
 	for (polls = 0; polls < DDB_POLL_MAX_COUNT; polls++) {
 		memset(&one, 0, sizeof(one));
 		one.deadline_mono_ms = deadline_mono_ms;
-		rc = ddb_describe_table(d, table, &info, &one);
+		rc = ddb_describe_table(d, table, info, &one);
 		call->attempts += one.attempts;
 		call->err = one.err;
-		if (!rc && !strcmp(info.status, "ACTIVE"))
-			return 0;
-		/* A table just created may not be visible at once. */
-		if (rc && rc != -ENXIO)
-			return rc;
+		verdict = done(rc, info, arg);
+		if (verdict <= 0)
+			return verdict;
 		now = clk_mono_ms(clock);
 		if (now + poll_ms >= deadline_mono_ms)
 			break;
 		retry_sleep_ms(poll_ms);
-		poll_ms = poll_ms * 2 > DDB_POLL_MAX_MS ? DDB_POLL_MAX_MS
-							: poll_ms * 2;
+		poll_ms = poll_ms * 2 > max_poll_ms ? max_poll_ms : poll_ms * 2;
 	}
-	if (rc)
-		return rc;
-	snprintf(call->err.message, sizeof(call->err.message),
-		 "table %.64s is still %.31s", table, info.status);
-	return -ETIMEDOUT;
+	return rc ? rc : -ETIMEDOUT;
+}
+
+/* ACTIVE; a table just created may not be visible at once (-ENXIO). */
+static int table_done(int rc, const struct ddb_table_info *info, void *arg)
+{
+	(void)arg;
+	if (!rc && !strcmp(info->status, "ACTIVE"))
+		return 0;
+	return rc && rc != -ENXIO ? rc : 1;
+}
+
+int ddb_wait_table_active(struct ddb *d, const char *table,
+			  int64_t deadline_mono_ms, struct ddb_call *call)
+{
+	struct ddb_call scratch;
+	struct ddb_table_info info;
+	int rc;
+
+	call = ddb_call_begin(call, &scratch);
+	if (!d || !table)
+		return ddb_call_fail(call, -EINVAL, "invalid argument");
+	rc = ddb_poll_table(d, table, deadline_mono_ms, DDB_WAIT_DEFAULT_MS,
+			    DDB_POLL_MAX_MS, table_done, NULL, &info, call);
+	if (rc == -ETIMEDOUT)
+		snprintf(call->err.message, sizeof(call->err.message),
+			 "table %.64s is still %.31s", table, info.status);
+	return rc;
 }
 
 struct ttl_answer {

@@ -1,5 +1,6 @@
 /* fs_dir: directories: mkdir, rmdir, chmod of directories, listings
- * (one consistent Scan per opendir, served by index), and the directories
+ * (one store listing per opendir: a Query of the table's index on the
+ * parent directory, or a consistent Scan; served by index), and the directories
  * of a mount prefix. A listing notes the directories known only through
  * keys below them (written by other clients) in fs_seen. Threads: FUSE
  * workers; fs->mu as in fs_int.h, never held across a request. */
@@ -251,6 +252,8 @@ static int list_row(void *arg, const struct store_row *row)
 		ours = lk != NULL;
 		if (lk)
 			lock_unref(w->fs->eng, lk);
+		else if (lock_recently_released(w->fs->eng, key))
+			return 0; /* as a lookup answers (the index may lag) */
 		else if (!fs_int_row_live(w->fs, row->lock, &seen))
 			return 0; /* expired by observation: invisible */
 	}
@@ -306,6 +309,91 @@ static int list_row(void *arg, const struct store_row *row)
 		fs_int_dir_attr(w->fs, 0, slash ? NULL : row->dir, &d->attr);
 	}
 	return 0;
+}
+
+/* The locks this mount holds directly in the listed directory, which a
+ * listing by the index (eventually consistent) may not show yet: added
+ * from the engine when missing, so that `ls` shows this mount's own
+ * acquires at once. */
+struct own_keys {
+	const char *under;
+	size_t skip;
+	char **keys;
+	size_t n, cap;
+	int rc;
+};
+
+static void own_key(void *arg, const struct lock_info *li)
+{
+	struct own_keys *o = arg;
+	char **p;
+
+	if (o->rc || strncmp(li->key, o->under, o->skip) || !li->key[o->skip] ||
+	    strchr(li->key + o->skip, '/'))
+		return;
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 16;
+
+		p = realloc(o->keys, cap * sizeof(*p));
+		if (!p) {
+			o->rc = -ENOMEM;
+			return;
+		}
+		o->keys = p;
+		o->cap = cap;
+	}
+	o->keys[o->n] = strdup(li->key);
+	if (!o->keys[o->n])
+		o->rc = -ENOMEM;
+	else
+		o->n++;
+}
+
+static int add_own_locks(struct list_walk *w, const char *under)
+{
+	struct own_keys o = { under, w->skip, NULL, 0, 0, 0 };
+	int rc;
+
+	lock_each(w->fs->eng, own_key, &o);
+	rc = o.rc;
+	for (size_t i = 0; i < o.n; i++) {
+		const char *name = o.keys[i] + w->skip;
+		char *sk = rc ? NULL : fs_int_path_key(name, false);
+		struct lock_record rec;
+		struct fs_dirent *d;
+		enum lock_state st;
+		struct lock *lk;
+
+		if (!rc && !sk)
+			rc = -ENOMEM;
+		if (rc || smap_get(&w->seen, sk)) {
+			free(sk);
+			continue;
+		}
+		lk = lock_find(w->fs->eng, o.keys[i]);
+		record_init(&rec);
+		if (lk && !lock_snapshot(w->fs->eng, lk, &rec, &st)) {
+			rc = smap_put(&w->seen, sk,
+				      (void *)(uintptr_t)(w->dl->n + 1));
+			if (!rc)
+				rc = add_dirent(w->dl, name, strlen(name),
+						false, &d);
+			if (!rc) {
+				d->ours = true;
+				fs_int_lock_attr(w->fs, 0, &rec, RENDER_HELD,
+						 clk_real_ms(w->fs->host->clk),
+						 &d->attr);
+			}
+		}
+		if (lk)
+			lock_unref(w->fs->eng, lk);
+		record_fini(&rec);
+		free(sk);
+	}
+	for (size_t i = 0; i < o.n; i++)
+		free(o.keys[i]);
+	free(o.keys);
+	return rc;
 }
 
 /* What the listing says of the directory's entries (fs_dirstat). */
@@ -395,6 +483,8 @@ int fs_opendir_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	int64_t listed = clk_mono_ms(fs->host->clk);
 
 	rc = lock_rows_list(fs->eng, under, list_row, &w);
+	if (!rc)
+		rc = add_own_locks(&w, under);
 	smap_fini(&w.seen);
 	if (rc) {
 		rc = fs_int_user_err(rc, "list", under);

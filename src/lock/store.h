@@ -227,7 +227,11 @@ struct store_ops {
 	int (*delete_dir)(struct store *s, const char *key,
 			  int64_t deadline_mono_ms);
 	/* Calls fn for every lock and directory row whose key starts with
-	 * prefix ("" for all), in no particular order, one request per page. */
+	 * prefix ("" for all), in no particular order, one request per page.
+	 * When prefix is a directory's ("" or ending in "/"), a store may
+	 * instead give only the rows directly in it, and stand for each
+	 * directory below it known only through keys further down by one
+	 * row of kind DIR whose key is that directory's followed by "/". */
 	int (*list)(struct store *s, const char *prefix,
 		    int64_t deadline_mono_ms, store_row_fn fn, void *arg);
 	void (*destroy)(struct store *s);

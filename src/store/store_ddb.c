@@ -30,6 +30,7 @@ static int sd_get_lock(struct store *s, const char *key, int64_t deadline,
 	rc = ddb_get_item(sd->ddb, sd->table, k, true, &it, &call);
 	if (!rc && is_dir_item(it))
 		rc = -ENOENT; /* a namespace: there is no lock */
+	store_ddb_index_saw(sd, rc ? NULL : it);
 	if (!rc)
 		rc = store_ddb_item_to_record(it, sd->default_lease_ms, out);
 	ddb_item_free(it);
@@ -69,6 +70,7 @@ static int sd_lookup(struct store *s, const char *key, int64_t deadline,
 			rc = store_ddb_item_to_dir(page.items[i], &out->dir);
 		} else if (!strcmp(sort, RECORD_SORT_LOCK)) {
 			out->has_lock = true;
+			store_ddb_index_saw(sd, page.items[i]);
 			rc = store_ddb_item_to_record(page.items[i],
 						      sd->default_lease_ms,
 						      &out->lock);

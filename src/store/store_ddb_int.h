@@ -5,8 +5,10 @@
 #ifndef LOCKFS_STORE_DDB_INT_H
 #define LOCKFS_STORE_DDB_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "store_ddb.h"
@@ -36,6 +38,7 @@
 #define A_NEXT	  "lockfs_next"
 #define A_RESVD	  "lockfs_reserved_for"
 #define A_SESSION "lockfs_session"
+#define A_PARENT  "lockfs_parent"
 
 /* The fields of a reader's entry and of a writer's mark (nested maps). In
  * expressions they are always named through placeholders (#v, #hb, ...),
@@ -70,6 +73,11 @@ struct store_ddb {
 	struct ddb *ddb;
 	char *table;
 	int64_t default_lease_ms;
+	/* The listing (store_ddb_index.c): set before the store is shared. */
+	enum store_ddb_list list_mode;
+	bool index_active;
+	bool swept; /* -o sweep: python rows get tagged, auto keeps the index */
+	atomic_bool untagged_seen; /* a lock row without lockfs_parent */
 };
 
 static inline struct store_ddb *to_sd(struct store *s)
@@ -196,5 +204,56 @@ int store_ddb_rows_delete_dir(struct store *s, const char *key,
 			      int64_t deadline);
 int store_ddb_rows_list(struct store *s, const char *prefix, int64_t deadline,
 			store_row_fn fn, void *arg);
+
+/* ---- store_ddb_index.c: the parent index ---------------------------- */
+
+/* A hint row: directory key (lock_key) exists only through keys below it
+ * (python_dynamodb_lock rows, rows older than the index): written by the
+ * backfill so that the index lists it in its parent. Never a lock, never a
+ * marker; python clients never read it. */
+#define SORT_HINT "lockfs:sub"
+
+/* The parent of key as stored in lockfs_parent: "/" followed by key up to
+ * and including its last "/" ("/" for a key without one). */
+char *store_ddb_parent_of(const char *key);
+/* Sets lockfs_parent on item it of key. 0 or -ENOMEM. */
+int store_ddb_index_tag(struct ddb_item *it, const char *key);
+/* Notes a lock row read from the table: one without lockfs_parent (a
+ * python_dynamodb_lock client's, or older) turns an auto listing to Scan. */
+void store_ddb_index_saw(struct store_ddb *sd, const struct ddb_item *it);
+/* Whether a listing of prefix is a Query of the index; then lists it. */
+bool store_ddb_index_lists(struct store_ddb *sd, const char *prefix);
+int store_ddb_index_list(struct store_ddb *sd, const char *prefix,
+			 int64_t deadline, store_row_fn fn, void *arg);
+
+/* A listing: where its rows go. by_index: a Query of the index, whose
+ * hint rows stand for directories; otherwise a Scan, whose lock rows are
+ * noted (store_ddb_index_saw). */
+struct row_walk {
+	struct store_ddb *sd;
+	int64_t deadline;
+	store_row_fn fn;
+	void *arg;
+	bool by_index;
+};
+/* Every page of rd (a Query when query, else a Scan), each lock row and
+ * directory marker to w->fn as a store_row (other rows skipped), until fn
+ * returns non-zero. 0 or -errno. */
+int store_ddb_walk_pages(struct row_walk *w, bool query,
+			 const struct ddb_read *rd);
+
+/* ---- store_ddb_backfill.c: tagging the rows of an existing table ------ */
+
+/* The row that says the index holds every row lockfs wrote before it
+ * existed (the backfill finished, or the table was created with it).
+ * set: writes it; else reads it (consistent): 0, -ENOENT, -errno. */
+#define INDEX_STATE_KEY "lockfs:index"
+int store_ddb_index_done(struct ddb *d, const char *table, int64_t deadline,
+			 bool set);
+/* Tags the rows without lockfs_parent and writes the missing hints (one
+ * consistent Scan of the table); progress to out (may be NULL); the
+ * counts in *read, *tagged, *hints. 0 or -errno. */
+int store_ddb_backfill_rows(struct ddb *d, const char *table, FILE *out,
+			    long *read, long *tagged, long *hints);
 
 #endif

@@ -315,6 +315,8 @@ int store_ddb_record_to_item(const struct lock_record *r, struct ddb_item **out)
 	text_format_seconds_short(r->lease_ms, lease, sizeof(lease));
 	rc = ddb_item_set_s(it, A_OWNER, r->owner ? r->owner : "");
 	if (!rc)
+		rc = store_ddb_index_tag(it, r->key);
+	if (!rc)
 		rc = ddb_item_set_n_text(it, A_LEASE, lease);
 	if (!rc)
 		rc = ddb_item_set_s(it, A_RVN, r->rvn);
@@ -386,6 +388,7 @@ int store_ddb_item_cur(struct store_ddb *sd, struct ddb_item *old,
 
 	if (has_cur)
 		*has_cur = old != NULL;
+	store_ddb_index_saw(sd, old);
 	if (old && cur)
 		rc = store_ddb_item_to_record(old, sd->default_lease_ms, cur);
 	return rc;

@@ -77,6 +77,8 @@ static int dir_item(const struct dir_record *d, struct ddb_item **out)
 	int rc = it ? text_uuid4(rvn) : -ENOMEM;
 
 	if (!rc)
+		rc = store_ddb_index_tag(it, d->key);
+	if (!rc)
 		rc = ddb_item_set_s(it, A_KIND, KIND_DIR);
 	if (!rc)
 		rc = ddb_item_set_s(it, A_OWNER, DIR_OWNER);
@@ -196,70 +198,27 @@ int store_ddb_rows_list(struct store *s, const char *prefix, int64_t deadline,
 			store_row_fn fn, void *arg)
 {
 	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *vals = ddb_item_new(), *start = NULL;
+	struct ddb_item *vals = NULL;
 	struct ddb_read rd = {
 		.filter = *prefix ? "(" A_SORT " = :lk OR " A_SORT
 				    " = :dir) AND begins_with(" A_KEY ", :p)"
 				  : A_SORT " = :lk OR " A_SORT " = :dir",
-		.values = vals,
 		.consistent = true,
 	};
-	struct lock_record rec;
-	struct dir_record dir;
-	struct ddb_call call;
-	int pages = 0, rc;
+	struct row_walk w = { sd, deadline, fn, arg, false };
+	int rc;
 
+	if (store_ddb_index_lists(sd, prefix))
+		return store_ddb_index_list(sd, prefix, deadline, fn, arg);
+	vals = ddb_item_new();
 	if (!vals || ddb_item_set_s(vals, ":lk", RECORD_SORT_LOCK) ||
 	    ddb_item_set_s(vals, ":dir", RECORD_SORT_DIR) ||
 	    (*prefix && ddb_item_set_s(vals, ":p", prefix))) {
 		ddb_item_free(vals);
 		return -ENOMEM;
 	}
-	record_init(&rec);
-	dir_record_init(&dir);
-	do {
-		struct ddb_page page = { 0 };
-		size_t i;
-
-		call_init(&call, deadline);
-		rc = ddb_scan(sd->ddb, sd->table, &rd, start, &page, &call);
-		ddb_item_free(start);
-		start = NULL;
-		for (i = 0; !rc && i < page.n; i++) {
-			struct store_row row = { 0 };
-			const char *sort;
-
-			if (ddb_item_get_s(page.items[i], A_SORT, &sort))
-				continue;
-			if (is_dir_item(page.items[i])) {
-				rc = store_ddb_item_to_dir(page.items[i], &dir);
-				row.kind = STORE_ROW_DIR;
-				row.dir = &dir;
-			} else if (!strcmp(sort, RECORD_SORT_LOCK)) {
-				rc = store_ddb_item_to_record(
-					page.items[i], sd->default_lease_ms,
-					&rec);
-				row.kind = STORE_ROW_LOCK;
-				row.lock = &rec;
-			} else {
-				continue;
-			}
-			if (rc == -EPROTO) {
-				rc = 0; /* a row without a key string */
-				continue;
-			}
-			if (!rc)
-				rc = fn(arg, &row);
-		}
-		if (!rc && page.last_key) {
-			start = page.last_key;
-			page.last_key = NULL;
-		}
-		ddb_page_fini(&page);
-	} while (!rc && start && ++pages < 100000);
-	ddb_item_free(start);
-	record_fini(&rec);
-	dir_record_fini(&dir);
+	rd.values = vals;
+	rc = store_ddb_walk_pages(&w, false, &rd);
 	ddb_item_free(vals);
-	return rc > 0 ? 0 : rc;
+	return rc;
 }

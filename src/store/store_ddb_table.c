@@ -78,14 +78,18 @@ int store_ddb_create_table(struct ddb *d, const char *table,
 	struct ddb_call call;
 	int rc;
 
+	struct ddb_gsi gsi = { STORE_DDB_INDEX, A_PARENT, A_KEY };
+	bool made;
+
 	call_init(&call, deadline_mono_ms);
-	rc = ddb_create_table(d, table, A_KEY, A_SORT, &call);
+	rc = ddb_create_table_gsi(d, table, A_KEY, A_SORT, &gsi, &call);
 	if (rc && rc != -EEXIST) {
 		say_error("cannot create the table", &call, msg, msglen);
 		return rc;
 	}
+	made = !rc;
 	if (created)
-		*created = !rc;
+		*created = made;
 	call_init(&call, deadline_mono_ms);
 	rc = ddb_wait_table_active(d, table, deadline_mono_ms, &call);
 	if (rc) {
@@ -99,6 +103,20 @@ int store_ddb_create_table(struct ddb *d, const char *table,
 		say_error("cannot enable TTL on expiry_time", &call, msg,
 			  msglen);
 		return rc;
+	}
+	/* Created with the index: no row to tag, so it is ready. */
+	if (made) {
+		call_init(&call, deadline_mono_ms);
+		rc = ddb_wait_gsi_active(d, table, STORE_DDB_INDEX,
+					 deadline_mono_ms, &call);
+		if (!rc)
+			rc = store_ddb_index_done(d, table, deadline_mono_ms,
+						  true);
+		if (rc) {
+			say_error("the index did not become ACTIVE", &call, msg,
+				  msglen);
+			return rc;
+		}
 	}
 	return 0;
 }

@@ -62,8 +62,8 @@ CT=$(dirname "$0")/../../contrib/create-table.sh
 if command -v aws >/dev/null && AWS_ENDPOINT_URL=$ENDPOINT timeout 60 \
 	aws dynamodb list-tables --region us-east-1 >/dev/null 2>&1; then
 	out=$(AWS_ENDPOINT_URL=$ENDPOINT timeout 120 sh "$CT" "$TABLE-cli" us-east-1 2>&1)
-	is "$?/$out" "0/create-table.sh: table $TABLE-cli created"$'\n'"create-table.sh: TTL turned on, on expiry_time" \
-		"create-table.sh of a missing table: created, TTL on"
+	is "$?/$out" "0/create-table.sh: table $TABLE-cli created, with the index lockfs_parent"$'\n'"create-table.sh: TTL turned on, on expiry_time" \
+		"create-table.sh of a missing table: created with the index, TTL on"
 	out=$(AWS_ENDPOINT_URL=$ENDPOINT timeout 120 sh "$CT" "$TABLE-cli" us-east-1 2>&1)
 	is "$?/$out" "0/create-table.sh: table $TABLE-cli exists"$'\n'"create-table.sh: TTL is on expiry_time" \
 		"create-table.sh again: exit 0, the table exists, TTL on"
@@ -83,12 +83,16 @@ db = boto3.client("dynamodb", endpoint_url=sys.argv[1], region_name="us-east-1")
 t = db.describe_table(TableName=sys.argv[2])["Table"]
 ttl = db.describe_time_to_live(TableName=sys.argv[2])["TimeToLiveDescription"]
 keys = " ".join("%s:%s" % (k["AttributeName"], k["KeyType"]) for k in t["KeySchema"])
+gsi = " ".join("%s=%s/%s/%s" % (g["IndexName"],
+    ",".join("%s:%s" % (k["AttributeName"], k["KeyType"]) for k in g["KeySchema"]),
+    g["Projection"]["ProjectionType"], g["IndexStatus"])
+    for g in t.get("GlobalSecondaryIndexes", []))
 print(keys, t.get("BillingModeSummary", {}).get("BillingMode", "PROVISIONED"),
-      ttl.get("TimeToLiveStatus"), ttl.get("AttributeName"))
+      ttl.get("TimeToLiveStatus"), ttl.get("AttributeName"), gsi)
 EOF
 )
-	is "$desc" "lock_key:HASH sort_key:RANGE PAY_PER_REQUEST ENABLED expiry_time" \
-		"the table: lock_key/sort_key, on-demand, TTL on expiry_time"
+	is "$desc" "lock_key:HASH sort_key:RANGE PAY_PER_REQUEST ENABLED expiry_time lockfs_parent=lockfs_parent:HASH,lock_key:RANGE/ALL/ACTIVE" \
+		"the table: lock_key/sort_key, on-demand, TTL on expiry_time, the index lockfs_parent"
 else
 	skip "the table's schema, billing and TTL" "no boto3"
 fi

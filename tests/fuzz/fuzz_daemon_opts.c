@@ -82,7 +82,7 @@ static void check_opts(const struct lockfs_opts *o)
 	if (o->endpoint && strncmp(o->endpoint, "http://", 7) &&
 	    strncmp(o->endpoint, "https://", 8))
 		abort();
-	if (!o->mountpoint && !o->create_table)
+	if (!o->mountpoint && !o->create_table && !o->create_index)
 		abort();
 	if (o->n_nonopt > 2)
 		abort();

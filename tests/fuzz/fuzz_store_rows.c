@@ -6,10 +6,11 @@
  * Input: "KEY\nOPS" then answers separated by "\n--\n", each "STATUS\n"
  * and a body (no status: 200). OPS letters: g get, l lookup, L list,
  * p put, P takeover, r renew, d delete, f fence, m mkdir, M chmod dir,
- * D rmdir, c check table, C create table; shared rows: s put shared, j
- * join, R a reader's renewal, J leave, e evict a reader, w mark a writer,
- * W clear the mark, F read the fence; fair handoff: n mark the next
- * waiter, x release (into a reservation if the row is marked). Checked:
+ * D rmdir, c check table, C create table, I list by the index, x the
+ * index's state; shared rows: s put shared, j join, R a reader's renewal,
+ * J leave, e evict a reader, w mark a writer, W clear the mark, F read the
+ * fence; fair handoff: n mark the next waiter, u release (into a
+ * reservation if the row is marked). Checked:
  * every record and directory that comes out has its numbers in range
  * (times within years 1970..9999, ids and pids in their types, mode <=
  * 07777, a lease of 1 ms to 10^9 s), renders as valid UTF-8 text, and
@@ -148,6 +149,20 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 	case 'L':
 		rc = s->ops->list(s, key, 0, on_row, &rows);
 		break;
+	case 'I': /* a listing by the index on the parent directory */
+		store_ddb_set_listing(s, STORE_DDB_LIST_INDEX, true);
+		rc = s->ops->list(s, key, 0, on_row, &rows);
+		store_ddb_set_listing(s, STORE_DDB_LIST_AUTO, false);
+		break;
+	case 'x': {
+		bool active;
+
+		rc = store_ddb_index_state(d, "lockfs", 1, &active, msg,
+					   sizeof(msg));
+		if (rc && !memchr(msg, '\0', sizeof(msg)))
+			abort();
+		break;
+	}
 	case 'p':
 	case 'P':
 		lock_row(&rec, key, rn.new_rvn);
@@ -226,7 +241,7 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 		rc = s->ops->mark_next(s, key, "old-rvn", "fuzz:next", "next-v",
 				       1500, "stale-v", 0, &cur, &has_cur);
 		break;
-	case 'x':
+	case 'u':
 		lock_row(&rec, key, rn.new_rvn);
 		record_set_str(&rec.owner, RECORD_RESERVED_OWNER);
 		rc = s->ops->release_lock(s, key, "old-rvn", &rec, 0, &cur,

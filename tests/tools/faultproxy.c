@@ -30,6 +30,13 @@
  *   stats               "ok conns=A requests=B forwarded=C injected=D OP=n.."
  *                       (all counted since start; conns = connections
  *                       accepted)
+ *   bytes               "ok OP=n.." the bytes of the responses forwarded
+ *                       for each operation since start
+ *   scanned             "ok OP=n.." the sum of the ScannedCount of the
+ *                       Query and Scan responses forwarded since start:
+ *                       the items DynamoDB read, which its read units
+ *                       grow with (a Scan's filter drops items after
+ *                       they are read and paid for)
  *
  * Threads: the main thread waits for SIGTERM/SIGINT; one accept thread; one
  * control thread (one control client at a time); one thread per client
@@ -48,6 +55,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +110,8 @@ struct fault {
 struct opcount {
 	char name[OP_MAX];
 	unsigned long n;
+	unsigned long long bytes;   /* of the responses forwarded */
+	unsigned long long scanned; /* their ScannedCount (Query, Scan) */
 };
 
 struct proxy;
@@ -928,6 +938,32 @@ static int read_response(struct conn *c)
 	}
 }
 
+/* Adds a response of len bytes to op's counts (counted by take_fault):
+ * its bytes, and the ScannedCount its body names, if any. */
+static void count_bytes(struct proxy *p, const char *op, const char *resp,
+			size_t len)
+{
+	static const char tag[] = "\"ScannedCount\":";
+	unsigned long long scanned = 0;
+	const char *at = memmem(resp, len, tag, sizeof(tag) - 1);
+
+	if (at) {
+		at += sizeof(tag) - 1;
+		while (at < resp + len && (*at == ' ' || *at == '\t'))
+			at++;
+		while (at < resp + len && *at >= '0' && *at <= '9')
+			scanned = scanned * 10 + (unsigned)(*at++ - '0');
+	}
+	pthread_mutex_lock(&p->mu);
+	for (int i = 0; i < p->nops; i++) {
+		if (!strcmp(p->ops[i].name, op)) {
+			p->ops[i].bytes += len;
+			p->ops[i].scanned += scanned;
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
 /* Sends the request upstream and reads its response into c->out; one retry
  * on a fresh connection when a reused one turns out to be closed. 0,
  * -ECONNREFUSED & co. when no connection can be made, or -errno. */
@@ -994,6 +1030,7 @@ static int serve(struct conn *c)
 		}
 		if (rc)
 			return rc == -ECONNRESET ? rc : 1;
+		count_bytes(p, c->req.op, c->out.p, c->out.len);
 		if (kind == F_LOSE) {
 			logmsg("conn %d: lost the reply of %s", c->slot,
 			       c->req.op);
@@ -1215,6 +1252,18 @@ static void cmd_stats_locked(struct proxy *p, char *out, size_t size)
 					p->ops[i].name, p->ops[i].n);
 }
 
+static void cmd_bytes_locked(struct proxy *p, bool scanned, char *out,
+			     size_t size)
+{
+	size_t len = (size_t)snprintf(out, size, "ok");
+	int i;
+
+	for (i = 0; i < p->nops && len < size; i++)
+		len += (size_t)snprintf(
+			out + len, size - len, " %s=%llu", p->ops[i].name,
+			scanned ? p->ops[i].scanned : p->ops[i].bytes);
+}
+
 static enum fault_kind fault_kind_of(const char *cmd)
 {
 	if (!strcmp(cmd, "http500"))
@@ -1321,8 +1370,12 @@ static void run_command(struct proxy *p, char *line, char *out, size_t size)
 		snprintf(out, size, "ok clear");
 	} else if (!strcmp(av[0], "stats") && ac == 1) {
 		cmd_stats_locked(p, out, size);
+	} else if ((!strcmp(av[0], "bytes") || !strcmp(av[0], "scanned")) &&
+		   ac == 1) {
+		cmd_bytes_locked(p, av[0][0] == 's', out, size);
 	} else if (!strcmp(av[0], "reset") || !strcmp(av[0], "clear") ||
-		   !strcmp(av[0], "stats")) {
+		   !strcmp(av[0], "stats") || !strcmp(av[0], "bytes") ||
+		   !strcmp(av[0], "scanned")) {
 		snprintf(out, size, "error: %s takes no arguments", av[0]);
 	} else {
 		snprintf(out, size, "error: unknown command %.40s", av[0]);
@@ -1633,7 +1686,8 @@ static int usage(void)
 	      "       lockfs-faultproxy --control SOCKPATH CMD [ARGS...]\n"
 	      "commands: latency MS | stall on|off | drop on|off | reset |\n"
 	      "  http500 N [OP] | throttle N [OP] [throttling] |\n"
-	      "  lose-reply N [OP] | hang-reply N [OP] | clear | stats\n",
+	      "  lose-reply N [OP] | hang-reply N [OP] | clear | stats |\n"
+	      "  bytes | scanned\n",
 	      stderr);
 	return 2;
 }

@@ -520,6 +520,59 @@ static void check_maps(void)
 	ddb_item_free(outer);
 }
 
+/* DescribeTable's GlobalSecondaryIndexes: name, status, backfilling. */
+static void check_gsis(void)
+{
+	struct ddb_table_info info;
+	const char *head =
+		"{\"Table\":{\"TableStatus\":\"ACTIVE\",\"KeySchema\":"
+		"[{\"AttributeName\":\"lock_key\",\"KeyType\":\"HASH\"}],";
+	char body[1024];
+
+	snprintf(body, sizeof(body),
+		 "%s\"GlobalSecondaryIndexes\":[{\"IndexName\":\"a\","
+		 "\"IndexStatus\":\"CREATING\",\"Backfilling\":true},"
+		 "{\"IndexName\":\"lockfs_parent\",\"IndexStatus\":"
+		 "\"ACTIVE\"}]}}",
+		 head);
+	CHECK_INT(ddb_parse_table(body, strlen(body), &info), 0);
+	CHECK_INT(info.n_gsi, 2);
+	CHECK_STR(info.gsi[0].name, "a");
+	CHECK_INT(info.gsi[0].backfilling, 1);
+	CHECK_STR(ddb_gsi_status(&info, "a"), "CREATING");
+	CHECK_STR(ddb_gsi_status(&info, "lockfs_parent"), "ACTIVE");
+	CHECK_INT(info.gsi[1].backfilling, 0);
+	CHECK_STR(ddb_gsi_status(&info, "none"), "");
+	snprintf(body, sizeof(body), "%s\"ItemCount\":1}}", head);
+	CHECK_INT(ddb_parse_table(body, strlen(body), &info), 0);
+	CHECK_INT(info.n_gsi, 0);
+	/* Malformed: not an array, no name, no status, a bad Backfilling. */
+	const char *bad[] = {
+		"\"GlobalSecondaryIndexes\":{}",
+		"\"GlobalSecondaryIndexes\":[{\"IndexStatus\":\"ACTIVE\"}]",
+		"\"GlobalSecondaryIndexes\":[{\"IndexName\":\"a\"}]",
+		"\"GlobalSecondaryIndexes\":[{\"IndexName\":\"a\","
+		"\"IndexStatus\":\"ACTIVE\",\"Backfilling\":1}]",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(body, sizeof(body), "%s%s}}", head, bad[i]);
+		CHECK_INT(ddb_parse_table(body, strlen(body), &info), -EPROTO);
+	}
+	/* More than DDB_GSI_MAX: the first ones, no overflow. */
+	size_t n = (size_t)snprintf(body, sizeof(body),
+				    "%s\"GlobalSecondaryIndexes\":[", head);
+	for (int i = 0; i < DDB_GSI_MAX + 3; i++)
+		n += (size_t)snprintf(
+			body + n, sizeof(body) - n,
+			"%s{\"IndexName\":\"g%d\",\"IndexStatus\":"
+			"\"ACTIVE\"}",
+			i ? "," : "", i);
+	snprintf(body + n, sizeof(body) - n, "]}}");
+	CHECK_INT(ddb_parse_table(body, strlen(body), &info), 0);
+	CHECK_INT(info.n_gsi, DDB_GSI_MAX);
+	CHECK_STR(info.gsi[DDB_GSI_MAX - 1].name, "g7");
+}
+
 int main(int argc, char **argv)
 {
 	check_cases(argc, argv);
@@ -528,5 +581,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(check_numbers);
 	CHECK_CASE(check_json);
 	CHECK_CASE(check_parsers);
+	CHECK_CASE(check_gsis);
 	CHECK_DONE();
 }

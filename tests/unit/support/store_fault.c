@@ -2,6 +2,8 @@
 #include "store_fault.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define SF(s) ((struct store_fault *)(s))
 
@@ -195,12 +197,106 @@ static int f_delete_dir(struct store *s, const char *key, int64_t d)
 	return after(lose, SF(s)->inner->ops->delete_dir(SF(s)->inner, key, d));
 }
 
+struct sf_frozen {
+	struct lock_record *locks;
+	struct dir_record *dirs;
+	size_t n_locks, n_dirs, cap_locks, cap_dirs;
+};
+
+/* Room for one more of size bytes in *v (n used of *cap). */
+static int grow(void **v, size_t n, size_t *cap, size_t size)
+{
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+static int freeze_row(void *arg, const struct store_row *row)
+{
+	struct sf_frozen *fz = arg;
+
+	if (row->kind == STORE_ROW_LOCK) {
+		if (grow((void **)&fz->locks, fz->n_locks, &fz->cap_locks,
+			 sizeof(*fz->locks)))
+			return -ENOMEM;
+		record_init(&fz->locks[fz->n_locks]);
+		return record_copy(&fz->locks[fz->n_locks++], row->lock);
+	}
+	if (grow((void **)&fz->dirs, fz->n_dirs, &fz->cap_dirs,
+		 sizeof(*fz->dirs)))
+		return -ENOMEM;
+	dir_record_init(&fz->dirs[fz->n_dirs]);
+	return dir_record_copy(&fz->dirs[fz->n_dirs++], row->dir);
+}
+
+void store_fault_thaw_list(struct store_fault *f)
+{
+	struct sf_frozen *fz = f->frozen;
+
+	if (!fz)
+		return;
+	for (size_t i = 0; i < fz->n_locks; i++)
+		record_fini(&fz->locks[i]);
+	for (size_t i = 0; i < fz->n_dirs; i++)
+		dir_record_fini(&fz->dirs[i]);
+	free(fz->locks);
+	free(fz->dirs);
+	free(fz);
+	f->frozen = NULL;
+}
+
+int store_fault_freeze_list(struct store_fault *f)
+{
+	struct sf_frozen *fz = calloc(1, sizeof(*fz));
+	int rc;
+
+	store_fault_thaw_list(f);
+	if (!fz)
+		return -ENOMEM;
+	f->frozen = fz;
+	rc = f->inner->ops->list(f->inner, "", 0, freeze_row, fz);
+	if (rc)
+		store_fault_thaw_list(f);
+	return rc;
+}
+
+static int frozen_list(struct sf_frozen *fz, const char *prefix,
+		       store_row_fn fn, void *arg)
+{
+	size_t len = strlen(prefix);
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < fz->n_locks; i++) {
+		struct store_row row = { STORE_ROW_LOCK, &fz->locks[i], NULL };
+
+		if (!strncmp(fz->locks[i].key, prefix, len))
+			rc = fn(arg, &row);
+	}
+	for (size_t i = 0; !rc && i < fz->n_dirs; i++) {
+		struct store_row row = { STORE_ROW_DIR, NULL, &fz->dirs[i] };
+
+		if (!strncmp(fz->dirs[i].key, prefix, len))
+			rc = fn(arg, &row);
+	}
+	return rc > 0 ? 0 : rc;
+}
+
 static int f_list(struct store *s, const char *prefix, int64_t d,
 		  store_row_fn fn, void *arg)
 {
 	bool lose;
 	int rc = gate(s, SF_LIST, prefix, d, false, &lose);
 
+	if (!rc && SF(s)->frozen)
+		return frozen_list(SF(s)->frozen, prefix, fn, arg);
 	return rc ? rc
 		  : SF(s)->inner->ops->list(SF(s)->inner, prefix, d, fn, arg);
 }

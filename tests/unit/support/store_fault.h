@@ -51,6 +51,10 @@ struct store_fault {
 	/* The deadline the last request carried (0: the request layer's
 	 * default), read with store_fault_last_deadline. */
 	int64_t last_deadline_mono_ms;
+	/* A listing that lags behind the writes, as an eventually consistent
+	 * index can: while set, listings return the rows as they were at
+	 * store_fault_freeze_list (store_fault.c owns it). */
+	struct sf_frozen *frozen;
 };
 
 /* f->base is then a store forwarding to inner; destroying it does not
@@ -61,6 +65,11 @@ void store_fault_set_lose_replies(struct store_fault *f, int lose);
 void store_fault_lose_next(struct store_fault *f, int n);
 void store_fault_set_send_twice(struct store_fault *f, int twice);
 int64_t store_fault_last_deadline(struct store_fault *f);
+/* From now on, listings show the rows as they are now (one listing of
+ * the inner store), until store_fault_thaw_list, whatever is written
+ * meanwhile. Single-threaded use (the test's thread). 0 or -errno. */
+int store_fault_freeze_list(struct store_fault *f);
+void store_fault_thaw_list(struct store_fault *f);
 /* Each request takes rnd(max_ms) ms of clk (see latency_clk). Set before
  * the wrapper is used. */
 void store_fault_set_latency(struct store_fault *f, struct clk_fake *clk,

@@ -483,7 +483,7 @@ static void start_session(struct daemon *d)
 
 	if (!d->o.session || !d->eng)
 		return;
-	rc = d->store->ops->list(d->store, "", clk_sys_mono_ms() + 60000,
+	rc = store_ddb_rows_scan(d->store, "", clk_sys_mono_ms() + 60000,
 				 find_python_row, &key);
 	if (rc)
 		die("-o session: cannot list table %s to look for "

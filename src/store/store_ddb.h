@@ -81,6 +81,13 @@ void store_ddb_sweep_free(struct store_ddb_sweep *sw);
  * sweep tags them within its period. Before the store is shared. */
 void store_ddb_set_swept(struct store *s, bool swept);
 
+/* Every lock and directory row whose key starts with prefix, by a
+ * consistent Scan of the whole table whatever the listing mode: for what
+ * must see rows the index does not (python_dynamodb_lock's, untagged).
+ * As store_ops.list otherwise. */
+int store_ddb_rows_scan(struct store *s, const char *prefix,
+			int64_t deadline_mono_ms, store_row_fn fn, void *arg);
+
 /* Item <-> record conversions, exposed for tests and fuzzing. */
 int store_ddb_item_to_record(const struct ddb_item *it,
 			     int64_t default_lease_ms, struct lock_record *r);

@@ -194,7 +194,7 @@ int store_ddb_rows_delete_dir(struct store *s, const char *key,
 	return rc;
 }
 
-int store_ddb_rows_list(struct store *s, const char *prefix, int64_t deadline,
+int store_ddb_rows_scan(struct store *s, const char *prefix, int64_t deadline,
 			store_row_fn fn, void *arg)
 {
 	struct store_ddb *sd = to_sd(s);
@@ -208,8 +208,6 @@ int store_ddb_rows_list(struct store *s, const char *prefix, int64_t deadline,
 	struct row_walk w = { sd, deadline, fn, arg, false };
 	int rc;
 
-	if (store_ddb_index_lists(sd, prefix))
-		return store_ddb_index_list(sd, prefix, deadline, fn, arg);
 	vals = ddb_item_new();
 	if (!vals || ddb_item_set_s(vals, ":lk", RECORD_SORT_LOCK) ||
 	    ddb_item_set_s(vals, ":dir", RECORD_SORT_DIR) ||
@@ -221,4 +219,14 @@ int store_ddb_rows_list(struct store *s, const char *prefix, int64_t deadline,
 	rc = store_ddb_walk_pages(&w, false, &rd);
 	ddb_item_free(vals);
 	return rc;
+}
+
+int store_ddb_rows_list(struct store *s, const char *prefix, int64_t deadline,
+			store_row_fn fn, void *arg)
+{
+	struct store_ddb *sd = to_sd(s);
+
+	if (store_ddb_index_lists(sd, prefix))
+		return store_ddb_index_list(sd, prefix, deadline, fn, arg);
+	return store_ddb_rows_scan(s, prefix, deadline, fn, arg);
 }

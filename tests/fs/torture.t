@@ -90,7 +90,7 @@ done
 [ -r "$FAKETIME_LIB" ] ||
 	{ echo "Bail out! $FAKETIME_LIB is missing (contrib/install-deps test)"; exit 1; }
 
-plan 22
+plan 23
 
 start_ddb_private || { echo "Bail out! cannot start a private DynamoDB Local"; exit 1; }
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
@@ -194,6 +194,16 @@ skewed=1
 grep -q libfaketime "/proc/$bpid/maps" 2>/dev/null &&
 	tr '\0' '\n' <"/proc/$bpid/environ" | grep -qx 'FAKETIME=-7200s' && skewed=0
 ok "$skewed" "daemon b runs under libfaketime with FAKETIME=-7200s"
+# ---- the lease mode is in effect ---------------------------------------------
+sessions=0
+for m in a c; do
+	grep -q 'session .* created' "$WORK/daemon-$m.log" && sessions=$((sessions + 1))
+done
+if [ -n "$SESSION" ]; then
+	is "$sessions" 2 "mounts a and c keep their locks by session leases"
+else
+	is "$sessions" 0 "every mount keeps its locks by per-lock leases"
+fi
 hold_start probe "$(mnt b)/probe" O_CREAT,O_EXCL,O_RDWR 0644
 hold_cmd probe read
 acq=$(field "$HOUT" acquired)

@@ -12,7 +12,7 @@
 # Session items never show in a listing.
 . "$(dirname "$0")/lib.sh"
 
-plan 28
+plan 30
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -54,6 +54,24 @@ ok "$([ "$dw" -ge 3 ] && [ "$dw" -le 10 ] && echo 0)" \
 text=$(cat "$B/k2")
 is "$(field "$text" state)" held "B sees k2 held"
 is "$(field "$text" session)" ".lockfs-session/sess-a" "B's cat names A's session"
+
+# ---- what a python_dynamodb_lock client makes of a session lock ---------------
+# It judges a lock by lease_duration: an RVN that stands still that long is
+# expired. A session row carries a year, so it never takes a live one.
+if /usr/bin/python3 -c 'import boto3' 2>/dev/null; then
+	pyl() {
+		PYLOCK_TABLE=$TABLE LOCKFS_DDB_ENDPOINT=$ENDPOINT timeout 30 \
+			/usr/bin/python3 "$_root/tests/interop/pylock.py" "$@" 2>>"$WORK/pylock.err"
+	}
+	lease=$(pyl show k1 | sed -n 's/^lease_duration=//p')
+	ok "$([ "${lease%%.*}" -ge 31536000 ] 2>/dev/null && echo 0)" \
+		"a python client reads k1's lease_duration as a year or more (${lease:-none} s)"
+	pyl acquire k1 --owner py >/dev/null
+	is "$?" 3 "a python client's acquire of k1 is refused (ConditionalCheckFailed)"
+else
+	skip "a python client reads k1's lease_duration as a year or more" "no python3-boto3"
+	skip "a python client's acquire of k1 is refused" "no python3-boto3"
+fi
 
 # freeze_a_and_take PATH: freezes A's daemon (SIGSTOP) and tries to acquire
 # PATH every 100 ms for at most 15 s; prints the ms it took (or nothing).

@@ -120,8 +120,26 @@ static int render_line(struct buf *out, const struct status_line *l)
 	return rc;
 }
 
+/* Session mode: the session that keeps this mount's exclusive locks. */
+static int render_session(const struct lock_session_info *session,
+			  struct buf *out)
+{
+	char ago[32];
+	int rc = buf_puts(out, "session: ");
+
+	if (!rc)
+		rc = put_escaped(out, *session->key ? session->key : "-");
+	text_format_seconds(session->renewed_ago_ms, ago, sizeof(ago));
+	if (!rc)
+		rc = buf_printf(
+			out, "\nsession_state: %s\nsession_renewed_ago: %s\n",
+			session->live ? "live" : "none", ago);
+	return rc;
+}
+
 static int render_header(const struct ctl_info *info, size_t held,
-			 size_t listed, struct buf *out)
+			 size_t listed, const struct lock_session_info *session,
+			 struct buf *out)
 {
 	char lease[32], hb[32], safe[32];
 	const char *names[] = { "owner",    "table",  "region",
@@ -147,6 +165,8 @@ static int render_header(const struct ctl_info *info, size_t held,
 				"lease: %s\nheartbeat: %s\nsafe_period: %s\n"
 				"locks_held: %zu\nlocks_listed: %zu\n",
 				lease, hb, safe, held, listed);
+	if (!rc && session->on)
+		rc = render_session(session, out);
 	return rc;
 }
 
@@ -154,6 +174,7 @@ int ctl_render_status(const struct ctl_info *info, struct lock_engine *e,
 		      struct buf *out)
 {
 	struct status_copy c = { 0 };
+	struct lock_session_info session;
 	size_t i, listed = 0;
 	size_t held = lock_count_held(e);
 	bool *show = NULL;
@@ -169,8 +190,9 @@ int ctl_render_status(const struct ctl_info *info, struct lock_engine *e,
 					c.v[i].holder.uid);
 		listed += show[i];
 	}
+	lock_session_info(e, &session);
 	if (!rc)
-		rc = render_header(info, held, listed, out);
+		rc = render_header(info, held, listed, &session, out);
 	for (i = 0; i < c.n && !rc; i++)
 		if (show[i])
 			rc = render_line(out, &c.v[i]);

@@ -152,6 +152,16 @@ struct lock_engine *lock_engine_new(const struct lock_config *cfg,
 int lock_session_start(struct lock_engine *e);
 /* Deletes the session item (unmount, after lock_release_all). */
 void lock_session_end(struct lock_engine *e);
+
+/* What .lockfs/status shows of the session (session mode). */
+struct lock_session_info {
+	bool on;   /* session mode */
+	bool live; /* a session exists and trusts its locks */
+	char key[RECORD_SESSION_KEY_MAX + 1]; /* its key */
+	int64_t renewed_ago_ms; /* since its last confirmed heartbeat */
+};
+void lock_session_info(struct lock_engine *e, struct lock_session_info *out);
+
 /* Sets the upcalls (before the lease thread starts). */
 void lock_engine_set_callbacks(struct lock_engine *e,
 			       const struct lock_callbacks *cb);

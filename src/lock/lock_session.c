@@ -360,3 +360,19 @@ int lock_int_session_sync(struct lock_engine *e, struct lock *lk)
 	lock_int_notify_lost(e);
 	return rc ? -EIO : 0;
 }
+
+void lock_session_info(struct lock_engine *e, struct lock_session_info *out)
+{
+	int64_t now = now_mono(e);
+
+	memset(out, 0, sizeof(*out));
+	out->on = e->cfg.session;
+	if (!out->on)
+		return;
+	pthread_mutex_lock(&e->mu);
+	out->live = e->sess.live &&
+		    now - e->sess.last_ok_mono_ms < e->cfg.safe_period_ms;
+	text_copy(out->key, sizeof(out->key), e->sess.key);
+	out->renewed_ago_ms = now - e->sess.last_ok_mono_ms;
+	pthread_mutex_unlock(&e->mu);
+}

@@ -12,7 +12,7 @@
 # Session items never show in a listing.
 . "$(dirname "$0")/lib.sh"
 
-plan 30
+plan 32
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -38,6 +38,9 @@ is "$(field "$text" state)" held "k1 is held"
 is "$(field "$text" session)" ".lockfs-session/sess-a" "cat shows the session that keeps it"
 is "$(field "$text" lease)" "3.000" "and the lease others judge it by"
 unlike "$(ls -a "$A" "$B")" 'lockfs-session' "no listing shows a session item"
+like "$(cat "$A/.lockfs/status")" $'session: \\.lockfs-session/sess-a\nsession_state: live\nsession_renewed_ago: [0-9.]+' \
+	"A's status shows its session, live and recently renewed"
+unlike "$(cat "$C/.lockfs/status")" $'\nsession' "a per-lock mount's status shows no session line"
 
 # Writes are PutItem, UpdateItem and DeleteItem through A's proxy.
 writes() {

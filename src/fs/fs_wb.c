@@ -264,6 +264,11 @@ int fs_wb_modify(struct fs_wb *wb, struct lock *lk, const void *buf, size_t len,
 	if ((len && (uint64_t)off + len > wb->max_len) ||
 	    (truncate >= 0 && (uint64_t)truncate > wb->max_len))
 		return -EFBIG;
+	/* A lock known lost (or past its safe period, by the clock) takes
+	 * no write, buffered or not: it would be answered as written and
+	 * dropped at the flush. */
+	if (lock_get_state(wb->eng, lk) != LOCK_HELD)
+		return -EIO;
 	pthread_mutex_lock(&wb->mu);
 	if (!wb->running && wb->ents.count > 64)
 		sweep(wb);

@@ -224,6 +224,23 @@ static void test_break(struct fs_mount *a, struct fs_mount *c)
 	fs_release(a->fs, fa);
 }
 
+/* A write on the holding fd of a lock known lost is refused at once, even
+ * within the write-behind interval after the last write (it would be
+ * buffered, answered as written, and dropped at the flush). */
+static void test_write_after_loss(struct fs_mount *a, struct fs_mount *c)
+{
+	uint64_t fa;
+
+	CHECK_INT(
+		create(a, &user_ctx, FS_ROOT_INO, "wal", O_CREAT | O_EXCL, &fa),
+		0);
+	CHECK_INT(fs_write(a->fs, &user_ctx, fa, "1", 1, 0), 1);
+	CHECK_INT(fs_unlink(c->fs, &root_ctx, FS_ROOT_INO, "wal"), 0);
+	CHECK_INT(fs_fsync(a->fs, fa), -EIO);
+	CHECK_INT(fs_write(a->fs, &user_ctx, fa, "2", 1, 0), -EIO);
+	fs_release(a->fs, fa);
+}
+
 struct names_seen {
 	int files, dirs, ctl;
 };
@@ -370,6 +387,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_exclusion, &a, &b);
 	CHECK_CASE(test_vanished, &a, &b);
 	CHECK_CASE(test_break, &a, &c);
+	CHECK_CASE(test_write_after_loss, &a, &c);
 	CHECK_CASE(test_dirs_and_listing, &a, &b);
 	CHECK_CASE(test_ctl, &a);
 	fs_mount_fini(&a);

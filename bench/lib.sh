@@ -9,6 +9,28 @@ export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 PROXY=$BUILD/tests/tools/lockfs-faultproxy
 PROXY_PID=
 
+# mounted [DIR]: DIR (default MNT) is a lockfs mount now.
+mounted() {
+	awk -v m="${1:-$MNT}" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") {
+		if ($(i + 1) == "fuse.lockfs") f = 1; break } } END { exit !f }' \
+		/proc/self/mountinfo
+}
+# alive PID: running (a child that exited stays a zombie until reaped).
+alive() {
+	kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null)" != Z ]
+}
+# wait_for SECS CMD...: polls CMD every 0.1 s for at most SECS.
+wait_for() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+not() { ! "$@"; }
+
 # bench_build TARGET...: configures BUILD and builds the targets.
 bench_build() {
 	cmake -S "$ROOT" -B "$BUILD" >/dev/null

@@ -55,23 +55,6 @@ chmod 0755 "$TMP"
 B=$BUILD/bench/bench_list
 declare -A DAEMON=()
 
-mounted() {
-	awk -v m="$1" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") {
-		if ($(i + 1) == "fuse.lockfs") f = 1; break } } END { exit !f }' \
-		/proc/self/mountinfo
-}
-wait_for() {
-	local secs=$1 i
-	shift
-	for ((i = 0; i < secs * 10; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-alive() { kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null)" != Z ]; }
-not() { ! "$@"; }
-
 cleanup() {
 	trap - EXIT INT TERM HUP
 	set +e

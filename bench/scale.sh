@@ -81,36 +81,16 @@ MNT=$TMP/mnt
 PROXY=$BUILD/tests/tools/lockfs-faultproxy
 PROXY_PID=
 DAEMON_PID=
-export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench
-export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
-
-mounted() {
-	awk -v m="$MNT" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") {
-		if ($(i + 1) == "fuse.lockfs") f = 1; break } } END { exit !f }' \
-		/proc/self/mountinfo
-}
-# alive PID: running (a child that exited stays a zombie until reaped).
-alive() {
-	kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null)" != Z ]
-}
-# wait_for SECS CMD...: polls CMD every 0.1 s for at most SECS.
-wait_for() {
-	local secs=$1 i
-	shift
-	for ((i = 0; i < secs * 10; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-not() { ! "$@"; }
-ctl() { timeout 10 "$PROXY" --control "$TMP/proxy.ctl" "$@" >/dev/null; }
+# The fake credentials, bench_ctl, mounted, alive, wait_for, not (its
+# bench_build and bench_start are not used: this script builds a Release
+# build and starts DynamoDB Local and the proxy itself).
+. "$ROOT/bench/lib.sh"
 
 cleanup() {
 	trap - EXIT INT TERM HUP
 	set +e
 	# Unmounting releases the held locks: let that go at loopback speed.
-	[ -n "$PROXY_PID" ] && ctl latency 0 2>/dev/null
+	[ -n "$PROXY_PID" ] && bench_ctl latency 0 2>/dev/null
 	if [ -n "$DAEMON_PID" ]; then
 		mounted && timeout 10 fusermount3 -u "$MNT" 2>/dev/null
 		if ! wait_for 60 not alive "$DAEMON_PID"; then
@@ -165,7 +145,7 @@ timeout 60 "$BUILD/lockfs" --create-table -o "endpoint=$E,table=bench" >/dev/nul
 # DynamoDB Local's JIT makes its first few thousand requests slow: warm it
 # up on loopback before adding the round trip.
 timeout 120 "$BUILD/bench/bench_cycle" direct "$E" bench 2000 2 >/dev/null
-ctl latency $((RTT / 2))
+bench_ctl latency $((RTT / 2))
 
 mkdir -p "$MNT"
 "$BUILD/lockfs" -f -o "endpoint=$E,table=bench,hold=unlink" "$MNT" \

@@ -33,12 +33,6 @@ MNT=$TMP/mnt
 DAEMON_PID=
 . "$ROOT/bench/lib.sh"
 
-mounted() {
-	awk -v m="$MNT" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") {
-		if ($(i + 1) == "fuse.lockfs") f = 1; break } } END { exit !f }' \
-		/proc/self/mountinfo
-}
-
 unmount() {
 	[ -n "$DAEMON_PID" ] || return 0
 	mounted && timeout 30 fusermount3 -u "$MNT" 2>/dev/null

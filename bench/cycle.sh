@@ -3,7 +3,8 @@
 # same two DynamoDB requests sent directly, measured in the same run against
 # the same private DynamoDB Local on 127.0.0.1.
 #
-#   bench/cycle.sh [--rtt MS] [--peers[=node,python]] [N] [THREADS] [ROUNDS]
+#   bench/cycle.sh [--rtt MS] [--peers[=node,python]] [--opts MOUNT_OPTIONS]
+#                  [N] [THREADS] [ROUNDS]
 #                                                    defaults 2000 1 3
 #
 # It builds the release binaries, starts its own DynamoDB Local, creates a
@@ -36,6 +37,9 @@
 # lock_key only) in the same DynamoDB Local: its FailClosed client cannot
 # take lockfs's sort key.
 #
+# --opts OPTIONS: more -o options for the mount, e.g. --opts release=async
+# (unlink answers before its delete: what one directory's lane gains).
+#
 # Every cycle's time goes to OUT/cycle-NAME.us and, with matplotlib
 # (contrib/install-deps bench), their distributions to
 # OUT/cycle-latency.png (bench/plot.py); OUT is printed at the end.
@@ -48,6 +52,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 RTT=${RTT_MS:-}
 PEER_SPEC=-
+MOPTS=
 args=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -55,6 +60,8 @@ while [ $# -gt 0 ]; do
 	--rtt=*) RTT=${1#--rtt=}; shift ;;
 	--peers) PEER_SPEC=; shift ;;
 	--peers=*) PEER_SPEC=${1#--peers=}; shift ;;
+	--opts) MOPTS=${2:?--opts needs OPTIONS}; shift 2 ;;
+	--opts=*) MOPTS=${1#--opts=}; shift ;;
 	*) args+=("$1"); shift ;;
 	esac
 done
@@ -92,7 +99,7 @@ bench_build "${targets[@]}"
 bench_start "$RTT" # both the mount and the direct baseline use E
 "$BUILD/lockfs" --create-table -o "endpoint=$E,table=bench" >/dev/null
 mkdir -p "$MNT"
-"$BUILD/lockfs" -o "endpoint=$E,table=bench" "$MNT"
+"$BUILD/lockfs" -o "endpoint=$E,table=bench${MOPTS:+,$MOPTS}" "$MNT"
 CYCLE=$BUILD/bench/bench_cycle
 
 echo "warming up DynamoDB Local..."
@@ -120,7 +127,7 @@ if [ -n "$RTT" ]; then
 fi
 
 # The daemon's CPU time (user + system) in clock ticks.
-DAEMON=$(pgrep -n -f "lockfs -o endpoint=$E,table=bench $MNT" || true)
+DAEMON=$(pgrep -n -f "lockfs -o endpoint=$E,table=bench${MOPTS:+,$MOPTS} $MNT" || true)
 TICKS=$(getconf CLK_TCK)
 cpu_ticks() {
 	[ -n "$DAEMON" ] && awk '{ print $14 + $15 }' "/proc/$DAEMON/stat" 2>/dev/null || echo 0
@@ -186,6 +193,7 @@ median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int(
 echo
 echo "time per cycle, mount / direct (median of $ROUNDS rounds, $THREADS thread(s)):"
 [ -n "$RTT_LINE" ] && echo "  $RTT_LINE"
+[ -n "$MOPTS" ] && echo "  mount options: $MOPTS"
 echo "  same key:   $(median "${ratios[@]}")x   (goal <= 1.25x)"
 echo "  fresh keys: $(median "${fresh_ratios[@]}")x   (includes the kernel's lookup: one GetItem more)"
 echo "  one directory per thread: $(median "${dirs_ratios[@]}")x   (same key; with one directory, creates and unlinks wait for each other in the kernel)"
@@ -196,6 +204,7 @@ fi
 echo
 echo "summary, medians of $ROUNDS rounds of $N cycles x $THREADS worker(s), against the direct floor of the same round:"
 [ -n "$RTT_LINE" ] && echo "  $RTT_LINE"
+[ -n "$MOPTS" ] && echo "  mount options: $MOPTS"
 label() {
 	case "$1" in
 	direct) echo "direct floor (PutItem + DeleteItem)" ;;

@@ -278,10 +278,16 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct fs *fs = fs_of(req); /* req is gone once answered */
+	struct lock *later = NULL;
 	struct fs_ctx c;
+	int rc;
 
 	ctx_of(req, &c);
-	fuse_reply_err(req, -fs_unlink(fs_of(req), &c, parent, name));
+	rc = fs_unlink_start(fs, &c, parent, name, &later);
+	fuse_reply_err(req, -rc);
+	if (later) /* release=async: the delete, after the answer */
+		fs_unlink_finish(fs, later);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,

@@ -519,6 +519,7 @@ static void build_fs(struct daemon *d)
 		.attr_timeout_s = o->attr_timeout,
 		.entry_timeout_s = o->entry_timeout,
 		.allow_break = o->allow_break,
+		.release_async = o->release_async,
 		.root_uid = getuid(),
 		.root_gid = getgid(),
 		.max_locks_per_user = o->max_locks_per_user,

@@ -57,6 +57,7 @@ static const struct fuse_opt lockfs_opt_table[] = {
 	LOCKFS_OPT("list=%s", list_s),
 	LOCKFS_OPT("sweep=%s", sweep_s),
 	LOCKFS_OPT("allow_break", allow_break),
+	LOCKFS_OPT("release=%s", release_s),
 	LOCKFS_OPT("session", session),
 	LOCKFS_OPT("mountpoint_writable", mountpoint_writable),
 	LOCKFS_OPT("allow_plain_http", allow_plain_http),
@@ -343,6 +344,15 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 			 o->list_s);
 		return -1;
 	}
+	if (!o->release_s || !strcmp(o->release_s, "sync")) {
+		o->release_async = false;
+	} else if (!strcmp(o->release_s, "async")) {
+		o->release_async = true;
+	} else {
+		snprintf(err, errlen, "release=%s: want sync or async",
+			 o->release_s);
+		return -1;
+	}
 	if (o->sweep_s && strcmp(o->sweep_s, "0") &&
 	    seconds("sweep", o->sweep_s, 1000, 0, &o->sweep_ms, err, errlen))
 		return -1;
@@ -423,7 +433,7 @@ void opts_free(struct lockfs_opts *o)
 		&o->max_locks_s,     &o->max_waiters_s, &o->max_dirs_s,
 		&o->max_opens_s,     &o->source,	&o->mountpoint,
 		&o->log_file,	     &o->wait_poll_s,	&o->list_s,
-		&o->sweep_s,
+		&o->sweep_s,	     &o->release_s,
 	};
 	size_t i;
 
@@ -500,6 +510,12 @@ void opts_print_help(FILE *out, const char *prog)
 "                         option tags the rows python clients wrote (one\n"
 "                         Scan of the table), so that the index lists them;\n"
 "                         list=auto then keeps the index. Default: off\n"
+"  -o release=sync|async  when unlink answers: sync (default) once DynamoDB\n"
+"                         confirmed the delete; async at once, the delete\n"
+"                         following (this mount waits for it before it\n"
+"                         uses the name again; other mounts may see the\n"
+"                         lock for one round trip more). async frees the\n"
+"                         directory for the next create or unlink sooner\n"
 "  -o allow_break         root may remove any lock: other owners', and live\n"
 "                         holders' from any session\n"
 "  -o session             session leases: one heartbeat per period for the\n"

@@ -50,6 +50,7 @@ struct lockfs_opts {
 	char *list_s;
 	char *sweep_s;
 	int allow_break;
+	char *release_s;
 	int session;		 /* session leases (doc/session-leases.md) */
 	int mountpoint_writable; /* do not make the mountpoint immutable */
 	int allow_plain_http;	 /* http:// to hosts other than loopback */
@@ -69,8 +70,10 @@ struct lockfs_opts {
 	double attr_timeout;
 	double entry_timeout;
 	unsigned max_threads;
-	int list_mode;	  /* enum store_ddb_list: 0 auto, 1 index, 2 scan */
-	int64_t sweep_ms; /* the tagging sweep's period, 0: none */
+	int list_mode;	    /* enum store_ddb_list: 0 auto, 1 index, 2 scan */
+	bool release_async; /* release=async: unlink answers before its delete
+			     */
+	int64_t sweep_ms;   /* the tagging sweep's period, 0: none */
 	/* Per-uid limits (root exempt), 0: none; see fs_quota.h. */
 	uint32_t max_locks_per_user;
 	uint32_t max_waiters_per_user;

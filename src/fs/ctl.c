@@ -142,10 +142,11 @@ static int render_header(const struct ctl_info *info, size_t held,
 			 struct buf *out)
 {
 	char lease[32], hb[32], safe[32];
-	const char *names[] = { "owner",    "table",  "region",
-				"endpoint", "prefix", "hold" };
+	const char *names[] = { "owner",  "table", "region", "endpoint",
+				"prefix", "hold",  "release" };
 	const char *vals[] = { info->owner,    info->table,  info->region,
-			       info->endpoint, info->prefix, info->hold };
+			       info->endpoint, info->prefix, info->hold,
+			       info->release };
 	size_t i;
 	int rc;
 

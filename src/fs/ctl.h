@@ -18,6 +18,7 @@ struct ctl_info {
 	const char *endpoint;
 	const char *prefix;
 	const char *hold;
+	const char *release; /* sync or async (-o release=) */
 	int64_t lease_ms;
 	int64_t heartbeat_ms;
 	int64_t safe_period_ms;

@@ -33,6 +33,8 @@ struct fs_config {
 	double attr_timeout_s;
 	double entry_timeout_s;
 	bool allow_break;   /* root may unlink others' locks */
+	bool release_async; /* -o release=async: unlink of a held lock
+			     * answers before its delete (fs_unlink_start) */
 	uint32_t root_mode; /* permission bits of the root and of
 			     * implicit directories; default 01777 */
 	uint32_t root_uid;
@@ -145,6 +147,14 @@ unsigned fs_poll(struct fs *fs, uint64_t fh, void *ph);
 
 int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      const char *name);
+/* fs_unlink for a caller that answers before the release's delete is
+ * made, with -o release=async: when the result is 0 and *later is set,
+ * the name is gone for this mount (its lookups, listings and creates wait
+ * for the delete), and fs_unlink_finish(fs, *later) makes the delete once
+ * the caller has answered. Otherwise *later stays NULL. */
+int fs_unlink_start(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+		    const char *name, struct lock **later);
+void fs_unlink_finish(struct fs *fs, struct lock *later);
 /* link(2) of a lock this mount holds (by the caller, as its holder): the
  * new name is acquired as a lock of its own for the same holder and shares
  * the inode, whose link count is 2 until one name is unlinked. Other links

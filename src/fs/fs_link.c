@@ -1,6 +1,7 @@
 /* fs_link: the names of locks: unlink (a release of this mount's lock,
- * the holder's letting go of a lost one, or root's break of another
- * owner's on a mount with allow_break) and link (a second name for a lock
+ * answered after its delete or, with release=async, before it; the
+ * holder's letting go of a lost one; or root's break of another owner's
+ * on a mount with allow_break) and link (a second name for a lock
  * this mount holds, acquired as a lock of its own for the same holder).
  * Threads: FUSE workers; never holds fs->mu across a request. */
 #include "fs.h"
@@ -38,8 +39,48 @@ static int may_remove(struct fs *fs, const struct fs_ctx *ctx, struct lock *lk)
 	return -EBUSY;
 }
 
+/* Releases our held lock lk for unlink: at once, or (release=async) only
+ * marked releasing, the delete left to fs_unlink_finish via *later. */
+static int release_held(struct fs *fs, struct lock *lk, struct lock **later)
+{
+	int rc;
+
+	if (!fs->cfg.release_async)
+		return lock_release(fs->eng, lk);
+	rc = lock_release_begin(fs->eng, lk);
+	if (rc != 1)
+		return rc;
+	lock_ref(lk);
+	*later = lk;
+	return 0;
+}
+
+void fs_unlink_finish(struct fs *fs, struct lock *later)
+{
+	char why[LOG_ERRNO_MAX];
+	int rc = lock_release_finish(fs->eng, later);
+
+	if (rc)
+		log_warn(TAG,
+			 "unlink key=%s answered before its delete, which "
+			 "failed: %s; the row goes in the background or lapses",
+			 lock_key(later), log_errno(rc, why, sizeof(why)));
+	lock_unref(fs->eng, later);
+}
+
 int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      const char *name)
+{
+	struct lock *later = NULL;
+	int rc = fs_unlink_start(fs, ctx, parent, name, &later);
+
+	if (later)
+		fs_unlink_finish(fs, later);
+	return rc;
+}
+
+int fs_unlink_start(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
+		    const char *name, struct lock **later)
 {
 	struct lock_record row;
 	struct lock *lk;
@@ -72,7 +113,7 @@ int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		rc = fs_int_is_holder(ctx, lk) ? may_remove(fs, ctx, lk)
 					       : -EPERM;
 		if (!rc)
-			rc = lock_release(fs->eng, lk);
+			rc = release_held(fs, lk, later);
 		lock_unref(fs->eng, lk);
 		rc = fs_int_user_err(rc, "release", full);
 		goto out;

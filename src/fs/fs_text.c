@@ -108,6 +108,7 @@ static int status_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 		.endpoint = fs->cfg.endpoint ? fs->cfg.endpoint : "",
 		.prefix = fs->prefix,
 		.hold = fs->cfg.hold_name ? fs->cfg.hold_name : "",
+		.release = fs->cfg.release_async ? "async" : "sync",
 		.lease_ms = lc->lease_ms,
 		.heartbeat_ms = lc->heartbeat_ms,
 		.safe_period_ms = lc->safe_period_ms,

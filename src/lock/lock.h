@@ -282,6 +282,14 @@ void lock_unref(struct lock_engine *e, struct lock *lk);
  * delete may have landed, so the lock is not trusted any more either (it
  * becomes lost, and the lease thread removes its row when it can). */
 int lock_release(struct lock_engine *e, struct lock *lk);
+/* lock_release in two steps, for a caller that answers in between
+ * (unlink with -o release=async). lock_release_begin waits for a write in
+ * flight, then marks the lock releasing: from then on this mount's finds
+ * of its key wait for the outcome (lock_find, acquires). 1: call
+ * lock_release_finish (the delete, which returns as lock_release does);
+ * 0 or -errno: nothing more to do (already released or lost). */
+int lock_release_begin(struct lock_engine *e, struct lock *lk);
+int lock_release_finish(struct lock_engine *e, struct lock *lk);
 /* The acquiring open file was closed: in fd mode the lock is released now;
  * in pgrp mode when its process group is gone too. */
 void lock_holder_closed(struct lock_engine *e, struct lock *lk);

@@ -149,11 +149,12 @@ static void released(struct lock_engine *e, struct lock *lk, bool stolen,
 		e->cb.on_released(e->cb.arg, lk->key);
 }
 
-int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
+/* Steps 1 and 2 of a release: after any write of the lock in flight, held
+ * -> releasing (the key reads as busy to this mount until step 3). 1: the
+ * delete is to be made (release_finish); 0 or -errno: nothing more to do
+ * (already released, or a lost lock let go of). */
+static int release_begin(struct lock_engine *e, struct lock *lk)
 {
-	bool stolen = false;
-	int rc;
-
 	/* 1. After any write of it in flight. */
 	pthread_mutex_lock(&e->mu);
 	while (lk->busy)
@@ -165,12 +166,21 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 	if (lk->state == LOCK_LOST)
 		return let_go_of_lost(e, lk);
 	/* 2. held -> releasing: one conditional delete (or a reader's
-	 * leave) on our RVN. */
+	 * leave) on our RVN, made by release_finish. */
 	lk->state = LOCK_RELEASING;
 	lk->busy = true;
 	pthread_mutex_unlock(&e->mu);
-	rc = delete_ours(e, lk, op_deadline(e), &stolen);
-	/* 3. releasing -> released, or lost when not confirmed. */
+	return 1;
+}
+
+/* Step 3: the delete, then releasing -> released, or lost when not
+ * confirmed. */
+static int release_finish(struct lock_engine *e, struct lock *lk,
+			  bool automatic)
+{
+	bool stolen = false;
+	int rc = delete_ours(e, lk, op_deadline(e), &stolen);
+
 	pthread_mutex_lock(&e->mu);
 	lock_int_end_write_locked(e, lk);
 	if (rc)
@@ -179,9 +189,26 @@ int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
 	return 0;
 }
 
+int lock_int_release(struct lock_engine *e, struct lock *lk, bool automatic)
+{
+	int rc = release_begin(e, lk);
+
+	return rc == 1 ? release_finish(e, lk, automatic) : rc;
+}
+
 int lock_release(struct lock_engine *e, struct lock *lk)
 {
 	return lock_int_release(e, lk, false);
+}
+
+int lock_release_begin(struct lock_engine *e, struct lock *lk)
+{
+	return release_begin(e, lk);
+}
+
+int lock_release_finish(struct lock_engine *e, struct lock *lk)
+{
+	return release_finish(e, lk, false);
 }
 
 void lock_int_cleanup(struct lock_engine *e, struct lock *lk)

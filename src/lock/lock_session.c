@@ -3,7 +3,9 @@
  * (lock_session_start), heartbeaten once per period by the lease path's
  * session thread (lock_int_session_beat), ended at unmount; what an
  * exclusive lock taken in session mode carries (lock_int_session_claim);
- * and the synchronous proof fsync asks of one (lock_int_session_sync). A
+ * and the synchronous proof fsync asks of one (lock_int_session_sync); an
+ * acquire while no session is trusted (the moment after one was fenced)
+ * waits for the next, until its deadline. A
  * heartbeat refused (fenced by another owner, or the item gone) makes
  * every lock of the session lost; one whose answer is lost leaves them
  * trusted only until the safe period after the last confirmed one ends
@@ -17,6 +19,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "lock_rows.h"
 #include "log.h"
@@ -26,6 +29,10 @@
 #define CREATE_TRIES   8
 #define BEAT_MIN_MS    250
 #define ROW_REFRESH_MS (30LL * 86400 * 1000)
+/* An acquire between sessions: how long one wait for the next lasts, and
+ * how many at most (with the op deadline, whichever ends first). */
+#define SESSION_WAIT_MS	  50
+#define SESSION_WAITS_MAX 400
 
 static int64_t expiry_s(struct lock_engine *e)
 {
@@ -285,14 +292,41 @@ void lock_int_session_beat(struct lock_engine *e)
 	lock_int_notify_lost(e);
 }
 
+/* mu held: whether the session trusts its locks now. */
+static bool session_trusted_locked(struct lock_engine *e)
+{
+	return e->sess.live &&
+	       now_mono(e) - e->sess.last_ok_mono_ms < e->cfg.safe_period_ms;
+}
+
+/* mu held: waits, until the acquire's deadline, for a session this mount
+ * trusts: the one that follows a fenced session (created by the session
+ * thread at once), or the current one once a heartbeat is confirmed
+ * again. The session thread broadcasts e->cv after each heartbeat or
+ * creation; each wait is also bounded in real time, so that the loop ends
+ * (SESSION_WAITS_MAX waits) whatever the engine's clock does. */
+static bool wait_for_session_locked(struct lock_engine *e)
+{
+	int64_t deadline = op_deadline(e);
+	int waits = 0;
+
+	while (!session_trusted_locked(e) && !e->stopping &&
+	       now_mono(e) < deadline && waits++ < SESSION_WAITS_MAX) {
+		struct timespec ts;
+
+		clk_mono_timespec(clk_sys_mono_ms() + SESSION_WAIT_MS, &ts);
+		pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+	}
+	return session_trusted_locked(e);
+}
+
 int lock_int_session_claim(struct lock_engine *e, struct lock_record *rec,
 			   int *gen)
 {
 	int rc = 0;
 
 	pthread_mutex_lock(&e->mu);
-	if (!e->sess.live ||
-	    now_mono(e) - e->sess.last_ok_mono_ms >= e->cfg.safe_period_ms)
+	if (!wait_for_session_locked(e))
 		rc = -EIO; /* no session trusted now: nothing to hold by */
 	else
 		rc = record_set_str(&rec->session, e->sess.key);
@@ -301,8 +335,8 @@ int lock_int_session_claim(struct lock_engine *e, struct lock_record *rec,
 	if (rc == -EIO)
 		log_warn(TAG,
 			 "acquire key=%s refused: no live session (none "
-			 "confirmed within the safe period, or a new one "
-			 "not created yet)",
+			 "confirmed within the safe period, nor a new one "
+			 "created, before the acquire's deadline)",
 			 rec->key);
 	if (rc)
 		return rc;

@@ -6,13 +6,14 @@
 # B's acquire of one of A's keys is refused until a lease of B's clock has
 # passed (never before A's safe period could end) and then succeeds (the
 # session fenced, the row taken over); A thawed (SIGCONT) reports every
-# lock of its session lost (cat, poll, fsync) and never claims them again.
+# lock of its session lost (cat, poll, fsync) and never claims them again;
+# acquires made at once after the thaw wait for its next session.
 # A mount without -o session takes over a dead session's lock after a lease
 # too. -o session is refused on a table holding a python_dynamodb_lock row.
 # Session items never show in a listing.
 . "$(dirname "$0")/lib.sh"
 
-plan 32
+plan 34
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -102,6 +103,17 @@ is "$(field "$text" owner)" sess-b "k7 is B's"
 
 # ---- A thawed: every lock of its session is lost, for good ---------------------
 kill -CONT "$(daemon_pid a)"
+# Acquires at once, 4 at a time: A trusts no session now (its last
+# heartbeat is a frozen lease old, and its session was fenced); each waits
+# for the next session and holds by it (before: EIO at once).
+for i in 1 2 3 4; do
+	( "$T" open "$A/thawed$i" O_CREAT,O_EXCL,O_RDONLY 0644 >"$WORK/thawed$i" 2>&1 ) &
+	track_pid $!
+done
+wait_for 15 sh -c 'for i in 1 2 3 4; do [ -s "$1/thawed$i" ] || exit 1; done' _ "$WORK"
+is "$(cat "$WORK"/thawed[1-4] | tr '\n' ' ')" "0 0 0 0 " \
+	"4 acquires on A right after the thaw wait for its next session and succeed"
+like "$(cat "$A/thawed1")" $'\nsession: \\.lockfs-session/sess-a#' "... held by the new session"
 # The holder's fd (k7's and k8's holders are gone: hold=unlink, so A's
 # lookups of them answer as anyone's: B's k7, a lapsed k8).
 held_lost() { hold_cmd h read; [ "$(field "$HOUT" state)" = lost ]; }

@@ -52,8 +52,9 @@ struct mount {
 	struct metrics met;
 	struct lock_engine *e;
 	bool session;
-	bool stopped;	  /* its lease path does not run (stopped) */
-	int fail_session; /* its session writes fail (-ETIMEDOUT) */
+	bool stopped;	      /* its lease path does not run (stopped) */
+	int fail_session;     /* its session writes fail (-ETIMEDOUT) */
+	const char *keep_key; /* set: session writes to other keys fail */
 	int ops[SF_SESSION_READ + 1]; /* its requests, by kind */
 	int lost;		      /* on_lost calls */
 };
@@ -68,6 +69,8 @@ static int count_op(void *arg, enum store_fault_op op, const char *key)
 
 	__atomic_add_fetch(&m->ops[op], 1, __ATOMIC_SEQ_CST);
 	if (op == SF_SESSION && m->fail_session)
+		return -ETIMEDOUT;
+	if (op == SF_SESSION && m->keep_key && strcmp(key, m->keep_key))
 		return -ETIMEDOUT;
 	return 0;
 }
@@ -455,6 +458,97 @@ static void test_fixed_owner_restart(void)
 	teardown();
 }
 
+struct acquirer {
+	struct mount *m;
+	const char *key;
+	struct lock *lk;
+	int rc;
+	int done; /* atomic */
+};
+
+static void *acquire_main(void *arg)
+{
+	struct acquirer *q = arg;
+
+	q->rc = excl(q->m, q->key, &q->lk);
+	__atomic_store_n(&q->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static int done(struct acquirer *q)
+{
+	return __atomic_load_n(&q->done, __ATOMIC_SEQ_CST);
+}
+
+/* A's session item goes; its heartbeat learns it (every lock lost) and
+ * the next session cannot be created yet (its creates fail). An acquire
+ * in that gap waits for the next session (it was refused with EIO at
+ * once) and holds by it; one whose deadline passes first gets EIO. */
+static void test_acquire_between_sessions(void)
+{
+	struct acquirer q = { &A, "x", NULL, 0, 0 };
+	struct acquirer late = { &A, "y", NULL, 0, 0 };
+	struct timespec pause = { 0, 100 * 1000000L }, tick = { 0, 1000000L };
+	struct lock_session_info si;
+	struct lock_record r;
+	struct lock *a;
+	pthread_t t;
+	int i;
+
+	setup(false, false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	A.keep_key = RECORD_SESSION_PREFIX "A";
+	CHECK_INT(store_mem_session_delete_raw(mem, RECORD_SESSION_PREFIX "A"),
+		  0);
+	for (i = 0; i < 200 && !A.lost; i++)
+		advance(TICK_MS);
+	CHECK_INT(A.lost, 1);
+	lock_session_info(A.e, &si);
+	CHECK(!si.live);
+	/* The acquire waits while there is no session. */
+	CHECK_INT(pthread_create(&t, NULL, acquire_main, &q), 0);
+	nanosleep(&pause, NULL);
+	CHECK(!done(&q));
+	/* The next session is created: the acquire goes on and holds by it. */
+	A.keep_key = NULL;
+	for (i = 0; i < 2000 && !done(&q); i++) {
+		advance(TICK_MS);
+		nanosleep(&tick, NULL);
+	}
+	CHECK(done(&q));
+	pthread_join(t, NULL);
+	CHECK_INT(q.rc, 0);
+	record_init(&r);
+	CHECK_INT(mem->ops->get_lock(mem, "x", 0, &r), 0);
+	CHECK(r.session && !strncmp(r.session, RECORD_SESSION_PREFIX "A#",
+				    strlen(RECORD_SESSION_PREFIX "A#")));
+	record_fini(&r);
+	/* Once more, and no session comes before the acquire's deadline. */
+	lock_session_info(A.e, &si);
+	CHECK(si.live);
+	A.keep_key = si.key; /* its heartbeats go, new sessions fail */
+	CHECK_INT(store_mem_session_delete_raw(mem, si.key), 0);
+	for (i = 0; i < 200 && A.lost < 2; i++)
+		advance(TICK_MS);
+	CHECK_INT(A.lost, 2); /* x, held by the second session */
+	CHECK_INT(pthread_create(&t, NULL, acquire_main, &late), 0);
+	nanosleep(&pause, NULL);
+	CHECK(!done(&late));
+	for (i = 0; i < 200 && !done(&late); i++) {
+		advance(100); /* past the deadline (op_timeout, 10 s) */
+		nanosleep(&tick, NULL);
+	}
+	for (i = 0; i < 2000 && !done(&late); i++)
+		nanosleep(&tick, NULL);
+	CHECK(done(&late));
+	pthread_join(t, NULL);
+	CHECK_INT(late.rc, -EIO);
+	A.keep_key = NULL;
+	lock_unref(A.e, a);
+	lock_unref(A.e, q.lk);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	check_cases(argc, argv);
@@ -467,5 +561,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_sync);
 	CHECK_CASE(test_absent_session);
 	CHECK_CASE(test_fixed_owner_restart);
+	CHECK_CASE(test_acquire_between_sessions);
 	CHECK_DONE();
 }

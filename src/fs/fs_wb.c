@@ -29,6 +29,9 @@ struct wb_entry {
 	bool flushing;	       /* a write of it is in flight */
 	int users;	       /* callers using it with mu dropped */
 	int err;	       /* a background write's error, not yet told */
+	int failed;	       /* the last write's error, 0 once one lands:
+				* a flush with nothing new to write reports
+				* it (its data is not in the table) */
 	int64_t err_mono_ms;   /* when err was set */
 	int64_t wrote_mono_ms; /* when the last write started */
 	int64_t due_mono_ms;   /* dirty: when the flusher writes it */
@@ -100,7 +103,7 @@ static bool entry_idle(const struct fs_wb *wb, const struct wb_entry *e,
 {
 	if (e->dirty || e->flushing || e->users)
 		return false;
-	if (e->err)
+	if (e->err || e->failed)
 		return now - e->err_mono_ms >= ERR_KEEP_MS;
 	return now - e->wrote_mono_ms >= wb->interval_ms;
 }
@@ -208,7 +211,9 @@ static int entry_apply(struct wb_entry *e, const void *buf, size_t len,
 }
 
 /* Writes e's data if dirty, after any write in flight; mu held, dropped
- * around the engine call. Returns that write's result. */
+ * around the engine call. Returns that write's result; with nothing to
+ * write, the last write's (another caller's, or the flusher's, that this
+ * one may have waited for): 0 only when the data is in the table. */
 static int entry_write(struct fs_wb *wb, struct wb_entry *e)
 {
 	char *copy;
@@ -218,7 +223,7 @@ static int entry_write(struct fs_wb *wb, struct wb_entry *e)
 	while (e->flushing)
 		pthread_cond_wait(&wb->done, &wb->mu);
 	if (!e->dirty)
-		return 0;
+		return e->failed;
 	len = e->len;
 	copy = malloc(len + 1);
 	if (!copy)
@@ -235,8 +240,11 @@ static int entry_write(struct fs_wb *wb, struct wb_entry *e)
 	free(copy);
 	pthread_mutex_lock(&wb->mu);
 	e->flushing = false;
-	if (rc)
+	e->failed = rc;
+	if (rc) {
 		e->loaded = false; /* reload what the engine has */
+		e->err_mono_ms = clk_mono_ms(wb->clk);
+	}
 	pthread_cond_broadcast(&wb->done);
 	return rc;
 }

@@ -241,6 +241,28 @@ static void test_write_after_loss(struct fs_mount *a, struct fs_mount *c)
 	fs_release(a->fs, fa);
 }
 
+/* A close (flush) reports 0 only when the data is in the table: after a
+ * write of it failed, every flush with nothing new to write says so (a
+ * second closer sharing the file, which waited for that write, was told
+ * 0 though its data was never stored). */
+static void test_flush_after_failed_write(struct fs_mount *a,
+					  struct fs_mount *c)
+{
+	uint64_t fa;
+
+	CHECK_INT(
+		create(a, &user_ctx, FS_ROOT_INO, "wf", O_CREAT | O_EXCL, &fa),
+		0);
+	CHECK_INT(fs_write(a->fs, &user_ctx, fa, "1", 1, 0), 1);
+	CHECK_INT(fs_flush(a->fs, fa), 0);
+	/* Buffered (within the interval), then the lock is broken. */
+	CHECK_INT(fs_write(a->fs, &user_ctx, fa, "2", 1, 0), 1);
+	CHECK_INT(fs_unlink(c->fs, &root_ctx, FS_ROOT_INO, "wf"), 0);
+	CHECK_INT(fs_flush(a->fs, fa), -EIO);
+	CHECK_INT(fs_flush(a->fs, fa), -EIO);
+	fs_release(a->fs, fa);
+}
+
 struct names_seen {
 	int files, dirs, ctl;
 };
@@ -388,6 +410,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_vanished, &a, &b);
 	CHECK_CASE(test_break, &a, &c);
 	CHECK_CASE(test_write_after_loss, &a, &c);
+	CHECK_CASE(test_flush_after_failed_write, &a, &c);
 	CHECK_CASE(test_dirs_and_listing, &a, &b);
 	CHECK_CASE(test_ctl, &a);
 	fs_mount_fini(&a);

@@ -59,24 +59,25 @@ static void sleep_ms(long ms)
 
 /* A caller of A that looks the name up (or creates it again) while A's
  * delete is pending waits for the delete, then sees the name free. */
-static void check_pending(struct fs_mount *a, struct fs_mount *b, bool again)
+static void check_pending(struct fs_mount *a, struct fs_mount *b,
+			  const char *name, bool again)
 {
-	struct waiter w = { .mt = a, .name = "job", .create = again };
+	struct waiter w = { .mt = a, .name = name, .create = again };
 	struct lock *later = NULL;
 	struct fs_entry e;
 	pthread_t t;
 	uint64_t fa, fb;
 	int i;
 
-	CHECK_INT(create(a, "job", &fa), 0);
-	CHECK_INT(fs_unlink_start(a->fs, &user_ctx, FS_ROOT_INO, "job", &later),
+	CHECK_INT(create(a, name, &fa), 0);
+	CHECK_INT(fs_unlink_start(a->fs, &user_ctx, FS_ROOT_INO, name, &later),
 		  0);
 	CHECK(later != NULL);
 	/* Answered, not yet deleted: the row is still there, so B is
 	 * refused (DynamoDB decides), and B's lookup shows the lock. */
 	CHECK_INT(store_mem_lock_count(st), 1);
-	CHECK_INT(create(b, "job", &fb), -EEXIST);
-	CHECK_INT(fs_lookup(b->fs, FS_ROOT_INO, "job", &e), 0);
+	CHECK_INT(create(b, name, &fb), -EEXIST);
+	CHECK_INT(fs_lookup(b->fs, FS_ROOT_INO, name, &e), 0);
 	/* A's own caller waits for the outcome. */
 	CHECK_INT(pthread_create(&t, NULL, wait_thread, &w), 0);
 	sleep_ms(100);
@@ -90,7 +91,7 @@ static void check_pending(struct fs_mount *a, struct fs_mount *b, bool again)
 		/* The create after the release acquired anew. */
 		CHECK_INT(w.rc, 0);
 		CHECK_INT(store_mem_lock_count(st), 1);
-		CHECK_INT(fs_unlink(a->fs, &user_ctx, FS_ROOT_INO, "job"), 0);
+		CHECK_INT(fs_unlink(a->fs, &user_ctx, FS_ROOT_INO, name), 0);
 		fs_release(a->fs, w.fh);
 	} else {
 		CHECK_INT(w.rc, -ENOENT);
@@ -98,19 +99,19 @@ static void check_pending(struct fs_mount *a, struct fs_mount *b, bool again)
 	fs_release(a->fs, fa);
 	CHECK_INT(store_mem_lock_count(st), 0);
 	/* The key is free for B. */
-	CHECK_INT(create(b, "job", &fb), 0);
-	CHECK_INT(fs_unlink(b->fs, &user_ctx, FS_ROOT_INO, "job"), 0);
+	CHECK_INT(create(b, name, &fb), 0);
+	CHECK_INT(fs_unlink(b->fs, &user_ctx, FS_ROOT_INO, name), 0);
 	fs_release(b->fs, fb);
 }
 
 static void test_lookup_waits(struct fs_mount *a, struct fs_mount *b)
 {
-	check_pending(a, b, false);
+	check_pending(a, b, "job1", false);
 }
 
 static void test_create_waits(struct fs_mount *a, struct fs_mount *b)
 {
-	check_pending(a, b, true);
+	check_pending(a, b, "job2", true);
 }
 
 /* Refusals are answered at once, as with release=sync: nothing is left

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # torture.t: no two holders at once under faults. Three mounts of one table
 # (a: plain, hold=pgrp; b: its daemon's wall clock 2 h behind under
-# libfaketime, hold=fd; c: hold=pgrp; b and c talk to DynamoDB Local through
+# libfaketime, hold=fd; c: hold=pgrp, release=async (unlink answers before
+# its delete); b and c talk to DynamoDB Local through
 # the fault proxy, tests/tools/faultproxy.c), short leases (lease=3,
 # heartbeat=1, safe_period=2), 8 workers per mount
 # (tests/tools/torture_worker.c) contending on 3 keys with O_CREAT|O_EXCL,
@@ -109,7 +110,7 @@ SESSION=
 [ "${LOCKFS_TORTURE_SESSION:-0}" = 1 ] && SESSION=,session
 M_OPTS[a]="owner=torture-a,$SHORT$SESSION"
 M_OPTS[b]="owner=torture-b,hold=fd,$SHORT"
-M_OPTS[c]="owner=torture-c,$SHORT$SESSION"
+M_OPTS[c]="owner=torture-c,release=async,$SHORT$SESSION"
 M_EP[a]=$DIRECT M_EP[b]=$PROXY_ENDPOINT M_EP[c]=$PROXY_ENDPOINT
 M_ENV[a]='' M_ENV[b]=$SKEW_ENV M_ENV[c]=''
 

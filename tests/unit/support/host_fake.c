@@ -31,8 +31,16 @@ static void fake_proc(void *arg, int64_t pid, struct host_proc *out)
 		snprintf(out->comm, sizeof(out->comm), "fake%lld",
 			 (long long)pid);
 	}
-	out->ngroups = 0;
 	pthread_mutex_unlock(&f->mu);
+}
+
+static int fake_groups(void *arg, int64_t pid, uint32_t *out, int max)
+{
+	(void)arg;
+	(void)pid;
+	(void)out;
+	(void)max;
+	return 0;
 }
 
 static uint64_t fake_start_time(void *arg, int64_t pid, int64_t *pgid)
@@ -88,6 +96,7 @@ static int fake_signal_pgrp(void *arg, int64_t pgid, int sig)
 
 static const struct host_ops fake_ops = {
 	.proc = fake_proc,
+	.groups = fake_groups,
 	.start_time = fake_start_time,
 	.pgrp_alive = fake_pgrp_alive,
 	.pgrp_signallable = fake_pgrp_signallable,

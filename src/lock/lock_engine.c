@@ -162,6 +162,16 @@ struct lock *lock_find_lost(struct lock_engine *e, const char *key,
 	return lk;
 }
 
+bool lock_any_lost(struct lock_engine *e)
+{
+	bool any;
+
+	pthread_mutex_lock(&e->mu);
+	any = e->n_lost_listed > 0;
+	pthread_mutex_unlock(&e->mu);
+	return any;
+}
+
 struct lock *lock_find_any(struct lock_engine *e, const char *key)
 {
 	struct lock *lk;

@@ -24,6 +24,7 @@ static void fake_proc(void *arg, int64_t pid, struct host_proc *out)
 
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&f->mu);
+	f->proc_calls++;
 	if (!dead_locked(f, pid)) {
 		out->pgid = pid;
 		out->sid = pid;
@@ -153,4 +154,9 @@ int host_fake_signals(struct host_fake *f)
 int host_fake_alive_checks(struct host_fake *f)
 {
 	return read_counter(f, &f->alive_checks);
+}
+
+int host_fake_proc_calls(struct host_fake *f)
+{
+	return read_counter(f, &f->proc_calls);
 }

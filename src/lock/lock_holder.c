@@ -57,7 +57,8 @@ void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold)
 
 void lock_holder_closed(struct lock_engine *e, struct lock *lk)
 {
-	bool now = false;
+	struct lock_holder h;
+	bool now = false, ask = false;
 
 	pthread_mutex_lock(&e->mu);
 	lk->file_open = false;
@@ -66,13 +67,19 @@ void lock_holder_closed(struct lock_engine *e, struct lock *lk)
 		lease_watch_holder_locked(e, &lk->holder);
 	}
 	if (lk->state == LOCK_HELD) {
-		if (lk->hold == HOLD_FD)
+		if (lk->hold == HOLD_FD) {
 			now = true;
-		else if (lk->hold == HOLD_PGRP &&
-			 !lock_int_pgrp_alive(e, &lk->holder))
-			now = true;
+		} else if (lk->hold == HOLD_PGRP) {
+			ask = true; /* of the host, once mu is let go */
+			h = lk->holder;
+		}
 	}
 	pthread_mutex_unlock(&e->mu);
+	/* A group gone already: released now (lock_int_release settles a
+	 * lock whose state changed meanwhile, as it did before when the
+	 * state changed between this check and the release). */
+	if (ask && !lock_int_pgrp_alive(e, &h))
+		now = true;
 	if (now)
 		lock_int_release(e, lk, true);
 }

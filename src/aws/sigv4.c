@@ -1,14 +1,17 @@
 /* sigv4: AWS Signature Version 4 for the Authorization header, as small pure
  * stages: canonical request, string to sign, signing key, signature and the
  * Authorization value, plus sigv4_sign() that runs them all for one request.
- * The only file that includes OpenSSL. No shared or global state, so any
+ * The only file that includes OpenSSL. No shared state but the SHA-256
+ * algorithm, fetched from OpenSSL once for the process (no secret), so any
  * thread may call anything. The secret and every key derived from it live on
- * the stack of the call that uses them and are wiped before it returns;
+ * the stack of the call that uses them (and in the digest context of one
+ * HMAC, freed and wiped by OpenSSL) and are wiped before it returns;
  * nothing here logs. */
 #include "sigv4.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +19,6 @@
 #include <time.h>
 
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include "text.h"
 
@@ -533,6 +535,36 @@ int sigv4_scope(const char *amz_date, const char *region, const char *service,
 	return 0;
 }
 
+/* SHA-256, fetched once: EVP_sha256(), as HMAC() does inside, makes
+ * OpenSSL 3 look the algorithm up in its providers on every call (a third
+ * of the cost of signing a request). EVP_sha256() if the fetch failed. */
+static EVP_MD *sha256_fetched;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+	sha256_fetched = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static const EVP_MD *sha256_md(void)
+{
+	pthread_once(&sha256_once, sha256_fetch);
+	return sha256_fetched ? sha256_fetched : EVP_sha256();
+}
+
+/* SHA-256 of the concatenation of a and b into out[32] through ctx (reset
+ * first). */
+static bool sha256_two(EVP_MD_CTX *ctx, const void *a, size_t alen,
+		       const void *b, size_t blen, unsigned char out[32])
+{
+	unsigned int mdlen = 0;
+
+	return EVP_DigestInit_ex2(ctx, sha256_md(), NULL) &&
+	       EVP_DigestUpdate(ctx, a, alen) &&
+	       EVP_DigestUpdate(ctx, b, blen) &&
+	       EVP_DigestFinal_ex(ctx, out, &mdlen) && mdlen == 32;
+}
+
 int sigv4_sha256_hex(const void *data, size_t len, char hex[65])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -542,8 +574,7 @@ int sigv4_sha256_hex(const void *data, size_t len, char hex[65])
 		hex[0] = '\0';
 		return -EINVAL;
 	}
-	if (!EVP_Digest(data ? data : "", len, md, &mdlen, EVP_sha256(),
-			NULL) ||
+	if (!EVP_Digest(data ? data : "", len, md, &mdlen, sha256_md(), NULL) ||
 	    mdlen != 32) {
 		hex[0] = '\0';
 		return -EIO;
@@ -552,23 +583,42 @@ int sigv4_sha256_hex(const void *data, size_t len, char hex[65])
 	return 0;
 }
 
+/* HMAC-SHA256 (RFC 2104) on the SHA-256 fetched once: H((K ^ opad) ||
+ * H((K ^ ipad) || data)), K the key zero-padded to the 64-byte block (or
+ * its digest when longer). */
 int sigv4_hmac_sha256(const void *key, size_t key_len, const void *data,
 		      size_t len, unsigned char out[32])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	int rc = 0;
+	unsigned char k[64], pad[64], inner[32];
+	EVP_MD_CTX *ctx;
+	bool ok;
+	int i;
 
 	if ((!key && key_len) || (!data && len) || key_len > INT_MAX)
 		return -EINVAL;
-	if (!HMAC(EVP_sha256(), key ? key : "", (int)key_len,
-		  data ? data : (const void *)"", len, md, &mdlen) ||
-	    mdlen != 32)
-		rc = -EIO;
-	else
-		memcpy(out, md, 32);
-	buf_wipe(md, sizeof(md));
-	return rc;
+	ctx = EVP_MD_CTX_new();
+	if (!ctx)
+		return -ENOMEM;
+	memset(k, 0, sizeof(k));
+	if (key_len > sizeof(k))
+		ok = sha256_two(ctx, key, key_len, "", 0, k);
+	else {
+		if (key_len)
+			memcpy(k, key, key_len);
+		ok = true;
+	}
+	for (i = 0; i < 64; i++)
+		pad[i] = k[i] ^ 0x36;
+	ok = ok && sha256_two(ctx, pad, sizeof(pad),
+			      data ? data : (const void *)"", len, inner);
+	for (i = 0; i < 64; i++)
+		pad[i] = k[i] ^ 0x5c;
+	ok = ok && sha256_two(ctx, pad, sizeof(pad), inner, sizeof(inner), out);
+	EVP_MD_CTX_free(ctx); /* OpenSSL wipes the digest state it frees */
+	buf_wipe(k, sizeof(k));
+	buf_wipe(pad, sizeof(pad));
+	buf_wipe(inner, sizeof(inner));
+	return ok ? 0 : -EIO;
 }
 
 /* Stage 2 into a caller's array of SIGV4_STS_MAX bytes; returns the length

@@ -26,6 +26,7 @@ static const char *const counter_names[MC__COUNT] = {
 	[MC_DDB_RETRIES] = "lockfs_dynamodb_retries_total",
 	[MC_DDB_THROTTLES] = "lockfs_dynamodb_throttles_total",
 	[MC_WAITS] = "lockfs_waits_total",
+	[MC_LEASE_PASSES] = "lockfs_lease_passes_total",
 };
 
 static const char *const counter_help[MC__COUNT] = {
@@ -43,6 +44,7 @@ static const char *const counter_help[MC__COUNT] = {
 		"DynamoDB requests sent again after a retryable error.",
 	[MC_DDB_THROTTLES] = "Throttling answers from DynamoDB.",
 	[MC_WAITS] = "flock/fcntl waits started.",
+	[MC_LEASE_PASSES] = "Passes of the lease scheduler (its wake-ups).",
 };
 
 static uint64_t load(const uint64_t *p)

@@ -24,6 +24,7 @@ enum metric_counter {
 	MC_DDB_RETRIES,	  /* DynamoDB requests sent again */
 	MC_DDB_THROTTLES, /* throttling answers from DynamoDB */
 	MC_WAITS,	  /* flock/fcntl waits started */
+	MC_LEASE_PASSES,  /* passes (wake-ups) of the lease scheduler */
 	MC__COUNT
 };
 

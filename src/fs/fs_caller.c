@@ -32,10 +32,14 @@ struct lock *fs_int_lost_of_caller(struct fs *fs, const struct fs_ctx *ctx,
 				   const char *rel)
 {
 	uint64_t start;
-	int64_t pgid = ctx_pgid(fs, ctx, &start);
+	int64_t pgid;
 	struct lock *lk;
 	char *full;
 
+	/* The common case: no lost lock at all, and no /proc read. */
+	if (!lock_any_lost(fs->eng))
+		return NULL;
+	pgid = ctx_pgid(fs, ctx, &start);
 	if (!pgid)
 		return NULL;
 	full = fs_int_full_key(fs, rel);

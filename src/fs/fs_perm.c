@@ -10,20 +10,15 @@
 void fs_perm_cred(const struct host *h, uint32_t uid, uint32_t gid, int32_t pid,
 		  struct fs_cred *out)
 {
-	struct host_proc p;
-
 	memset(out, 0, sizeof(*out));
 	out->uid = uid;
 	out->gid = gid;
 	out->ngroups = -1;
 	if (pid <= 0)
 		return;
-	host_proc(h, pid, &p);
-	out->ngroups =
-		p.ngroups < FS_PERM_NGROUPS ? p.ngroups : FS_PERM_NGROUPS;
-	if (out->ngroups > 0)
-		memcpy(out->groups, p.groups,
-		       (size_t)out->ngroups * sizeof(out->groups[0]));
+	out->ngroups = host_groups(h, pid, out->groups, FS_PERM_NGROUPS);
+	if (out->ngroups < 0)
+		out->ngroups = -1;
 }
 
 bool fs_perm_in_group(const struct fs_cred *c, uint32_t gid)

@@ -42,36 +42,32 @@ static int read_groups(int64_t pid, uint32_t *out, int max)
 	return n;
 }
 
-static void read_comm(int64_t pid, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%lld/comm", (long long)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
+/* One read of /proc/PID/stat gives the group, the session and the
+ * command; the group leader's start time costs a second read only when
+ * pid does not lead its group. */
 static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 {
+	struct procgrp_stat st;
+
 	(void)arg;
 	memset(out, 0, sizeof(*out));
 	out->pgid = -1;
 	out->sid = -1;
-	out->ngroups = -1;
-	if (pid <= 0)
+	if (pid <= 0 || procgrp_stat(pid, &st))
 		return;
-	out->pgid = getpgid((pid_t)pid);
-	out->sid = getsid((pid_t)pid);
-	out->pgid_start =
-		out->pgid > 0 ? procgrp_start_time(out->pgid, NULL) : 0;
-	read_comm(pid, out->comm, sizeof(out->comm));
-	out->ngroups = read_groups(pid, out->groups, HOST_NGROUPS);
+	out->pgid = st.pgid;
+	out->sid = st.sid;
+	if (st.pgid == pid)
+		out->pgid_start = st.start;
+	else if (st.pgid > 0)
+		out->pgid_start = procgrp_start_time(st.pgid, NULL);
+	snprintf(out->comm, sizeof(out->comm), "%s", st.comm);
+}
+
+static int sys_groups(void *arg, int64_t pid, uint32_t *out, int max)
+{
+	(void)arg;
+	return pid > 0 ? read_groups(pid, out, max) : -1;
 }
 
 static uint64_t sys_start_time(void *arg, int64_t pid, int64_t *pgid)
@@ -102,6 +98,7 @@ static int sys_signal_pgrp(void *arg, int64_t pgid, int sig)
 
 static const struct host_ops sys_ops = {
 	.proc = sys_proc,
+	.groups = sys_groups,
 	.start_time = sys_start_time,
 	.pgrp_alive = sys_pgrp_alive,
 	.pgrp_signallable = sys_pgrp_signallable,

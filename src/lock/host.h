@@ -1,8 +1,8 @@
 /* host: the seam between lockfs and the machine it runs on. Whatever the
  * engine, the file-lock layer and the filesystem learn from the kernel
  * besides FUSE requests goes through a struct host: our clocks, who a
- * caller is (its process group, session, command, groups: /proc and
- * getpgid), whether a process group still lives, and signals to a group.
+ * caller is (its process group, session, command, groups: /proc),
+ * whether a process group still lives, and signals to a group.
  * host_system() is the real machine; tests pass their own (a fake clock,
  * groups that die on cue) to drive the layers without processes.
  *
@@ -17,21 +17,22 @@
 
 #include "clk.h"
 
-#define HOST_NGROUPS 64
-
 /* What the machine says of a caller (a FUSE request's pid). */
 struct host_proc {
 	int64_t pgid;	     /* <= 0: unknown (gone, or outside our PID ns) */
 	int64_t sid;	     /* <= 0: unknown */
 	uint64_t pgid_start; /* the group leader's start time; 0: unknown */
-	char comm[64];	     /* /proc/PID/comm; "" when unknown */
-	int ngroups;	     /* supplementary groups; -1: unknown */
-	uint32_t groups[HOST_NGROUPS];
+	char comm[64];	     /* its command name; "" when unknown */
 };
 
 struct host_ops {
 	/* Fills *out for pid (> 0); fields it cannot learn say unknown. */
 	void (*proc)(void *arg, int64_t pid, struct host_proc *out);
+	/* The supplementary groups of pid, at most max of them in out:
+	 * their number, or -1 when unknown. A call of its own, as only a
+	 * few permission checks need them (on the real machine they cost
+	 * a read of /proc/PID/status). */
+	int (*groups)(void *arg, int64_t pid, uint32_t *out, int max);
 	/* The start time of pid (0: gone) and, if pgid, its group. */
 	uint64_t (*start_time)(void *arg, int64_t pid, int64_t *pgid);
 	/* Whether group pgid is the one whose leader started at
@@ -58,6 +59,12 @@ static inline void host_proc(const struct host *h, int64_t pid,
 			     struct host_proc *out)
 {
 	h->ops->proc(h->arg, pid, out);
+}
+
+static inline int host_groups(const struct host *h, int64_t pid, uint32_t *out,
+			      int max)
+{
+	return h->ops->groups(h->arg, pid, out, max);
 }
 
 static inline uint64_t host_start_time(const struct host *h, int64_t pid,

@@ -342,10 +342,8 @@ static void run_job(struct lock_engine *e, struct lock *lk)
 	/* The scheduler need not look again for a renewal that went well:
 	 * its next one is a period away. */
 	if (lk->state != LOCK_HELD || lk->release_wanted ||
-	    lk->next_due_mono_ms < e->sched_wake_mono_ms) {
-		e->kicked = true;
-		pthread_cond_broadcast(&e->cv);
-	}
+	    lk->next_due_mono_ms < e->sched_wake_mono_ms)
+		lock_int_kick_locked(e);
 	pthread_mutex_unlock(&e->mu);
 	lock_unref(e, lk);
 }
@@ -473,6 +471,10 @@ static void *scheduler_main(void *arg)
 		int n;
 
 		e->kicked = false;
+		metrics_inc(e->metrics, MC_LEASE_PASSES);
+		/* While it plans, a change noted needs no wake-up: the
+		 * index is read after. */
+		e->sched_wake_mono_ms = INT64_MIN;
 		n = plan_locked(e, now, jobs, PLAN_BATCH, &wake);
 		enqueue_locked(e, jobs, n);
 		/* Set before mu is let go: a job that ends from now on and
@@ -485,7 +487,7 @@ static void *scheduler_main(void *arg)
 		if (e->stopping || e->kicked || wake <= clk_mono_ms(e->os.clk))
 			continue;
 		clk_mono_timespec(wake, &ts);
-		pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+		pthread_cond_timedwait(&e->sched_cv, &e->mu, &ts);
 	}
 	pthread_mutex_unlock(&e->mu);
 	return NULL;
@@ -497,6 +499,7 @@ static void stop_threads(struct lock_engine *e, bool scheduler)
 	pthread_mutex_lock(&e->mu);
 	e->stopping = true;
 	pthread_cond_broadcast(&e->cv);
+	pthread_cond_broadcast(&e->sched_cv);
 	pthread_cond_broadcast(&e->work_cv);
 	pthread_mutex_unlock(&e->mu);
 	if (scheduler)
@@ -599,8 +602,7 @@ static void lease_groups_changed(void *engine)
 	e->next_pgrp_check_mono_ms = 0;
 	e->next_watch_mono_ms = 0;
 	e->pgrp_burst = 4;
-	e->kicked = true;
-	pthread_cond_broadcast(&e->cv);
+	lock_int_kick_locked(e);
 	pthread_mutex_unlock(&e->mu);
 }
 
@@ -620,7 +622,16 @@ void lease_watch_holder_locked(struct lock_engine *e,
 void lease_kick(struct lock_engine *e)
 {
 	pthread_mutex_lock(&e->mu);
-	e->kicked = true;
-	pthread_cond_broadcast(&e->cv);
+	lock_int_kick_locked(e);
 	pthread_mutex_unlock(&e->mu);
+}
+
+void lease_groups_watched_locked(struct lock_engine *e)
+{
+	e->next_watch_mono_ms = 0; /* the next pass walks every lock */
+	if (!e->pgrp_watch)
+		lock_int_wake_scheduler_locked(e);
+	else
+		lock_int_wake_scheduler_by_locked(e,
+						  e->next_pgrp_check_mono_ms);
 }

@@ -19,6 +19,10 @@ int lease_start(struct lock_engine *e);
 void lease_stop(struct lock_engine *e);
 /* Wakes the thread (a lock was added or changed). */
 void lease_kick(struct lock_engine *e);
+/* With engine->mu held: a lock now waits on its holder's process group
+ * (its holder closed it, or its hold mode changed). The scheduler is
+ * woken only if its groups are not checked already by its next pass. */
+void lease_groups_watched_locked(struct lock_engine *e);
 /* One step without threads: bookkeeping plus at most one request, made
  * inline.
  * Returns the monotonic time at which it wants the next step (<= now:

@@ -121,6 +121,9 @@ void lease_index_note_locked(struct lock_engine *e, struct lock *lk)
 		lk->urgent_next = e->urgent;
 		e->urgent = lk;
 	}
+	/* Due before the scheduler means to look: it is woken. */
+	if (lk->hb_idx || lk->urgent)
+		lock_int_wake_scheduler_by_locked(e, lk->next_due_mono_ms);
 }
 
 void lease_index_forget_locked(struct lock_engine *e, struct lock *lk)

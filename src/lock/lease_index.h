@@ -9,8 +9,9 @@ struct lock;
 struct lock_engine;
 
 /* reserve: room for n locks, -ENOMEM; note: lk's state, wants or due time
- * changed (call after any change that may make it due earlier); forget:
- * lk leaves the engine's list. */
+ * changed (call after any change that may make it due earlier; it wakes
+ * the scheduler when lk is due before the scheduler means to look);
+ * forget: lk leaves the engine's list. */
 int lease_index_reserve_locked(struct lock_engine *e, size_t n);
 void lease_index_note_locked(struct lock_engine *e, struct lock *lk);
 void lease_index_forget_locked(struct lock_engine *e, struct lock *lk);

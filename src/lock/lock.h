@@ -268,6 +268,9 @@ struct lock *lock_find_any(struct lock_engine *e, const char *key);
  * a newcomer group that reused the number is not that holder. */
 struct lock *lock_find_lost(struct lock_engine *e, const char *key,
 			    int64_t pgid, uint64_t pgid_start);
+/* Whether some lost lock is still shown to its holder's group (else
+ * lock_find_lost finds none, and who asks need not be learnt). */
+bool lock_any_lost(struct lock_engine *e);
 /* True if this mount released key less than recent_release_ms ago and has
  * not acquired it since. */
 bool lock_recently_released(struct lock_engine *e, const char *key);

@@ -356,7 +356,8 @@ static int acquire(struct lock_engine *e, const char *key,
 	log_debug(TAG, "acquired key=%s %s=%s%s", key,
 		  shared ? "shared v" : "rvn", (*out)->rec.rvn,
 		  takeover ? " (takeover)" : "");
-	lease_kick(e);
+	/* The scheduler was woken by track_taken's note only if the lock is
+	 * due before it means to look. */
 out:
 	record_fini(&rec);
 	record_fini(&now_row);

@@ -70,6 +70,7 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	e->lease_jobs.session_beat = lock_int_session_beat;
 	pthread_mutex_init(&e->mu, NULL);
 	clk_cond_init_mono(&e->cv);
+	clk_cond_init_mono(&e->sched_cv);
 	pthread_cond_init(&e->work_cv, NULL);
 	smap_init(&e->by_key);
 	smap_init(&e->recent);
@@ -105,6 +106,7 @@ void lock_engine_free(struct lock_engine *e)
 	smap_fini(&e->recent);
 	smap_fini(&e->by_key);
 	pthread_cond_destroy(&e->cv);
+	pthread_cond_destroy(&e->sched_cv);
 	pthread_cond_destroy(&e->work_cv);
 	pthread_mutex_destroy(&e->mu);
 	free(e->owner);
@@ -158,6 +160,16 @@ struct lock *lock_find_lost(struct lock_engine *e, const char *key,
 		lock_ref(lk);
 	pthread_mutex_unlock(&e->mu);
 	return lk;
+}
+
+bool lock_any_lost(struct lock_engine *e)
+{
+	bool any;
+
+	pthread_mutex_lock(&e->mu);
+	any = e->n_lost_listed > 0;
+	pthread_mutex_unlock(&e->mu);
+	return any;
 }
 
 struct lock *lock_find_any(struct lock_engine *e, const char *key)

@@ -4,7 +4,8 @@
  * pgrp mode: watched until the group is gone).
  *
  * Threads: FUSE workers (close, flk). Under engine->mu but for the
- * release, which takes it itself. */
+ * release, which takes it itself, and lock_holder_live's question to the
+ * host. */
 #include "lock_int.h"
 
 #include "lease.h"
@@ -13,15 +14,20 @@
 
 bool lock_holder_live(struct lock_engine *e, struct lock *lk)
 {
-	bool live = false;
+	struct lock_holder h;
+	bool live = false, ask = false;
 
 	pthread_mutex_lock(&e->mu);
 	if (lock_int_trusted_locked(e, lk, now_mono(e)) &&
 	    !lk->release_wanted) {
 		switch (lk->hold) {
 		case HOLD_PGRP:
-			live = lk->file_open ||
-			       lock_int_pgrp_alive(e, &lk->holder);
+			live = lk->file_open;
+			/* The group is asked of the host (/proc) after mu
+			 * is let go. */
+			ask = !live;
+			if (ask)
+				h = lk->holder;
 			break;
 		case HOLD_FD:
 			live = lk->file_open;
@@ -34,6 +40,8 @@ bool lock_holder_live(struct lock_engine *e, struct lock *lk)
 		}
 	}
 	pthread_mutex_unlock(&e->mu);
+	if (ask)
+		live = lock_int_pgrp_alive(e, &h);
 	return live;
 }
 
@@ -43,28 +51,35 @@ void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold)
 	lk->hold = hold;
 	lk->release_wanted = false;
 	lease_index_note_locked(e, lk);
-	e->next_watch_mono_ms = 0;
+	lease_groups_watched_locked(e);
 	pthread_mutex_unlock(&e->mu);
 }
 
 void lock_holder_closed(struct lock_engine *e, struct lock *lk)
 {
-	bool now = false;
+	struct lock_holder h;
+	bool now = false, ask = false;
 
 	pthread_mutex_lock(&e->mu);
 	lk->file_open = false;
-	e->next_watch_mono_ms = 0; /* its group is watched from now on */
-	if (lk->hold == HOLD_PGRP)
+	if (lk->hold == HOLD_PGRP) {
+		lease_groups_watched_locked(e); /* watched from now on */
 		lease_watch_holder_locked(e, &lk->holder);
+	}
 	if (lk->state == LOCK_HELD) {
-		if (lk->hold == HOLD_FD)
+		if (lk->hold == HOLD_FD) {
 			now = true;
-		else if (lk->hold == HOLD_PGRP &&
-			 !lock_int_pgrp_alive(e, &lk->holder))
-			now = true;
+		} else if (lk->hold == HOLD_PGRP) {
+			ask = true; /* of the host, once mu is let go */
+			h = lk->holder;
+		}
 	}
 	pthread_mutex_unlock(&e->mu);
+	/* A group gone already: released now (lock_int_release settles a
+	 * lock whose state changed meanwhile, as it did before when the
+	 * state changed between this check and the release). */
+	if (ask && !lock_int_pgrp_alive(e, &h))
+		now = true;
 	if (now)
 		lock_int_release(e, lk, true);
-	lease_kick(e);
 }

@@ -275,6 +275,7 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 	lk->lost_notified = why == LOST_RELEASING;
 	lease_index_note_locked(e, lk);
 	e->next_watch_mono_ms = 0; /* the scheduler looks at every lock */
+	lock_int_wake_scheduler_locked(e); /* (and tells the acquirer) */
 	if (!lk->lost_notified)
 		__atomic_add_fetch(&e->n_to_notify, 1, __ATOMIC_SEQ_CST);
 	lock_int_detach_key_locked(e, lk);
@@ -431,6 +432,19 @@ bool lock_int_pgrp_alive(struct lock_engine *e, const struct lock_holder *h)
 
 void lock_int_kick_locked(struct lock_engine *e)
 {
-	e->kicked = true;
 	pthread_cond_broadcast(&e->cv);
+	lock_int_wake_scheduler_locked(e);
+}
+
+void lock_int_wake_scheduler_locked(struct lock_engine *e)
+{
+	e->kicked = true;
+	pthread_cond_signal(&e->sched_cv);
+}
+
+void lock_int_wake_scheduler_by_locked(struct lock_engine *e,
+				       int64_t due_mono_ms)
+{
+	if (due_mono_ms < e->sched_wake_mono_ms)
+		lock_int_wake_scheduler_locked(e);
 }

@@ -143,11 +143,15 @@ struct lock_engine {
 	struct lease_jobs lease_jobs; /* set at creation (lock_engine.c) */
 
 	pthread_mutex_t mu;
-	pthread_cond_t cv;  /* busy cleared; lease thread wake-up */
-	struct smap by_key; /* key -> held/releasing lock; mu */
-	struct lock *all;   /* every tracked lock; mu */
-	struct smap recent; /* key -> released time (int64 *); mu */
-	size_t n_held;	    /* mu */
+	pthread_cond_t cv;	 /* busy cleared, a release settled, a session
+				  * beat ended; the session thread's wake-up */
+	pthread_cond_t sched_cv; /* the lease scheduler's wake-up, signalled
+				  * only when it has something to do
+				  * (kicked); mu */
+	struct smap by_key;	 /* key -> held/releasing lock; mu */
+	struct lock *all;	 /* every tracked lock; mu */
+	struct smap recent;	 /* key -> released time (int64 *); mu */
+	size_t n_held;		 /* mu */
 
 	/* The lease scheduler thread (never makes a request) and its
 	 * workers (make the requests, one lock each at a time). Started and
@@ -165,7 +169,9 @@ struct lock_engine {
 					     * of the monotonic clock); mu */
 	int64_t next_watch_mono_ms;	    /* earliest end of a safe period
 					     * (0: unknown); mu */
-	int64_t sched_wake_mono_ms;	    /* when the scheduler wakes; mu */
+	int64_t sched_wake_mono_ms;	    /* when the scheduler wakes
+					     * (INT64_MIN while it plans,
+					     * 0 before its first pass); mu */
 	bool pgrp_watch;		    /* some lock waits on a process
 					     * group; mu */
 	int pgrp_burst;			    /* quick group checks still owed
@@ -253,8 +259,15 @@ void lock_int_notify_lost(struct lock_engine *e);
 /* Whether the acquirer's process group lives and is still its, as the
  * engine's host tells (host_pgrp_alive). Any thread; no mutex. */
 bool lock_int_pgrp_alive(struct lock_engine *e, const struct lock_holder *h);
-/* mu held: wakes the lease scheduler. */
+/* mu held: wakes the lease scheduler and every waiter on cv. */
 void lock_int_kick_locked(struct lock_engine *e);
+/* mu held: wakes the lease scheduler only (sched_cv). */
+void lock_int_wake_scheduler_locked(struct lock_engine *e);
+/* mu held: wakes the lease scheduler if due_mono_ms comes before the
+ * time it means to wake at (sched_wake_mono_ms); else it will look then
+ * anyway. Never while it plans (it reads the index after). */
+void lock_int_wake_scheduler_by_locked(struct lock_engine *e,
+				       int64_t due_mono_ms);
 
 /* Without mu: tracks a lost lock for a row or entry of ours whose write may
  * have landed (its outcome could not be learnt), so that the lease path

@@ -3,44 +3,81 @@
 #include "procgrp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
-uint64_t procgrp_start_time(int64_t pid, int64_t *pgid)
+/* Reads a small /proc file whole into buf (NUL-terminated): one open,
+ * one read, one close, no stdio buffer. -1 when it cannot be read. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	long long grp = 0;
-	FILE *f;
-	size_t n;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (pgid)
-		*pgid = 0;
-	if (pid <= 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
+	if (fd < 0)
+		return -1;
+	do
+		n = read(fd, buf, len - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < 0)
+		return -1;
 	buf[n] = '\0';
+	return n;
+}
+
+int procgrp_stat(int64_t pid, struct procgrp_stat *out)
+{
+	char path[64], buf[1024], *open_paren, *close_paren;
+	unsigned long long start = 0;
+	long long grp = 0, sid = 0;
+	size_t len;
+
+	memset(out, 0, sizeof(*out));
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
+	if (read_small(path, buf, sizeof(buf)) < 0)
+		return -ESRCH;
 	/* The command may hold spaces and ')': fields follow the last ')'. */
-	p = strrchr(buf, ')');
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren)
+		return -EINVAL;
 	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime cutime cstime priority nice threads
 	 * itrealvalue starttime */
-	if (!p || sscanf(p + 1,
-			 " %*c %*d %lld %*d %*d %*d %*u %*u %*u %*u %*u %*u "
-			 "%*u %*d %*d %*d %*d %*d %*d %llu",
-			 &grp, &start) != 2)
+	if (sscanf(close_paren + 1,
+		   " %*c %*d %lld %lld %*d %*d %*u %*u %*u %*u %*u %*u "
+		   "%*u %*d %*d %*d %*d %*d %*d %llu",
+		   &grp, &sid, &start) != 3)
+		return -EINVAL;
+	len = (size_t)(close_paren - open_paren - 1);
+	if (len >= sizeof(out->comm))
+		len = sizeof(out->comm) - 1;
+	memcpy(out->comm, open_paren + 1, len);
+	out->comm[len] = '\0';
+	out->pgid = grp;
+	out->sid = sid;
+	out->start = start;
+	return 0;
+}
+
+uint64_t procgrp_start_time(int64_t pid, int64_t *pgid)
+{
+	struct procgrp_stat st;
+
+	if (pgid)
+		*pgid = 0;
+	if (procgrp_stat(pid, &st))
 		return 0;
 	if (pgid)
-		*pgid = grp;
-	return start;
+		*pgid = st.pgid;
+	return st.start;
 }
 
 /* Whether a process other than the recorded leader now leads a group of

@@ -15,6 +15,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* What /proc/PID/stat says of a process (one read of it). */
+struct procgrp_stat {
+	int64_t pgid;	/* its process group (0: outside our PID namespace) */
+	int64_t sid;	/* its session (0: likewise) */
+	uint64_t start; /* its start time, clock ticks since boot */
+	char comm[64];	/* its command name (as /proc/PID/comm) */
+};
+
+/* Fills *out for pid from one read of /proc/PID/stat: 0, or -errno when
+ * pid is gone or unreadable (then *out is zeroed). */
+int procgrp_stat(int64_t pid, struct procgrp_stat *out);
+
 /* The start time of process pid (clock ticks since boot), or 0 when it is
  * gone or unreadable. Its process group in *pgid when not NULL. */
 uint64_t procgrp_start_time(int64_t pid, int64_t *pgid);

@@ -49,7 +49,11 @@
  *       (0 while the key is still held) before both close it. Prints one
  *       line: "ok=A busy=B lost=C other=D" where ok and busy count the
  *       lock calls that succeeded or gave EWOULDBLOCK/EAGAIN, lost the
- *       rounds whose fsync failed, other any other outcome. */
+ *       rounds whose fsync failed, other any other outcome.
+ *   cycle PATH N
+ *       N lock cycles in this one process: open PATH with
+ *       O_CREAT|O_EXCL|O_RDONLY, close it, unlink it. Prints one line:
+ *       "ok=A failed=B" (B: cycles whose open or unlink failed). */
 #include <ctype.h>
 #include <stdbool.h>
 #include <dirent.h>
@@ -167,7 +171,7 @@ static void usage(void)
 	      "  statfs PATH                   readdir PATH\n"
 	      "  flock PATH FLAGS ex|sh|un[,nb]\n"
 	      "  setlk PATH FLAGS wr|rd|un[,wait]\n"
-	      "  race PATH flock|setlk N\n"
+	      "  race PATH flock|setlk N       cycle PATH N\n"
 	      "escapes in paths and data: \\xNN  \\\\  \\{N}C\n",
 	      stderr);
 	exit(2);
@@ -730,6 +734,32 @@ static void race_round(const char *path, bool use_flock, int *ok, int *busy,
 	close(fd);
 }
 
+static int cycle(int argc, char **argv)
+{
+	const char *path;
+	long n, ok = 0, failed = 0;
+
+	if (argc < 2)
+		usage();
+	path = path_arg(argv[0]);
+	n = strtol(argv[1], NULL, 10);
+	for (long i = 0; i < n; i++) {
+		int fd = open(path, O_CREAT | O_EXCL | O_RDONLY, 0644);
+
+		if (fd < 0) {
+			failed++;
+			continue;
+		}
+		close(fd);
+		if (unlink(path))
+			failed++;
+		else
+			ok++;
+	}
+	printf("ok=%ld failed=%ld\n", ok, failed);
+	return failed ? 1 : 0;
+}
+
 static int race(int argc, char **argv)
 {
 	int ok = 0, busy = 0, lost = 0, other = 0, n;
@@ -773,6 +803,8 @@ int main(int argc, char **argv)
 		return hold(argc, argv);
 	if (!strcmp(verb, "race"))
 		return race(argc, argv);
+	if (!strcmp(verb, "cycle"))
+		return cycle(argc, argv);
 	if (!strcmp(verb, "open")) {
 		NEED(2);
 		if (with_fd(path_arg(argv[0]), argv[1],

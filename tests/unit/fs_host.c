@@ -3,7 +3,9 @@
  * caller is comes from the host, not from /proc. A create records the
  * caller's command as the host tells it; a lock whose holder's group lives
  * may be unlinked only from the holder's session (the host's answer), and
- * by anyone once that group is gone. No process is forked. */
+ * by anyone once that group is gone. A lookup of a name that is not there
+ * asks the host who the caller is only when some lock is lost (to show
+ * that lock to its group). No process is forked. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -117,11 +119,52 @@ static void test_unlink_by_session(void)
 	teardown();
 }
 
+static void run_due(void *arg)
+{
+	(void)arg;
+	engine_steps_due(eng, &fclk.clk);
+}
+
+/* A lookup of a missing name asks the host nothing while no lock is lost;
+ * once one is (its renewals failed past the safe period, its row then
+ * removed), it is shown to its holder's group only. */
+static void test_lookup_asks_only_when_lost(void)
+{
+	const struct fs_ctx holder = { 1000, 1000, 4242 };
+	const struct fs_ctx other = { 1000, 1000, 4343 };
+	struct store_mem_faults down = { .down = 1 }, up = { 0 };
+	struct fs_entry e;
+	uint64_t fh;
+	int calls;
+
+	setup();
+	calls = host_fake_proc_calls(&fhost);
+	CHECK_INT(fs_lookup_ctx(fs, &holder, FS_ROOT_INO, "none", &e), -ENOENT);
+	CHECK_INT(host_fake_proc_calls(&fhost), calls);
+	CHECK_INT(fs_create(fs, &holder, FS_ROOT_INO, "x", S_IFREG | 0644,
+			    O_CREAT | O_EXCL | O_WRONLY, &e, &fh),
+		  0);
+	fs_release(fs, fh); /* hold=pgrp: held while the group lives */
+	fs_forget(fs, e.attr.ino, 1);
+	store_mem_set_faults(st, &down);
+	engine_steps_advance(&fclk, 2000, run_due, NULL); /* past 1.5 s */
+	store_mem_set_faults(st, &up);
+	engine_steps_advance(&fclk, 1000, run_due, NULL); /* row removed */
+	CHECK_INT(store_mem_lock_count(st), 0);
+	calls = host_fake_proc_calls(&fhost);
+	CHECK_INT(fs_lookup_ctx(fs, &holder, FS_ROOT_INO, "x", &e), 0);
+	CHECK(host_fake_proc_calls(&fhost) > calls);
+	fs_forget(fs, e.attr.ino, 1);
+	CHECK_INT(fs_lookup_ctx(fs, &other, FS_ROOT_INO, "x", &e), -ENOENT);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
 	check_cases(argc, argv);
 	CHECK_CASE(test_holder_from_host);
 	CHECK_CASE(test_unlink_by_session);
+	CHECK_CASE(test_lookup_asks_only_when_lost);
 	CHECK_DONE();
 }

@@ -4,8 +4,12 @@
  * reused group number is not); a group whose processes are gone is dead;
  * a group whose leader has exited is alive (by its number) but never
  * signallable, nor is a group whose leader is unknown. */
+#include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +67,53 @@ static void leaderless_group(void)
 	CHECK(!procgrp_alive(leader, start));
 }
 
+/* A thread whose name holds spaces and parentheses, as a caller's
+ * command may: procgrp_stat reads it whole from /proc/TID/stat, with the
+ * process's group and session. */
+static void *named_thread(void *arg)
+{
+	struct procgrp_stat *st = arg;
+
+	prctl(PR_SET_NAME, "a) b (c", 0, 0, 0);
+	if (procgrp_stat((int64_t)syscall(SYS_gettid), st))
+		st->pgid = -1;
+	return NULL;
+}
+
+/* One read of /proc/PID/stat says what getpgid, getsid and /proc/PID/comm
+ * say, for a process and for a thread of it. */
+static void stat_fields(void)
+{
+	struct procgrp_stat st;
+	char comm[64] = "";
+	pthread_t t;
+	FILE *f;
+
+	CHECK_INT(procgrp_stat(getpid(), &st), 0);
+	CHECK_INT(st.pgid, getpgrp());
+	CHECK_INT(st.sid, getsid(0));
+	CHECK_INT((long long)st.start,
+		  (long long)procgrp_start_time(getpid(), NULL));
+	f = fopen("/proc/self/comm", "re");
+	CHECK(f != NULL);
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	CHECK_STR(st.comm, comm);
+	CHECK_INT(pthread_create(&t, NULL, named_thread, &st), 0);
+	pthread_join(t, NULL);
+	CHECK_STR(st.comm, "a) b (c");
+	CHECK_INT(st.pgid, getpgrp());
+	CHECK_INT(st.sid, getsid(0));
+	CHECK(st.start >= procgrp_start_time(getpid(), NULL));
+	/* Gone or never there: an error, and nothing left filled. */
+	CHECK(procgrp_stat(-5, &st) < 0);
+	CHECK_INT(st.pgid, 0);
+	CHECK_STR(st.comm, "");
+}
+
 int main(void)
 {
 	int64_t grp = 0;
@@ -75,6 +126,7 @@ int main(void)
 	CHECK(start > 0);
 	CHECK_INT(grp, getpgrp());
 	CHECK_INT(procgrp_start_time(-5, NULL), 0);
+	stat_fields();
 
 	/* Group 1 and unknown groups are never signalled. */
 	CHECK(!procgrp_signallable(1, 0));

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "sigv4.h"
+#include "text.h"
 
 #define DATE  "20150830T123600Z"
 #define SCOPE "20150830/us-east-1/service/aws4_request"
@@ -365,7 +366,7 @@ static void test_digests(void)
 		0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83,
 		0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43,
 	};
-	unsigned char mac[32];
+	unsigned char mac[32], mac2[32], long_key[131];
 	char hex[65];
 
 	CHECK_INT(sigv4_sha256_hex(NULL, 0, hex), 0);
@@ -379,6 +380,29 @@ static void test_digests(void)
 	/* RFC 4231, test case 2. */
 	CHECK_INT(sigv4_hmac_sha256("Jefe", 4, "what do ya want for nothing?",
 				    28, mac),
+		  0);
+	CHECK(!memcmp(mac, want_hmac, 32));
+	/* RFC 4231, test case 6: a key longer than the 64-byte block is
+	 * hashed first. */
+	memset(long_key, 0xaa, sizeof(long_key));
+	CHECK_INT(sigv4_hmac_sha256(long_key, sizeof(long_key),
+				    "Test Using Larger Than Block-Size Key - "
+				    "Hash Key First",
+				    54, mac),
+		  0);
+	text_hex(mac, 32, hex);
+	CHECK_STR(hex, "60e431591ee0b67f0d8a26aacbf5b77f"
+		       "8e0bc6213728c5140546040f0ee37f54");
+	/* A 64-byte key is used as it is (RFC 4231 has none: checked
+	 * against the key hashed by the rule above, which must differ). */
+	CHECK_INT(sigv4_hmac_sha256(long_key, 64, "x", 1, mac), 0);
+	CHECK_INT(sigv4_hmac_sha256(long_key, 65, "x", 1, mac2), 0);
+	CHECK(memcmp(mac, mac2, 32));
+	/* The signing key's chain writes each key over the one it came
+	 * from: out may be the key. */
+	memcpy(mac, "Jefe", 4);
+	CHECK_INT(sigv4_hmac_sha256(mac, 4, "what do ya want for nothing?", 28,
+				    mac),
 		  0);
 	CHECK(!memcmp(mac, want_hmac, 32));
 	CHECK_INT(sigv4_hmac_sha256(NULL, 1, "x", 1, mac), -EINVAL);

@@ -24,6 +24,7 @@ static void fake_proc(void *arg, int64_t pid, struct host_proc *out)
 
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&f->mu);
+	f->proc_calls++;
 	if (!dead_locked(f, pid)) {
 		out->pgid = pid;
 		out->sid = pid;
@@ -31,8 +32,16 @@ static void fake_proc(void *arg, int64_t pid, struct host_proc *out)
 		snprintf(out->comm, sizeof(out->comm), "fake%lld",
 			 (long long)pid);
 	}
-	out->ngroups = 0;
 	pthread_mutex_unlock(&f->mu);
+}
+
+static int fake_groups(void *arg, int64_t pid, uint32_t *out, int max)
+{
+	(void)arg;
+	(void)pid;
+	(void)out;
+	(void)max;
+	return 0;
 }
 
 static uint64_t fake_start_time(void *arg, int64_t pid, int64_t *pgid)
@@ -88,6 +97,7 @@ static int fake_signal_pgrp(void *arg, int64_t pgid, int sig)
 
 static const struct host_ops fake_ops = {
 	.proc = fake_proc,
+	.groups = fake_groups,
 	.start_time = fake_start_time,
 	.pgrp_alive = fake_pgrp_alive,
 	.pgrp_signallable = fake_pgrp_signallable,
@@ -144,4 +154,9 @@ int host_fake_signals(struct host_fake *f)
 int host_fake_alive_checks(struct host_fake *f)
 {
 	return read_counter(f, &f->alive_checks);
+}
+
+int host_fake_proc_calls(struct host_fake *f)
+{
+	return read_counter(f, &f->proc_calls);
 }

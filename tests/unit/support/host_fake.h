@@ -28,6 +28,7 @@ struct host_fake {
 	int64_t last_pgid;    /* the group of the last one */
 	int last_sig;	      /* and its number */
 	int alive_checks;     /* pgrp_alive calls */
+	int proc_calls;	      /* proc calls (who a caller is) */
 	bool not_signallable; /* pgrp_signallable answers false */
 };
 
@@ -37,5 +38,6 @@ void host_fake_fini(struct host_fake *f);
 void host_fake_kill(struct host_fake *f, int64_t pgid);
 int host_fake_signals(struct host_fake *f);
 int host_fake_alive_checks(struct host_fake *f);
+int host_fake_proc_calls(struct host_fake *f);
 
 #endif

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# wake.t: the daemon's lease scheduler sleeps through lock cycles and still
+# does its work on time, through lockfs-faultproxy (2 ms each way, then
+# faults). Four concurrent callers (lockfs-t cycle: one process each, as
+# a process's exit rightly costs the scheduler a few group checks) cycle
+# (O_CREAT|O_EXCL, close, unlink), each in a directory of its own: every cycle succeeds and the scheduler's
+# passes (lockfs_lease_passes_total) stay well under one a cycle (it was
+# woken by every acquire, close and release: two to three a cycle). Its
+# work is not delayed: a lock with a 0.5 s heartbeat is renewed on time
+# (and never lost) while the others cycle; a holder group's death after
+# its close frees the lock within a second; a renewal that fails (HTTP 500)
+# is retried and the lock stays held.
+. "$(dirname "$0")/lib.sh"
+
+plan 10
+
+SHORT=lease=2,heartbeat=0.5,safe_period=1.5
+CALLERS=4
+CYCLES=100
+new_table || { echo "Bail out! cannot create a table"; exit 1; }
+proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
+ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=wake-a,hold=pgrp,$SHORT" ||
+	{ echo "Bail out! cannot mount"; exit 1; }
+A=$(mnt a)
+proxy_ctl latency 2 >/dev/null
+
+metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
+
+# ---- a lock renewed every 0.5 s beside the cycles --------------------------
+hold_start r "$A/renewed" O_CREAT,O_EXCL,O_RDONLY 0644
+is "$HOUT" ready "the renewed lock is acquired"
+for c in $(seq "$CALLERS"); do
+	[ "$("$T" mkdir "$A/d$c" 0755)" = 0 ] ||
+		{ echo "Bail out! cannot make $A/d$c"; exit 1; }
+done
+
+# ---- concurrent cycles ----------------------------------------------------
+hb0=$(metric lockfs_heartbeats_ok_total)
+p0=$(metric lockfs_lease_passes_total)
+t0=$(now_ms)
+pids=()
+for c in $(seq "$CALLERS"); do
+	"$T" cycle "$A/d$c/k" "$CYCLES" >"$WORK/cycles-$c.out" &
+	track_pid $!
+	pids+=($!)
+done
+for p in "${pids[@]}"; do
+	_reap "$p" 120 # bounded: the EXIT trap kills what is left
+done
+ms=$(($(now_ms) - t0))
+p1=$(metric lockfs_lease_passes_total)
+hb1=$(metric lockfs_heartbeats_ok_total)
+bad=0
+for c in $(seq "$CALLERS"); do
+	f=$(sed -n 's/^ok=[0-9]* failed=\([0-9]*\)$/\1/p' "$WORK/cycles-$c.out")
+	bad=$((bad + ${f:-$CYCLES}))
+done
+n=$((CALLERS * CYCLES))
+passes=$((p1 - p0))
+diag "$n cycles in $ms ms: $passes scheduler passes, $((hb1 - hb0)) renewals"
+is "$bad" 0 "$CALLERS callers x $CYCLES cycles through the proxy: none failed"
+# Passes now: the group checks (every pgrp_poll_ms, 100 ms, while a closed
+# lock waits on its group), renewals of the held lock, and a pass when a
+# close finds no group checked yet.
+ok "$([ "$passes" -le $((n / 2 + ms / 40)) ] && echo 0)" \
+	"the scheduler slept through the cycles ($passes passes for $n cycles in $ms ms)"
+# 0.5 s heartbeat: at least one renewal a second however long the cycles took.
+ok "$([ $((hb1 - hb0)) -ge $((ms / 1000)) ] && echo 0)" \
+	"the held lock was renewed meanwhile ($((hb1 - hb0)) in $ms ms)"
+is "$(metric lockfs_lost_total)" 0 "no lock was lost"
+hold_cmd r read
+like "$HOUT" "state: held" "the renewed lock is held"
+
+# ---- a holder group's death after its close ------------------------------
+hold_start g --pgrp "$A/g" O_CREAT,O_EXCL,O_RDONLY 0644
+hold_cmd g close
+is "$HOUT" 0 "a holder closes its lock (held by its group from now on)"
+t1=$(now_ms)
+hold_kill g KILL
+wait_for 5 sh -c "[ \"\$(\"$T\" open \"$A/g\" O_CREAT,O_EXCL,O_RDONLY 0644)\" = 0 ]"
+ok $? "after kill -9 of the group, its lock is free again"
+took=$(($(now_ms) - t1))
+ok "$([ "$took" -lt 1000 ] && echo 0)" "... within a second ($took ms)"
+
+# ---- a failed renewal is retried ------------------------------------------
+proxy_ctl http500 2 UpdateItem >/dev/null
+sleep 1.5
+is "$(metric lockfs_lost_total)" 0 "two failed renewals later the held lock is not lost"
+hold_stop r

@@ -94,8 +94,8 @@ like "$(proxy_ctl stats)" 'injected=[1-9]' "the proxy failed or lost some Update
 # must fail, whether or not data waits to be written.
 : >"$WORK/go2"
 sleep 0.3
-t0=$(now_ms)
 proxy_ctl stall on >/dev/null
+t0=$(now_ms) # the stall began before this: the trust ends by t0 + 2 s
 all_failed() {
 	local w
 	for w in 1 2 3 4; do grep -q EIO "$WORK/phase2-w$w" 2>/dev/null || return 1; done

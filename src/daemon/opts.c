@@ -184,6 +184,32 @@ static int timeout_opt(const char *name, const char *s, double dflt,
 	return 0;
 }
 
+/* name=s, one of n words (NULL: the first): *out is its index; else a
+ * one-line error listing them ("want a, b or c"). */
+static int keyword(const char *name, const char *s, const char *const *words,
+		   int n, int *out, char *err, size_t errlen)
+{
+	int i, at;
+
+	*out = 0;
+	if (!s)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!strcmp(s, words[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	at = snprintf(err, errlen, "%s=%s: want", name, s);
+	for (i = 0; i < n && at >= 0 && (size_t)at < errlen; i++)
+		at += snprintf(err + at, errlen - (size_t)at, "%s%s",
+			       !i	    ? " "
+			       : i == n - 1 ? " or "
+					    : ", ",
+			       words[i]);
+	return -1;
+}
+
 static bool table_name_ok(const char *t)
 {
 	size_t n = strlen(t), i;
@@ -256,7 +282,13 @@ static bool owner_ok(const char *s)
 
 static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 {
+	static const char *const hold_words[] = { "pgrp", "fd", "unlink" };
+	static const enum hold_mode holds[] = { HOLD_PGRP, HOLD_FD,
+						HOLD_UNLINK };
+	static const char *const list_words[] = { "auto", "index", "scan" };
+	static const char *const release_words[] = { "sync", "async" };
 	int64_t n;
+	int pick;
 
 	if (!o->table && o->source && !strncmp(o->source, "lockfs:", 7) &&
 	    o->source[7]) {
@@ -314,17 +346,9 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "heartbeat must be at least 0.010 s");
 		return -1;
 	}
-	if (!o->hold_s || !strcmp(o->hold_s, "pgrp")) {
-		o->hold = HOLD_PGRP;
-	} else if (!strcmp(o->hold_s, "fd")) {
-		o->hold = HOLD_FD;
-	} else if (!strcmp(o->hold_s, "unlink")) {
-		o->hold = HOLD_UNLINK;
-	} else {
-		snprintf(err, errlen, "hold=%s: want pgrp, fd or unlink",
-			 o->hold_s);
+	if (keyword("hold", o->hold_s, hold_words, 3, &pick, err, errlen))
 		return -1;
-	}
+	o->hold = holds[pick];
 	if (o->lost_signal_s &&
 	    text_parse_signal(o->lost_signal_s, &o->lost_signal)) {
 		snprintf(err, errlen,
@@ -333,26 +357,13 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 			 o->lost_signal_s, NSIG - 1);
 		return -1;
 	}
-	if (!o->list_s || !strcmp(o->list_s, "auto")) {
-		o->list_mode = 0;
-	} else if (!strcmp(o->list_s, "index")) {
-		o->list_mode = 1;
-	} else if (!strcmp(o->list_s, "scan")) {
-		o->list_mode = 2;
-	} else {
-		snprintf(err, errlen, "list=%s: want auto, index or scan",
-			 o->list_s);
+	/* list: in enum store_ddb_list's order */
+	if (keyword("list", o->list_s, list_words, 3, &o->list_mode, err,
+		    errlen) ||
+	    keyword("release", o->release_s, release_words, 2, &pick, err,
+		    errlen))
 		return -1;
-	}
-	if (!o->release_s || !strcmp(o->release_s, "sync")) {
-		o->release_async = false;
-	} else if (!strcmp(o->release_s, "async")) {
-		o->release_async = true;
-	} else {
-		snprintf(err, errlen, "release=%s: want sync or async",
-			 o->release_s);
-		return -1;
-	}
+	o->release_async = pick == 1;
 	if (o->sweep_s && strcmp(o->sweep_s, "0") &&
 	    seconds("sweep", o->sweep_s, 1000, 0, &o->sweep_ms, err, errlen))
 		return -1;

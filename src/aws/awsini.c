@@ -326,15 +326,15 @@ int awsini_parse(const char *text, size_t len, struct awsini **out,
 		return -ENOMEM;
 	while (p < end && !rc) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
+		size_t n = (size_t)((nl ? nl : end) - p);
 
 		line++;
-		if (le > p && le[-1] == '\r')
-			le--;
-		if (memchr(p, '\0', (size_t)(le - p)))
+		if (n && p[n - 1] == '\r')
+			n--;
+		if (memchr(p, '\0', n))
 			rc = -EINVAL;
 		else
-			rc = parse_line(&st, p, le);
+			rc = parse_line(&st, p, p + n);
 		p = nl ? nl + 1 : end;
 	}
 	if (rc) {

@@ -15,10 +15,13 @@
 # serializes creates and unlinks within one directory, so with one
 # directory at most one acquire or release is in flight there), alternating
 # so that drift hits both alike. It prints every round, the median ratio
-# mount/direct and the daemon's CPU time per cycle. A mount cycle on one key costs a PutItem and a
-# DeleteItem, like the direct one (the lookup after our own release is
-# answered from memory); on fresh keys the kernel's lookup costs a GetItem
-# as well.
+# mount/direct, the daemon's CPU time and context switches per cycle, and
+# beside them the CPU time the direct floor's process spent per cycle
+# (lockfs's own DynamoDB client sending the same two requests: what the
+# daemon spends on DynamoDB alone). A mount cycle on one key costs a
+# PutItem and a DeleteItem, like the direct one (the lookup after our own
+# release is answered from memory); on fresh keys the kernel's lookup
+# costs a GetItem as well.
 #
 # --rtt MS (or RTT_MS=MS): puts lockfs-faultproxy (tests/tools) in front of
 # DynamoDB Local with MS/2 ms of latency each way, for the mount and the
@@ -132,6 +135,13 @@ TICKS=$(getconf CLK_TCK)
 cpu_ticks() {
 	[ -n "$DAEMON" ] && awk '{ print $14 + $15 }' "/proc/$DAEMON/stat" 2>/dev/null || echo 0
 }
+# The daemon's context switches (voluntary and not) over its threads now.
+switches() {
+	[ -n "$DAEMON" ] && cat /proc/"$DAEMON"/task/*/status 2>/dev/null |
+		awk '/ctxt_switches/ { s += $2 } END { print s + 0 }' || echo 0
+}
+mount_switches=0
+direct_cpu=()
 ratios=()
 fresh_ratios=()
 dirs_ratios=()
@@ -154,9 +164,11 @@ note() { # NAME LINE FLOOR_LINE
 samples() { CYCLE_SAMPLES=$OUT/cycle-$1.us; export CYCLE_SAMPLES; }
 for r in $(seq 1 "$ROUNDS"); do
 	d=$(samples direct; "$CYCLE" direct "$E" bench "$N" "$THREADS")
-	c0=$(cpu_ticks)
+	c0=$(cpu_ticks) s0=$(switches)
 	m=$(samples lockfs; "$CYCLE" mount "$MNT" "$N" "$THREADS")
-	c1=$(cpu_ticks)
+	c1=$(cpu_ticks) s1=$(switches)
+	mount_switches=$((mount_switches + s1 - s0))
+	direct_cpu+=("$(field cpu_us "$d")")
 	f=$(samples lockfs-fresh; "$CYCLE" mount "$MNT" "$N" "$THREADS" fresh)
 	x=$(samples lockfs-dirs; "$CYCLE" mount "$MNT" "$N" "$THREADS" dirs)
 	mount_ticks=$((mount_ticks + c1 - c0))
@@ -199,7 +211,9 @@ echo "  fresh keys: $(median "${fresh_ratios[@]}")x   (includes the kernel's loo
 echo "  one directory per thread: $(median "${dirs_ratios[@]}")x   (same key; with one directory, creates and unlinks wait for each other in the kernel)"
 echo "throughput, mount / direct: same key $(awk -v r="$(median "${ratios[@]}")" 'BEGIN { printf "%.2f", 1 / r }')x, one directory per thread $(awk -v r="$(median "${dirs_ratios[@]}")" 'BEGIN { printf "%.2f", 1 / r }')x"
 if [ "$mount_cycles" -gt 0 ] && [ -n "$DAEMON" ]; then
-	echo "daemon CPU per cycle (same key): $(awk -v t="$mount_ticks" -v hz="$TICKS" -v n="$mount_cycles" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }') us"
+	echo "daemon CPU per cycle (same key): $(awk -v t="$mount_ticks" -v hz="$TICKS" -v n="$mount_cycles" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }') us," \
+		"$(awk -v s="$mount_switches" -v n="$mount_cycles" 'BEGIN { printf "%.1f", s / n }') context switches"
+	echo "  beside it, lockfs's own client sending the same two requests directly: $(median "${direct_cpu[@]}") us per cycle"
 fi
 echo
 echo "summary, medians of $ROUNDS rounds of $N cycles x $THREADS worker(s), against the direct floor of the same round:"

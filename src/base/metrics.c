@@ -27,6 +27,7 @@ static const char *const counter_names[MC__COUNT] = {
 	[MC_DDB_THROTTLES] = "lockfs_dynamodb_throttles_total",
 	[MC_WAITS] = "lockfs_waits_total",
 	[MC_LEASE_PASSES] = "lockfs_lease_passes_total",
+	[MC_SESSION_PASSES] = "lockfs_session_passes_total",
 };
 
 static const char *const counter_help[MC__COUNT] = {
@@ -45,6 +46,8 @@ static const char *const counter_help[MC__COUNT] = {
 	[MC_DDB_THROTTLES] = "Throttling answers from DynamoDB.",
 	[MC_WAITS] = "flock/fcntl waits started.",
 	[MC_LEASE_PASSES] = "Passes of the lease scheduler (its wake-ups).",
+	[MC_SESSION_PASSES] =
+		"Passes of the session thread (its wake-ups; -o session).",
 };
 
 static uint64_t load(const uint64_t *p)

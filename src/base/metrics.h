@@ -19,12 +19,13 @@ enum metric_counter {
 	MC_AUTO_RELEASES, /* released because the holder went away */
 	MC_HEARTBEATS_OK,
 	MC_HEARTBEATS_FAILED,
-	MC_LOST,	  /* locks this mount lost */
-	MC_BREAKS,	  /* others' locks removed with allow_break */
-	MC_DDB_RETRIES,	  /* DynamoDB requests sent again */
-	MC_DDB_THROTTLES, /* throttling answers from DynamoDB */
-	MC_WAITS,	  /* flock/fcntl waits started */
-	MC_LEASE_PASSES,  /* passes (wake-ups) of the lease scheduler */
+	MC_LOST,	   /* locks this mount lost */
+	MC_BREAKS,	   /* others' locks removed with allow_break */
+	MC_DDB_RETRIES,	   /* DynamoDB requests sent again */
+	MC_DDB_THROTTLES,  /* throttling answers from DynamoDB */
+	MC_WAITS,	   /* flock/fcntl waits started */
+	MC_LEASE_PASSES,   /* passes (wake-ups) of the lease scheduler */
+	MC_SESSION_PASSES, /* passes (wake-ups) of the session thread */
 	MC__COUNT
 };
 

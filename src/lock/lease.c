@@ -373,6 +373,7 @@ static void *session_main(void *arg)
 			wake = now + LEASE_IDLE_MS;
 		struct timespec ts;
 
+		metrics_inc(e->metrics, MC_SESSION_PASSES);
 		if (session_due_locked(e, now, &wake)) {
 			e->sess.busy = true;
 			pthread_mutex_unlock(&e->mu);
@@ -380,8 +381,10 @@ static void *session_main(void *arg)
 			pthread_mutex_lock(&e->mu);
 			continue;
 		}
+		/* Its own condition variable: the locks' writes (cv) do
+		 * not wake it, only what may make a beat due sooner. */
 		clk_mono_timespec(wake, &ts);
-		pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+		pthread_cond_timedwait(&e->sess_cv, &e->mu, &ts);
 	}
 	pthread_mutex_unlock(&e->mu);
 	return NULL;
@@ -499,6 +502,7 @@ static void stop_threads(struct lock_engine *e, bool scheduler)
 	pthread_mutex_lock(&e->mu);
 	e->stopping = true;
 	pthread_cond_broadcast(&e->cv);
+	pthread_cond_broadcast(&e->sess_cv);
 	pthread_cond_broadcast(&e->sched_cv);
 	pthread_cond_broadcast(&e->work_cv);
 	pthread_mutex_unlock(&e->mu);

@@ -71,6 +71,7 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	pthread_mutex_init(&e->mu, NULL);
 	clk_cond_init_mono(&e->cv);
 	clk_cond_init_mono(&e->sched_cv);
+	clk_cond_init_mono(&e->sess_cv);
 	pthread_cond_init(&e->work_cv, NULL);
 	smap_init(&e->by_key);
 	smap_init(&e->recent);
@@ -107,6 +108,7 @@ void lock_engine_free(struct lock_engine *e)
 	smap_fini(&e->by_key);
 	pthread_cond_destroy(&e->cv);
 	pthread_cond_destroy(&e->sched_cv);
+	pthread_cond_destroy(&e->sess_cv);
 	pthread_cond_destroy(&e->work_cv);
 	pthread_mutex_destroy(&e->mu);
 	free(e->owner);

@@ -163,6 +163,7 @@ static void session_lost_locked(struct lock_engine *e, bool dead)
 	e->sess.gen++;
 	e->sess.next_due_mono_ms = now_mono(e);
 	lock_int_kick_locked(e);
+	lock_int_wake_session_locked(e);
 }
 
 /* mu held: rvn is a heartbeat of ours whose answer was lost: it landed. */
@@ -288,6 +289,7 @@ void lock_int_session_beat(struct lock_engine *e)
 	pthread_mutex_lock(&e->mu);
 	e->sess.busy = false;
 	pthread_cond_broadcast(&e->cv);
+	lock_int_wake_session_locked(e); /* when made by another thread */
 	pthread_mutex_unlock(&e->mu);
 	lock_int_notify_lost(e);
 }
@@ -372,6 +374,7 @@ int lock_int_session_sync(struct lock_engine *e, struct lock *lk)
 	pthread_mutex_lock(&e->mu);
 	e->sess.busy = false;
 	pthread_cond_broadcast(&e->cv);
+	lock_int_wake_session_locked(e);
 	text_copy(rvn, sizeof(rvn), lk->rec.rvn);
 	pthread_mutex_unlock(&e->mu);
 	lock_int_notify_lost(e);

@@ -436,6 +436,11 @@ void lock_int_kick_locked(struct lock_engine *e)
 	lock_int_wake_scheduler_locked(e);
 }
 
+void lock_int_wake_session_locked(struct lock_engine *e)
+{
+	pthread_cond_signal(&e->sess_cv);
+}
+
 void lock_int_wake_scheduler_locked(struct lock_engine *e)
 {
 	e->kicked = true;

@@ -144,7 +144,10 @@ struct lock_engine {
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	 /* busy cleared, a release settled, a session
-				  * beat ended; the session thread's wake-up */
+				  * beat ended */
+	pthread_cond_t sess_cv;	 /* the session thread's wake-up, signalled
+				  * only when its next beat may be due
+				  * sooner (or it stops); mu */
 	pthread_cond_t sched_cv; /* the lease scheduler's wake-up, signalled
 				  * only when it has something to do
 				  * (kicked); mu */
@@ -261,6 +264,9 @@ void lock_int_notify_lost(struct lock_engine *e);
 bool lock_int_pgrp_alive(struct lock_engine *e, const struct lock_holder *h);
 /* mu held: wakes the lease scheduler and every waiter on cv. */
 void lock_int_kick_locked(struct lock_engine *e);
+/* mu held: wakes the session thread (sess_cv): its next beat was moved
+ * sooner, or a beat made by another thread ended. */
+void lock_int_wake_session_locked(struct lock_engine *e);
 /* mu held: wakes the lease scheduler only (sched_cv). */
 void lock_int_wake_scheduler_locked(struct lock_engine *e);
 /* mu held: wakes the lease scheduler if due_mono_ms comes before the

@@ -10,9 +10,12 @@
 # (and never lost) while the others cycle; a holder group's death after
 # its close frees the lock within a second; a renewal that fails (HTTP 500)
 # is retried and the lock stays held.
+# With -o session, the session thread sleeps through the cycles too (it was
+# woken by every acquire and release: about two passes a cycle) and its
+# beats still come every heartbeat period.
 . "$(dirname "$0")/lib.sh"
 
-plan 10
+plan 14
 
 SHORT=lease=2,heartbeat=0.5,safe_period=1.5
 CALLERS=4
@@ -87,3 +90,43 @@ proxy_ctl http500 2 UpdateItem >/dev/null
 sleep 1.5
 is "$(metric lockfs_lost_total)" 0 "two failed renewals later the held lock is not lost"
 hold_stop r
+
+# ---- session mode: the session thread sleeps through the cycles -----------
+ENDPOINT=$PROXY_ENDPOINT mount_start s "owner=wake-s,session,hold=unlink,$SHORT" ||
+	{ echo "Bail out! cannot mount with session"; exit 1; }
+S=$(mnt s)
+smetric() { "$T" read "$S/.lockfs/metrics" | sed -n "s/^$1 //p"; }
+for c in $(seq "$CALLERS"); do
+	r=$("$T" mkdir "$S/s$c" 0755); [ "$r" = 0 ] ||
+		{ echo "Bail out! cannot make $S/s$c: $r"; exit 1; }
+done
+sp0=$(smetric lockfs_session_passes_total)
+hb0=$(smetric lockfs_heartbeats_ok_total)
+t0=$(now_ms)
+pids=()
+for c in $(seq "$CALLERS"); do
+	"$T" cycle "$S/s$c/k" "$CYCLES" >"$WORK/scycles-$c.out" &
+	track_pid $!
+	pids+=($!)
+done
+for p in "${pids[@]}"; do
+	_reap "$p" 120
+done
+ms=$(($(now_ms) - t0))
+sp1=$(smetric lockfs_session_passes_total)
+hb1=$(smetric lockfs_heartbeats_ok_total)
+bad=0
+for c in $(seq "$CALLERS"); do
+	f=$(sed -n 's/^ok=[0-9]* failed=\([0-9]*\)$/\1/p' "$WORK/scycles-$c.out")
+	bad=$((bad + ${f:-$CYCLES}))
+done
+spasses=$((sp1 - sp0))
+diag "session mode: $n cycles in $ms ms: $spasses session passes, $((hb1 - hb0)) session beats"
+is "$bad" 0 "session mode: $CALLERS callers x $CYCLES cycles through the proxy: none failed"
+# A pass per beat and one after it (0.5 s heartbeat), and a few more; the
+# old code made two a cycle.
+ok "$([ "$spasses" -le $((2 * ms / 500 + 10)) ] && echo 0)" \
+	"the session thread slept through the cycles ($spasses passes for $n cycles in $ms ms)"
+ok "$([ $((hb1 - hb0)) -ge $((ms / 1000)) ] && echo 0)" \
+	"the session was renewed meanwhile ($((hb1 - hb0)) beats in $ms ms)"
+is "$(smetric lockfs_lost_total)" 0 "no lock was lost in session mode"

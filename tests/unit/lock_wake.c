@@ -4,7 +4,9 @@
  * lockfs_lease_passes_total, stay a small fraction of the cycles), and a
  * lock due before the scheduler means to look still wakes it (a short
  * heartbeat is renewed on time while the scheduler slept for a second).
- * Real clock, real threads, the in-memory store behind store_fault. */
+ * In session mode the session thread sleeps through the cycles too, and
+ * still beats on time. Real clock, real threads, the in-memory store
+ * behind store_fault. */
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -120,6 +122,73 @@ static void test_cycles_leave_it_asleep(void)
 	store_free(mem);
 }
 
+/* Session mode (-o session): the session thread, too, sleeps through
+ * the cycles. It waited on the engine's cv, which every write's end
+ * broadcasts, so it made about two passes a cycle (an acquire and a
+ * release); it now has a condition variable of its own and wakes for its
+ * beats only. Its beats still come on time: every heartbeat period (here
+ * 50 ms) the session item is renewed, and the locks stay held by it. */
+static void test_session_sleeps_through_cycles(void)
+{
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_PGRP);
+	struct store *mem = store_mem_new();
+	struct observe *o = observe_new(&clk_system, 0);
+	struct caller c[CALLERS];
+	pthread_t t[CALLERS];
+	struct store_fault sf;
+	struct lock_engine *e;
+	struct metrics m;
+	uint64_t p0, passes, beats;
+	int64_t t0, ms;
+	int failures = 0;
+
+	CHECK(mem && o);
+	cfg.session = true;
+	cfg.lease_ms = 1000;
+	cfg.heartbeat_ms = 50;
+	cfg.safe_period_ms = 600;
+	cfg.pgrp_poll_ms = 100;
+	metrics_init(&m);
+	store_fault_init(&sf, mem);
+	sf.before = latency;
+	e = lock_engine_new(&cfg, &sf.base, o, &clk_system, &m, NULL);
+	CHECK(e);
+	CHECK_INT(lock_session_start(e), 0);
+	CHECK_INT(lease_start(e), 0);
+	usleep(50 * 1000);
+	p0 = metrics_get(&m, MC_SESSION_PASSES);
+	beats = metrics_get(&m, MC_HEARTBEATS_OK);
+	t0 = clk_mono_ms(&clk_system);
+	for (int i = 0; i < CALLERS; i++) {
+		c[i] = (struct caller){ e, i, 0 };
+		CHECK_INT(pthread_create(&t[i], NULL, cycles, &c[i]), 0);
+	}
+	for (int i = 0; i < CALLERS; i++) {
+		pthread_join(t[i], NULL);
+		failures += c[i].failures;
+	}
+	ms = clk_mono_ms(&clk_system) - t0;
+	passes = metrics_get(&m, MC_SESSION_PASSES) - p0;
+	beats = metrics_get(&m, MC_HEARTBEATS_OK) - beats;
+	printf("%d cycles in %lld ms: %llu session passes, %llu beats\n",
+	       CALLERS * CYCLES, (long long)ms, (unsigned long long)passes,
+	       (unsigned long long)beats);
+	CHECK_INT(failures, 0);
+	CHECK_INT(metrics_get(&m, MC_ACQUIRES), CALLERS * CYCLES);
+	CHECK_INT(metrics_get(&m, MC_LOST), 0);
+	/* A pass per beat (and one after it), and a few more. */
+	CHECK(passes <= (uint64_t)(2 * (ms / cfg.heartbeat_ms) + 10));
+	/* The beats kept coming: one per heartbeat period, give or take. */
+	CHECK(beats + 2 >= (uint64_t)(ms / cfg.heartbeat_ms));
+	lease_stop(e);
+	CHECK_INT(lock_release_all(e), 0);
+	lock_session_end(e);
+	lock_engine_free(e);
+	observe_free(o);
+	store_free(mem);
+}
+
 /* An idle scheduler sleeps a second; a lock whose first renewal is due
  * sooner (100 ms heartbeat) wakes it, and is renewed on time. */
 static void test_due_soon_wakes_it(void)
@@ -161,5 +230,6 @@ int main(int argc, char **argv)
 	check_cases(argc, argv);
 	CHECK_CASE(test_cycles_leave_it_asleep);
 	CHECK_CASE(test_due_soon_wakes_it);
+	CHECK_CASE(test_session_sleeps_through_cycles);
 	CHECK_DONE();
 }

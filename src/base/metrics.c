@@ -73,6 +73,25 @@ void metrics_name_kinds(struct metrics *m, const char *const *names, int n)
 	m->n_kinds = n < 0 ? 0 : n > METRICS_KINDS_MAX ? METRICS_KINDS_MAX : n;
 }
 
+void metrics_name_ops(struct metrics *m, const char *const *names, int n)
+{
+	if (!m)
+		return;
+	m->op_names = names;
+	m->n_ops = n < 0 ? 0 : n > METRICS_OPS_MAX ? METRICS_OPS_MAX : n;
+}
+
+void metrics_count_op(struct metrics *m, int op)
+{
+	if (m && op >= 0 && op < m->n_ops)
+		add(&m->ops[op], 1);
+}
+
+uint64_t metrics_get_op(const struct metrics *m, int op)
+{
+	return m && op >= 0 && op < m->n_ops ? load(&m->ops[op]) : 0;
+}
+
 void metrics_inc(struct metrics *m, enum metric_counter c)
 {
 	if (m)
@@ -138,6 +157,16 @@ int metrics_render(const struct metrics *m, struct buf *out)
 			"# TYPE lockfs_log_lines_lost gauge\n"
 			"lockfs_log_lines_lost %" PRIu64 "\n",
 			log_lines_lost());
+	if (!rc && m->n_ops)
+		rc = buf_puts(out,
+			      "# HELP lockfs_fuse_requests_total Requests "
+			      "from the kernel, by filesystem operation.\n"
+			      "# TYPE lockfs_fuse_requests_total counter\n");
+	for (op = 0; op < m->n_ops && !rc; op++)
+		rc = buf_printf(out,
+				"lockfs_fuse_requests_total{op=\"%s\"} %" PRIu64
+				"\n",
+				m->op_names[op], load(&m->ops[op]));
 	if (!rc)
 		rc = buf_puts(
 			out, "# HELP lockfs_dynamodb_requests_total DynamoDB "

@@ -32,6 +32,8 @@ enum metric_counter {
 #define METRICS_LATENCY_BUCKETS 14
 /* Request kinds (histograms) one struct metrics can hold. */
 #define METRICS_KINDS_MAX 16
+/* Filesystem operations (counters) one struct metrics can hold. */
+#define METRICS_OPS_MAX 40
 
 struct metrics_histogram {
 	uint64_t count;
@@ -45,6 +47,9 @@ struct metrics {
 	struct metrics_histogram req[METRICS_KINDS_MAX];
 	const char *const *kind_names; /* set once, before any thread runs */
 	int n_kinds;
+	uint64_t ops[METRICS_OPS_MAX]; /* requests from the kernel, by op */
+	const char *const *op_names;   /* set once, before any thread runs */
+	int n_ops;
 	uint64_t locks_held; /* gauge, set by the lock engine */
 };
 
@@ -54,9 +59,16 @@ void metrics_init(struct metrics *m);
  * must outlive m), in the order they are rendered. Call once, before m is
  * shared. */
 void metrics_name_kinds(struct metrics *m, const char *const *names, int n);
+/* Names the filesystem operations 0..n-1 (n at most METRICS_OPS_MAX;
+ * names borrowed), counted by metrics_count_op and rendered as
+ * lockfs_fuse_requests_total{op="..."}. Call once, before m is shared. */
+void metrics_name_ops(struct metrics *m, const char *const *names, int n);
 /* All functions accept m == NULL and then do nothing. */
 void metrics_inc(struct metrics *m, enum metric_counter c);
 uint64_t metrics_get(const struct metrics *m, enum metric_counter c);
+/* One request of operation op (as named by metrics_name_ops) arrived. */
+void metrics_count_op(struct metrics *m, int op);
+uint64_t metrics_get_op(const struct metrics *m, int op);
 void metrics_set_held(struct metrics *m, uint64_t n);
 /* One request (a single HTTP exchange) of a named kind took us
  * microseconds; a kind without a name is not counted. */

@@ -15,6 +15,91 @@
 
 #include "flk.h"
 #include "fs.h"
+#include "metrics.h"
+
+/* The operations, as lockfs_fuse_requests_total{op=...} names them. */
+enum fsop {
+	FOP_LOOKUP,
+	FOP_FORGET,
+	FOP_FORGET_MULTI,
+	FOP_GETATTR,
+	FOP_SETATTR,
+	FOP_CREATE,
+	FOP_OPEN,
+	FOP_READ,
+	FOP_WRITE,
+	FOP_FLUSH,
+	FOP_RELEASE,
+	FOP_FSYNC,
+	FOP_UNLINK,
+	FOP_MKDIR,
+	FOP_RMDIR,
+	FOP_OPENDIR,
+	FOP_READDIR,
+	FOP_READDIRPLUS,
+	FOP_RELEASEDIR,
+	FOP_STATFS,
+	FOP_GETXATTR,
+	FOP_LISTXATTR,
+	FOP_SETXATTR,
+	FOP_REMOVEXATTR,
+	FOP_POLL,
+	FOP_FLOCK,
+	FOP_SETLK,
+	FOP_GETLK,
+	FOP_RENAME,
+	FOP_LINK,
+	FOP_SYMLINK,
+	FOP_MKNOD,
+	FOP__COUNT
+};
+
+static const char *const fsop_names[FOP__COUNT] = {
+	[FOP_LOOKUP] = "lookup",
+	[FOP_FORGET] = "forget",
+	[FOP_FORGET_MULTI] = "forget_multi",
+	[FOP_GETATTR] = "getattr",
+	[FOP_SETATTR] = "setattr",
+	[FOP_CREATE] = "create",
+	[FOP_OPEN] = "open",
+	[FOP_READ] = "read",
+	[FOP_WRITE] = "write",
+	[FOP_FLUSH] = "flush",
+	[FOP_RELEASE] = "release",
+	[FOP_FSYNC] = "fsync",
+	[FOP_UNLINK] = "unlink",
+	[FOP_MKDIR] = "mkdir",
+	[FOP_RMDIR] = "rmdir",
+	[FOP_OPENDIR] = "opendir",
+	[FOP_READDIR] = "readdir",
+	[FOP_READDIRPLUS] = "readdirplus",
+	[FOP_RELEASEDIR] = "releasedir",
+	[FOP_STATFS] = "statfs",
+	[FOP_GETXATTR] = "getxattr",
+	[FOP_LISTXATTR] = "listxattr",
+	[FOP_SETXATTR] = "setxattr",
+	[FOP_REMOVEXATTR] = "removexattr",
+	[FOP_POLL] = "poll",
+	[FOP_FLOCK] = "flock",
+	[FOP_SETLK] = "setlk",
+	[FOP_GETLK] = "getlk",
+	[FOP_RENAME] = "rename",
+	[FOP_LINK] = "link",
+	[FOP_SYMLINK] = "symlink",
+	[FOP_MKNOD] = "mknod",
+};
+
+void fsops_name_metrics(struct metrics *m)
+{
+	metrics_name_ops(m, fsop_names, FOP__COUNT);
+}
+
+/* One request of op arrived (relaxed atomics: any FUSE thread). */
+static void count_op(fuse_req_t req, enum fsop op)
+{
+	metrics_count_op(((struct fsops_ctx *)fuse_req_userdata(req))->metrics,
+			 op);
+}
 
 static struct fs *fs_of(fuse_req_t req)
 {
@@ -110,6 +195,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fs_ctx c;
 	int rc;
 
+	count_op(req, FOP_LOOKUP);
 	ctx_of(req, &c);
 	rc = fs_lookup_ctx(fs_of(req), &c, parent, name, &e);
 
@@ -118,6 +204,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
+	count_op(req, FOP_FORGET);
 	fs_forget(fs_of(req), ino, nlookup);
 	fuse_reply_none(req);
 }
@@ -127,6 +214,7 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 {
 	size_t i;
 
+	count_op(req, FOP_FORGET_MULTI);
 	for (i = 0; i < count; i++)
 		fs_forget(fs_of(req), forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
@@ -139,6 +227,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	double timeout;
 	int rc = fs_getattr(fs_of(req), ino, &a, &timeout);
 
+	count_op(req, FOP_GETATTR);
 	reply_attr_or_err(req, rc, &a, timeout);
 }
 
@@ -151,6 +240,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	double timeout;
 	int rc;
 
+	count_op(req, FOP_SETATTR);
 	if (to_set & FUSE_SET_ATTR_MODE)
 		valid |= FS_SET_MODE;
 	if (to_set & FUSE_SET_ATTR_UID)
@@ -177,6 +267,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	uint64_t fh = 0;
 	int rc;
 
+	count_op(req, FOP_CREATE);
 	ctx_of(req, &c);
 	rc = fs_create(fs_of(req), &c, parent, name, mode, fi->flags, &e, &fh);
 	if (rc) {
@@ -197,6 +288,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	uint64_t fh = 0;
 	int rc;
 
+	count_op(req, FOP_OPEN);
 	ctx_of(req, &c);
 	rc = fs_open(fs_of(req), &c, ino, fi->flags, &fh);
 	if (rc) {
@@ -216,6 +308,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf;
 	ssize_t n;
 
+	count_op(req, FOP_READ);
 	if (size > (1u << 20))
 		size = 1u << 20;
 	buf = malloc(size ? size : 1);
@@ -237,6 +330,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	struct fs_ctx c;
 	ssize_t n;
 
+	count_op(req, FOP_WRITE);
 	ctx_of(req, &c);
 	n = fs_write(fs_of(req), &c, fi->fh, buf, size, off);
 	if (n < 0)
@@ -247,6 +341,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	count_op(req, FOP_FLUSH);
 	/* The holder's coalesced data is written before close returns (its
 	 * error is close's); any close by a process drops its fcntl locks
 	 * on the file. */
@@ -259,6 +354,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
+	count_op(req, FOP_RELEASE);
 	/* Reply first: the closing process need not wait for DynamoDB. */
 	uint64_t fh = fi->fh, owner = fi->lock_owner;
 	bool drop_flock = fi->flock_release;
@@ -273,6 +369,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
+	count_op(req, FOP_FSYNC);
 	fuse_reply_err(req, -fs_fsync(fs_of(req), fi->fh));
 }
 
@@ -283,6 +380,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fs_ctx c;
 	int rc;
 
+	count_op(req, FOP_UNLINK);
 	ctx_of(req, &c);
 	rc = fs_unlink_start(fs, &c, parent, name, &later);
 	fuse_reply_err(req, -rc);
@@ -297,6 +395,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fs_ctx c;
 	int rc;
 
+	count_op(req, FOP_MKDIR);
 	ctx_of(req, &c);
 	rc = fs_mkdir(fs_of(req), &c, parent, name, mode, &e);
 	reply_entry_or_err(req, rc, &e);
@@ -306,6 +405,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fs_ctx c;
 
+	count_op(req, FOP_RMDIR);
 	ctx_of(req, &c);
 	fuse_reply_err(req, -fs_rmdir(fs_of(req), &c, parent, name));
 }
@@ -317,6 +417,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 	struct fs_ctx c;
 	int rc;
 
+	count_op(req, FOP_OPENDIR);
 	ctx_of(req, &c);
 	rc = fs_opendir_ctx(fs_of(req), &c, ino, &dh);
 
@@ -381,18 +482,21 @@ static void do_readdir(fuse_req_t req, size_t size, off_t off,
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
+	count_op(req, FOP_READDIR);
 	do_readdir(req, size, off, fi, false);
 }
 
 static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 			   off_t off, struct fuse_file_info *fi)
 {
+	count_op(req, FOP_READDIRPLUS);
 	do_readdir(req, size, off, fi, true);
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
+	count_op(req, FOP_RELEASEDIR);
 	fs_releasedir(fs_of(req), fi->fh);
 	fuse_reply_err(req, 0);
 }
@@ -402,6 +506,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct fs_statfs f;
 	struct statvfs sv;
 
+	count_op(req, FOP_STATFS);
 	fs_statfs(fs_of(req), &f);
 	memset(&sv, 0, sizeof(sv));
 	sv.f_bsize = f.bsize;
@@ -433,6 +538,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	char *buf = size ? malloc(size) : NULL;
 	ssize_t n;
 
+	count_op(req, FOP_GETXATTR);
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -448,6 +554,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	char *buf = size ? malloc(size) : NULL;
 	ssize_t n;
 
+	count_op(req, FOP_LISTXATTR);
 	if (size && !buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -460,12 +567,14 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
+	count_op(req, FOP_SETXATTR);
 	fuse_reply_err(req,
 		       strncmp(name, "user.lockfs.", 12) ? ENOTSUP : EPERM);
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+	count_op(req, FOP_REMOVEXATTR);
 	fuse_reply_err(req,
 		       strncmp(name, "user.lockfs.", 12) ? ENOTSUP : EPERM);
 }
@@ -473,6 +582,7 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		    struct fuse_pollhandle *ph)
 {
+	count_op(req, FOP_POLL);
 	fuse_reply_poll(req, fs_poll(fs_of(req), fi->fh, ph));
 }
 
@@ -525,12 +635,14 @@ static void op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		   : (op & LOCK_SH) ? F_RDLCK
 				    : F_WRLCK;
 
+	count_op(req, FOP_FLOCK);
 	do_filelock(req, fi, FLK_FLOCK, type, !(op & LOCK_NB));
 }
 
 static void op_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		     struct flock *lock, int sleep)
 {
+	count_op(req, FOP_SETLK);
 	/* Any range locks the whole key: a read lock shared, a write lock
 	 * exclusively. */
 	do_filelock(req, fi, FLK_POSIX, lock->l_type, sleep != 0);
@@ -545,6 +657,7 @@ static void op_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 				 lock->l_type == F_RDLCK, &held, &held_shared,
 				 &pid);
 
+	count_op(req, FOP_GETLK);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -566,6 +679,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
 {
+	count_op(req, FOP_RENAME);
 	fuse_reply_err(req, EPERM);
 }
 
@@ -576,6 +690,7 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	struct fs_ctx c;
 	int rc;
 
+	count_op(req, FOP_LINK);
 	ctx_of(req, &c);
 	rc = fs_link(fs_of(req), &c, ino, newparent, newname, &e);
 	reply_entry_or_err(req, rc, &e);
@@ -584,12 +699,14 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 		       const char *name)
 {
+	count_op(req, FOP_SYMLINK);
 	fuse_reply_err(req, EPERM);
 }
 
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode, dev_t rdev)
 {
+	count_op(req, FOP_MKNOD);
 	fuse_reply_err(req, EPERM);
 }
 

@@ -341,6 +341,7 @@ static void connect_dynamodb(struct daemon *d)
 		die("out of memory");
 	metrics_init(&d->metrics);
 	ddb_name_metrics(&d->metrics);
+	fsops_name_metrics(&d->metrics);
 	struct awsreq_config rcfg = {
 		.endpoint = d->aws.endpoint,
 		.region = d->aws.region,
@@ -560,6 +561,7 @@ static void build_fs(struct daemon *d)
 	fs_set_flk(d->fs, d->flk);
 	d->fctx.fs = d->fs;
 	d->fctx.flk = d->flk;
+	d->fctx.metrics = &d->metrics;
 }
 
 /* Where the log goes; a log_file that cannot be opened fails here, before

@@ -12,7 +12,7 @@
 # the cost of ls -l; bash noclobber; fences increase across re-acquires.
 . "$(dirname "$0")/lib.sh"
 
-plan 136
+plan 139
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OWNER=ops-owner-$$
@@ -276,6 +276,19 @@ r1=$(reqs)
 is "$(grep -c '^-' <<<"$lsl")" 20 "ls -l on another mount lists the 20 locks as files"
 ok "$([ $((r1 - r0)) -le 4 ] && echo 0)" "ls -l of 21 entries costs at most 4 requests ($((r1 - r0)))"
 mount_stop b
+
+# ---- the kernel's requests, counted by operation ---------------------------------
+fuse_reqs() {
+	"$T" read "$M/.lockfs/metrics" |
+		sed -n "s/^lockfs_fuse_requests_total{op=\"$1\"} //p"
+}
+c0=$(fuse_reqs create) u0=$(fuse_reqs unlink)
+"$T" open "$M/counted" O_CREAT,O_EXCL,O_RDONLY 0644 >/dev/null
+expect 0 unlink "$M/counted"
+is "$(($(fuse_reqs create) - c0)) $(($(fuse_reqs unlink) - u0))" "1 1" \
+	"lockfs_fuse_requests_total counts the cycle's one create and one unlink"
+is "$("$T" read "$M/.lockfs/metrics" | grep -c '^lockfs_fuse_requests_total{op="[a-z_]*"} [0-9]*$')" 32 \
+	"... and each of the 32 operations lockfs answers, by name"
 
 # ---- bash noclobber ------------------------------------------------------------
 (set -C; : >"$M/clob") 2>/dev/null

@@ -18,7 +18,8 @@
 # mount/direct, the daemon's CPU time and context switches per cycle, and
 # beside them the CPU time the direct floor's process spent per cycle
 # (lockfs's own DynamoDB client sending the same two requests: what the
-# daemon spends on DynamoDB alone). A mount cycle on one key costs a
+# daemon spends on DynamoDB alone), and the kernel's requests per cycle by
+# operation (lockfs_fuse_requests_total). A mount cycle on one key costs a
 # PutItem and a DeleteItem, like the direct one (the lookup after our own
 # release is answered from memory); on fresh keys the kernel's lookup
 # costs a GetItem as well.
@@ -142,6 +143,12 @@ switches() {
 }
 mount_switches=0
 direct_cpu=()
+# The daemon's count of the kernel's requests, by operation: "op n" lines.
+fuse_counts() {
+	sed -n 's/^lockfs_fuse_requests_total{op="\([a-z_]*\)"} \([0-9]*\)$/\1 \2/p' \
+		"$MNT/.lockfs/metrics" 2>/dev/null
+}
+declare -A FUSE_OPS
 ratios=()
 fresh_ratios=()
 dirs_ratios=()
@@ -164,9 +171,14 @@ note() { # NAME LINE FLOOR_LINE
 samples() { CYCLE_SAMPLES=$OUT/cycle-$1.us; export CYCLE_SAMPLES; }
 for r in $(seq 1 "$ROUNDS"); do
 	d=$(samples direct; "$CYCLE" direct "$E" bench "$N" "$THREADS")
+	fuse0=$(fuse_counts)
 	c0=$(cpu_ticks) s0=$(switches)
 	m=$(samples lockfs; "$CYCLE" mount "$MNT" "$N" "$THREADS")
 	c1=$(cpu_ticks) s1=$(switches)
+	while read -r op v; do
+		b=$(awk -v o="$op" '$1 == o { print $2 }' <<<"$fuse0")
+		FUSE_OPS[$op]=$((${FUSE_OPS[$op]:-0} + v - ${b:-0}))
+	done < <(fuse_counts)
 	mount_switches=$((mount_switches + s1 - s0))
 	direct_cpu+=("$(field cpu_us "$d")")
 	f=$(samples lockfs-fresh; "$CYCLE" mount "$MNT" "$N" "$THREADS" fresh)
@@ -214,6 +226,15 @@ if [ "$mount_cycles" -gt 0 ] && [ -n "$DAEMON" ]; then
 	echo "daemon CPU per cycle (same key): $(awk -v t="$mount_ticks" -v hz="$TICKS" -v n="$mount_cycles" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }') us," \
 		"$(awk -v s="$mount_switches" -v n="$mount_cycles" 'BEGIN { printf "%.1f", s / n }') context switches"
 	echo "  beside it, lockfs's own client sending the same two requests directly: $(median "${direct_cpu[@]}") us per cycle"
+	fuse_line= fuse_total=0
+	for op in "${!FUSE_OPS[@]}"; do
+		v=${FUSE_OPS[$op]}
+		[ "$v" -ge $((mount_cycles / 20)) ] || continue # 0.05 a cycle or more
+		fuse_total=$((fuse_total + v))
+		fuse_line+=" $op $(awk -v v="$v" -v n="$mount_cycles" 'BEGIN { printf "%.1f", v / n }')"
+	done
+	[ -n "$fuse_line" ] &&
+		echo "  the kernel's requests per cycle: $(awk -v v="$fuse_total" -v n="$mount_cycles" 'BEGIN { printf "%.1f", v / n }') (${fuse_line# })"
 fi
 echo
 echo "summary, medians of $ROUNDS rounds of $N cycles x $THREADS worker(s), against the direct floor of the same round:"

@@ -227,10 +227,7 @@ static void test_lease_path_parallel(void)
 	CHECK_INT(lock_get_state(e, slow), LOCK_RELEASED);
 	lock_unref(e, slow);
 	lock_unref(e, fast);
-	CHECK_INT(lock_release_all(e), 0);
-	lock_engine_free(e);
-	observe_free(o);
-	store_free(mem);
+	engine_steps_stop(e, o, mem);
 }
 
 /* hold=pgrp: the holder group's end is learnt from the exit itself, not
@@ -273,10 +270,7 @@ static void test_exit_notification(void)
 	       (long long)took);
 	lease_stop(e);
 	lock_unref(e, lk);
-	CHECK_INT(lock_release_all(e), 0);
-	lock_engine_free(e);
-	observe_free(o);
-	store_free(mem);
+	engine_steps_stop(e, o, mem);
 }
 
 /* hold=pgrp: a lock its process group lost is not replaced under it by a

@@ -78,9 +78,7 @@ static inline void setup(enum hold_mode hold)
 
 static inline void teardown(void)
 {
-	lock_engine_free(eng);
-	observe_free(obs);
-	store_free(st);
+	engine_steps_free(eng, obs, st);
 	host_fake_fini(&fhost);
 }
 

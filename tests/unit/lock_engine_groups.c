@@ -227,7 +227,7 @@ static void test_lease_path_parallel(void)
 	CHECK_INT(lock_get_state(e, slow), LOCK_RELEASED);
 	lock_unref(e, slow);
 	lock_unref(e, fast);
-	engine_steps_stop(e, o, mem);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
 }
 
 /* hold=pgrp: the holder group's end is learnt from the exit itself, not
@@ -270,7 +270,7 @@ static void test_exit_notification(void)
 	       (long long)took);
 	lease_stop(e);
 	lock_unref(e, lk);
-	engine_steps_stop(e, o, mem);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
 }
 
 /* hold=pgrp: a lock its process group lost is not replaced under it by a

@@ -116,7 +116,7 @@ static void test_cycles_leave_it_asleep(void)
 	 * finds no group watched (5 to 44 here). */
 	CHECK(passes <= (uint64_t)(CALLERS * CYCLES / 4 + ms / 20));
 	lease_stop(e);
-	engine_steps_stop(e, o, mem);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
 }
 
 /* Session mode (-o session): the session thread, too, sleeps through
@@ -213,7 +213,7 @@ static void test_due_soon_wakes_it(void)
 	CHECK_INT(lock_get_state(e, lk), LOCK_HELD);
 	lease_stop(e);
 	lock_unref(e, lk);
-	engine_steps_stop(e, o, mem);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
 }
 
 int main(int argc, char **argv)

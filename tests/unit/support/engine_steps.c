@@ -84,9 +84,11 @@ void engine_steps_free(struct lock_engine *e, struct observe *o,
 	store_free(st);
 }
 
-void engine_steps_stop(struct lock_engine *e, struct observe *o,
-		       struct store *st)
+int engine_steps_stop(struct lock_engine *e, struct observe *o,
+		      struct store *st)
 {
-	CHECK_INT(lock_release_all(e), 0);
+	int rc = lock_release_all(e);
+
 	engine_steps_free(e, o, st);
+	return rc;
 }

@@ -50,8 +50,10 @@ void engine_steps_free(struct lock_engine *e, struct observe *o,
 
 /* The end of a test with its own engine: e's lease path stopped
  * (lease_stop) and its locks unreferenced by the caller, releases every
- * lock (the test fails if that fails), then frees e, o and st. */
-void engine_steps_stop(struct lock_engine *e, struct observe *o,
-		       struct store *st);
+ * lock, then frees e, o and st. Returns lock_release_all's result, for
+ * the caller to check (CHECK_INT(..., 0): a check counts in the file that
+ * makes it, check.h). */
+int engine_steps_stop(struct lock_engine *e, struct observe *o,
+		      struct store *st);
 
 #endif

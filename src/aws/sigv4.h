@@ -1,6 +1,7 @@
 /* sigv4: AWS Signature Version 4 (header signing), as small pure stages:
  * canonical request -> string to sign -> signing key -> signature ->
- * Authorization value. The only file that includes OpenSSL. No shared state;
+ * Authorization value (sigv4.c, stage 1 in sigv4_creq.c, stages 3 and 4 in
+ * sigv4_hmac.c, the only file that includes OpenSSL). No shared state;
  * secrets and derived keys are wiped before the memory is released. */
 #ifndef LOCKFS_SIGV4_H
 #define LOCKFS_SIGV4_H

@@ -40,9 +40,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	lock_engine_free(eng);
-	observe_free(obs);
-	store_free(mem);
+	engine_steps_free(eng, obs, mem);
 }
 
 static void foreign_row(const char *key, const char *rvn, int64_t lease_ms)

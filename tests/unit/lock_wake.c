@@ -116,10 +116,7 @@ static void test_cycles_leave_it_asleep(void)
 	 * finds no group watched (5 to 44 here). */
 	CHECK(passes <= (uint64_t)(CALLERS * CYCLES / 4 + ms / 20));
 	lease_stop(e);
-	CHECK_INT(lock_release_all(e), 0);
-	lock_engine_free(e);
-	observe_free(o);
-	store_free(mem);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
 }
 
 /* Session mode (-o session): the session thread, too, sleeps through
@@ -184,9 +181,7 @@ static void test_session_sleeps_through_cycles(void)
 	lease_stop(e);
 	CHECK_INT(lock_release_all(e), 0);
 	lock_session_end(e);
-	lock_engine_free(e);
-	observe_free(o);
-	store_free(mem);
+	engine_steps_free(e, o, mem);
 }
 
 /* An idle scheduler sleeps a second; a lock whose first renewal is due
@@ -218,10 +213,7 @@ static void test_due_soon_wakes_it(void)
 	CHECK_INT(lock_get_state(e, lk), LOCK_HELD);
 	lease_stop(e);
 	lock_unref(e, lk);
-	CHECK_INT(lock_release_all(e), 0);
-	lock_engine_free(e);
-	observe_free(o);
-	store_free(mem);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
 }
 
 int main(int argc, char **argv)

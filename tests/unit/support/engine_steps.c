@@ -75,3 +75,20 @@ bool engine_steps_row(struct store *st, const char *key, struct lock_record *r)
 	record_fini(r);
 	return st->ops->get_lock(st, key, 0, r) == 0;
 }
+
+void engine_steps_free(struct lock_engine *e, struct observe *o,
+		       struct store *st)
+{
+	lock_engine_free(e);
+	observe_free(o);
+	store_free(st);
+}
+
+int engine_steps_stop(struct lock_engine *e, struct observe *o,
+		      struct store *st)
+{
+	int rc = lock_release_all(e);
+
+	engine_steps_free(e, o, st);
+	return rc;
+}

@@ -2,8 +2,9 @@
  * runs an engine's lease steps that are due now, and moves the fake clock
  * on in 10 ms steps with the test's own work (lease steps of its engines,
  * flk turns) after each. The lock tests' common pieces with it: the
- * engine configuration most of them use, a holder, and rows written as
- * another client writes them.
+ * engine configuration most of them use, a holder, rows written as
+ * another client writes them, and freeing an engine with its observer and
+ * store at a test's end.
  *
  * Threads: the test's one thread (none of it runs a thread itself). */
 #ifndef LOCKFS_TEST_ENGINE_STEPS_H
@@ -14,6 +15,7 @@
 
 #include "clk.h"
 #include "lock.h"
+#include "observe.h"
 #include "record.h"
 #include "store.h"
 
@@ -41,5 +43,17 @@ void engine_steps_foreign_row(struct store *st, const char *key,
 
 /* key's row as stored in st into r (false when there is none). */
 bool engine_steps_row(struct store *st, const char *key, struct lock_record *r);
+
+/* Frees e, then o and st, which e used. */
+void engine_steps_free(struct lock_engine *e, struct observe *o,
+		       struct store *st);
+
+/* The end of a test with its own engine: e's lease path stopped
+ * (lease_stop) and its locks unreferenced by the caller, releases every
+ * lock, then frees e, o and st. Returns lock_release_all's result, for
+ * the caller to check (CHECK_INT(..., 0): a check counts in the file that
+ * makes it, check.h). */
+int engine_steps_stop(struct lock_engine *e, struct observe *o,
+		      struct store *st);
 
 #endif

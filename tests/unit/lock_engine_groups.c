@@ -1,0 +1,337 @@
+/* lock_engine_groups: the lock engine's hold modes and process groups,
+ * on the in-memory store: locks kept while their holder (fd, process
+ * group) lives and let go when it ends; on a fake machine (host_fake),
+ * process groups that die on cue and the lost signal; with the real clock
+ * and threads, a lease path whose one slow release delays no other lock
+ * and a group's end learnt from its exit; lost locks that are not silently
+ * replaced under their process group. Threads: the test's, and the lease
+ * threads of the cases on the real clock; children are forked to lead
+ * process groups. */
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "engine_fixture.h"
+#include "lease.h"
+#include "lock.h"
+#include "log.h"
+#include "procgrp.h"
+#include "store_fault.h"
+#include "store_mem.h"
+
+/* A child that leads its own process group and waits to be killed; it
+ * leads the group by the time this returns (bounded: 200 ms). */
+static pid_t group_leader_child(void)
+{
+	pid_t child = fork();
+	int i;
+
+	if (child == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	for (i = 0; i < 200 && getpgid(child) != child; i++)
+		usleep(1000);
+	return child;
+}
+
+static pid_t dead_pgrp(void)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		setpgid(0, 0);
+		_exit(0);
+	}
+	setpgid(child, child); /* may fail if it already exited; fine */
+	waitpid(child, NULL, 0);
+	return child;
+}
+
+/* key, acquired by h and closed, is still held after a second of lease
+ * steps. */
+static void check_held_after_close(const char *key, struct lock_holder *h)
+{
+	struct lock *lk;
+
+	CHECK_INT(lock_acquire(eng, key, h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	advance(1000);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	lock_unref(eng, lk);
+}
+
+static void test_hold_modes(void)
+{
+	struct lock_holder h;
+	struct lock *lk;
+
+	/* fd: released the moment the acquiring open file closes. */
+	setup(HOLD_FD);
+	h = holder(getpgrp());
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_RELEASED);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	CHECK_INT(released_calls, 1);
+	CHECK_INT(metrics_get(&met, MC_AUTO_RELEASES), 1);
+	lock_unref(eng, lk);
+	teardown();
+
+	/* pgrp: kept while the group lives, released once it is gone. */
+	setup(HOLD_PGRP);
+	h = holder(getpgrp());
+	check_held_after_close("a", &h);
+	h = holder(dead_pgrp());
+	CHECK_INT(lock_acquire(eng, "b", &h, &lk, NULL, NULL), 0);
+	advance(1000); /* open: held even though the group is gone */
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	lock_holder_closed(eng, lk);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_RELEASED);
+	lock_unref(eng, lk);
+
+	/* The group dies after the close: found by the lease thread. */
+	pid_t child = fork();
+
+	if (child == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	setpgid(child, child);
+	h = holder(child);
+	CHECK_INT(lock_acquire(eng, "c", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	advance(300);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	advance(150);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_RELEASED);
+	lock_unref(eng, lk);
+	teardown();
+
+	/* unlink: never released automatically. */
+	setup(HOLD_UNLINK);
+	h = holder(dead_pgrp());
+	check_held_after_close("a", &h);
+	teardown();
+}
+
+/* On a fake machine (no fork, no /proc): a pgrp-mode lock is kept while
+ * its holder's group lives and released on the pass after the group dies;
+ * a lost lock's holder group is signalled through the host, once, and a
+ * group the host cannot prove is the holder's is not. */
+static void test_fake_host_groups(void)
+{
+	struct lock_holder h = holder(4242);
+	struct store_mem_faults down = { .down = 1 }, up = { 0 };
+	struct lock *lk;
+
+	setup_on(HOLD_PGRP, true, SIGUSR1);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	advance(300);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	CHECK(host_fake_alive_checks(&fhost) > 0);
+	host_fake_kill(&fhost, 4242);
+	advance(150);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_RELEASED);
+	CHECK_INT(released_calls, 1);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	lock_unref(eng, lk);
+
+	/* A loss by the safe period: the holder's group hears of it. */
+	h = holder(4343);
+	CHECK_INT(lock_acquire(eng, "b", &h, &lk, NULL, NULL), 0);
+	store_mem_set_faults(st, &down);
+	advance(1600);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(host_fake_signals(&fhost), 1);
+	CHECK_INT(fhost.last_pgid, 4343);
+	CHECK_INT(fhost.last_sig, SIGUSR1);
+	store_mem_set_faults(st, &up);
+	advance(600);
+	CHECK_INT(host_fake_signals(&fhost), 1);
+	CHECK_INT(lock_release(eng, lk), 0);
+	lock_unref(eng, lk);
+
+	/* Not provably the holder's group any more: no signal. */
+	fhost.not_signallable = true;
+	h = holder(4444);
+	CHECK_INT(lock_acquire(eng, "c", &h, &lk, NULL, NULL), 0);
+	store_mem_set_faults(st, &down);
+	advance(1600);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(host_fake_signals(&fhost), 1);
+	store_mem_set_faults(st, &up);
+	CHECK_INT(lock_release(eng, lk), 0);
+	lock_unref(eng, lk);
+	teardown();
+}
+
+/* The lease path with threads and the real clock: an automatic release
+ * that takes 1.5 s (three safe periods) delays no renewal of another lock. */
+static int slow_delete(void *arg, enum store_fault_op op, const char *key)
+{
+	(void)arg;
+	if (op == SF_DELETE && !strcmp(key, "slow"))
+		usleep(1500 * 1000);
+	return 0;
+}
+
+static void test_lease_path_parallel(void)
+{
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_PGRP);
+	struct store_fault sf;
+	struct store *mem = store_mem_new();
+	struct observe *o = observe_new(&clk_system, 0);
+	struct lock_engine *e;
+	struct lock *slow, *fast;
+	struct lock_holder h;
+	int renews, status;
+	pid_t child;
+
+	CHECK(mem && o);
+	cfg.lease_ms = 1000;
+	cfg.heartbeat_ms = 100;
+	cfg.safe_period_ms = 500;
+	cfg.pgrp_poll_ms = 20;
+	store_fault_init(&sf, mem);
+	sf.before = slow_delete;
+	e = lock_engine_new(&cfg, &sf.base, o, &clk_system, NULL, NULL);
+	CHECK(e);
+	child = group_leader_child();
+	/* Started first: starting 65 threads can take longer than the safe
+	 * period under ThreadSanitizer on a loaded machine. */
+	CHECK_INT(lease_start(e), 0);
+	h = holder(child);
+	CHECK_INT(lock_acquire(e, "slow", &h, &slow, NULL, NULL), 0);
+	lock_holder_closed(e, slow); /* its group still lives */
+	h = holder(getpgrp());
+	CHECK_INT(lock_acquire(e, "fast", &h, &fast, NULL, NULL), 0);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	/* The group is gone: slow's release starts and takes 1.5 s. */
+	usleep(200 * 1000);
+	renews = store_mem_count(mem, SMEM_RENEW);
+	usleep(1000 * 1000);
+	CHECK(store_mem_count(mem, SMEM_RENEW) >= renews + 5);
+	CHECK_INT(lock_get_state(e, fast), LOCK_HELD);
+	CHECK_INT(lock_renew_sync(e, fast), 0);
+	lease_stop(e);
+	CHECK_INT(lock_get_state(e, slow), LOCK_RELEASED);
+	lock_unref(e, slow);
+	lock_unref(e, fast);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
+}
+
+/* hold=pgrp: the holder group's end is learnt from the exit itself, not
+ * from the poll: with the poll a minute apart, the lock is released
+ * within a fraction of a second of the holder's death. */
+static void test_exit_notification(void)
+{
+	struct lock_config cfg = long_lease(HOLD_PGRP);
+	struct store *mem = store_mem_new();
+	struct observe *o = observe_new(&clk_system, 0);
+	struct lock_engine *e;
+	struct lock *lk;
+	struct lock_holder h;
+	int64_t t0, took;
+	int status, i;
+	pid_t child;
+
+	CHECK(mem && o);
+	cfg.pgrp_poll_ms = 60000;
+	e = lock_engine_new(&cfg, mem, o, &clk_system, NULL, NULL);
+	CHECK(e);
+	child = group_leader_child();
+	CHECK_INT(lease_start(e), 0);
+	usleep(50 * 1000); /* the first group check is behind us */
+	h = holder(child);
+	h.pid = child;
+	CHECK_INT(lock_acquire(e, "ex", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(e, lk); /* held by its group from now on */
+	usleep(20 * 1000);
+	CHECK_INT(lock_get_state(e, lk), LOCK_HELD);
+	t0 = clk_mono_ms(&clk_system);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	for (i = 0; i < 2000 && lock_get_state(e, lk) != LOCK_RELEASED; i++)
+		usleep(1000);
+	took = clk_mono_ms(&clk_system) - t0;
+	CHECK_INT(lock_get_state(e, lk), LOCK_RELEASED);
+	CHECK(took < 1000);
+	printf("released %lld ms after its holder group died (poll: 60 s)\n",
+	       (long long)took);
+	lease_stop(e);
+	lock_unref(e, lk);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
+}
+
+/* hold=pgrp: a lock its process group lost is not replaced under it by a
+ * new acquire of that group; unlinking it (lock_release) lets go of it. */
+static void test_lost_not_replaced(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct store_mem_faults down = { .down = 1 }, up = { 0 };
+	struct lock *lk, *again, *lost;
+	uint64_t start;
+
+	/* Lead a group of our own: the group we were started in may have
+	 * lost its leader (a shell that ran us in the background and
+	 * exited), and a group without its leader has no start time. */
+	CHECK_INT(setpgid(0, 0), 0);
+	h = holder(getpgrp());
+	start = procgrp_start_time(getpgrp(), NULL);
+	h.pgid_start = start;
+	setup(HOLD_PGRP);
+	CHECK_INT(lock_acquire(eng, "j", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk); /* no fd: held by the group */
+	lock_unref(eng, lk);
+	store_mem_set_faults(st, &down);
+	advance(1600);
+	store_mem_set_faults(st, &up);
+	advance(600); /* its stale row is cleaned up */
+	CHECK_INT(store_mem_lock_count(st), 0);
+	lost = lock_find_lost(eng, "j", getpgrp(), start);
+	CHECK(lost != NULL);
+	CHECK(lock_find_lost(eng, "j", getpgrp() + 100000, 0) == NULL);
+	CHECK_INT(lock_acquire(eng, "j", &h, &again, NULL, NULL), -EIO);
+	/* A newcomer group that reused the number (its leader started at
+	 * another time) is not the holder that lost it. */
+	CHECK(start > 0);
+	CHECK(lock_find_lost(eng, "j", getpgrp(), start + 1) == NULL);
+	/* Another group may take it. */
+	{
+		struct lock_holder other = holder(getpgrp() + 100000);
+
+		CHECK_INT(lock_acquire(eng, "j", &other, &again, NULL, NULL),
+			  0);
+		CHECK_INT(lock_release(eng, again), 0);
+		lock_unref(eng, again);
+	}
+	CHECK_INT(lock_release(eng, lost), 0); /* the holder's rm */
+	lock_unref(eng, lost);
+	CHECK(lock_find_lost(eng, "j", getpgrp(), start) == NULL);
+	CHECK_INT(lock_acquire(eng, "j", &h, &again, NULL, NULL), 0);
+	CHECK_INT(lock_release(eng, again), 0);
+	lock_unref(eng, again);
+	teardown();
+}
+
+int main(int argc, char **argv)
+{
+	log_setup(LOGL_ERR, false, NULL);
+	check_cases(argc, argv);
+	CHECK_CASE(test_hold_modes);
+	CHECK_CASE(test_fake_host_groups);
+	CHECK_CASE(test_lease_path_parallel);
+	CHECK_CASE(test_exit_notification);
+	CHECK_CASE(test_lost_not_replaced);
+	CHECK_DONE();
+}

@@ -138,11 +138,13 @@ enum ddb_return {
  * item as it is now (NULL when there is none). Because awsreq retries
  * timeouts and 5xx, a write that reports -ECANCELED with call->attempts > 1
  * may have been applied by an earlier attempt: compare *old_out with what
- * was written. An answer that cannot be read (malformed JSON, a bad
- * AttributeValue, a condition failure whose Item is unreadable) is -EPROTO,
- * never a guess. Output pointers may be NULL when the caller does not want
- * them; they are set to NULL first; outputs the caller gets are its own.
- * call may be NULL. */
+ * was written. curl, too, sends a request again on a fresh connection when
+ * a reused one closed without an answer, uncounted in attempts: a write
+ * told by its content (an RVN) needs no count. An answer that cannot be read
+ * (malformed JSON, a bad AttributeValue, a condition failure whose Item is
+ * unreadable) is -EPROTO, never a guess. Output pointers may be NULL when the
+ * caller does not want them; they are set to NULL first; outputs the caller
+ * gets are its own. call may be NULL. */
 
 /* GetItem. -ENOENT when there is no item. */
 int ddb_get_item(struct ddb *d, const char *table, const struct ddb_item *key,

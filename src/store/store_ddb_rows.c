@@ -69,11 +69,12 @@ int store_ddb_rows_next_fence(struct store *s, const char *key,
 	return rc == -ENOENT ? -EPROTO : rc;
 }
 
-/* The marker of directory d, in the lock item of its name. */
-static int dir_item(const struct dir_record *d, struct ddb_item **out)
+/* The marker of directory d, in the lock item of its name, with a fresh
+ * RVN (in rvn: what tells this write from any other). */
+static int dir_item(const struct dir_record *d, char *rvn,
+		    struct ddb_item **out)
 {
 	struct ddb_item *it = key_item(d->key, RECORD_SORT_LOCK);
-	char rvn[RECORD_RVN_MAX];
 	int rc = it ? text_uuid4(rvn) : -ENOMEM;
 
 	if (!rc)
@@ -111,8 +112,11 @@ int store_ddb_rows_put_dir(struct store *s, const struct dir_record *d,
 	struct ddb_item *it = NULL, *vals = NULL;
 	struct ddb_expr cond = { .condition =
 					 "attribute_not_exists(" A_KEY ")" };
+	struct ddb_item *old = NULL;
 	struct ddb_call call;
-	int rc = dir_item(d, &it);
+	char rvn[RECORD_RVN_MAX];
+	const char *now_rvn;
+	int rc = dir_item(d, rvn, &it);
 
 	if (!rc && expect_rvn) {
 		/* Over a lock seen expired, as a takeover (never a marker). */
@@ -125,8 +129,16 @@ int store_ddb_rows_put_dir(struct store *s, const struct dir_record *d,
 	}
 	if (!rc) {
 		call_init(&call, deadline);
-		rc = ddb_put_item(sd->ddb, sd->table, it, &cond, NULL, &call);
+		rc = ddb_put_item(sd->ddb, sd->table, it, &cond, &old, &call);
 	}
+	/* Refused with our own marker there: an earlier send of this request
+	 * landed (its answer was lost and it went again: by the request
+	 * layer, or by curl on a fresh connection). The directory is ours,
+	 * made once. */
+	if (rc == -ECANCELED && old && !ddb_item_get_s(old, A_RVN, &now_rvn) &&
+	    !strcmp(now_rvn, rvn))
+		rc = 0;
+	ddb_item_free(old);
 	ddb_item_free(vals);
 	ddb_item_free(it);
 	return rc == -ECANCELED ? -EEXIST : rc;
@@ -138,6 +150,7 @@ static int on_dir_marker(struct store_ddb *sd, const char *key,
 			 struct ddb_expr *expr, int64_t deadline)
 {
 	const char *sorts[2] = { RECORD_SORT_LOCK, RECORD_SORT_DIR };
+	struct ddb_item *old = NULL;
 	int i, rc = -ENOENT;
 
 	for (i = 0; i < 2 && rc == -ENOENT; i++) {
@@ -155,8 +168,19 @@ static int on_dir_marker(struct store_ddb *sd, const char *key,
 			     ? ddb_update_item(sd->ddb, sd->table, k, expr,
 					       DDB_RETURN_NONE, NULL, &call)
 			     : ddb_delete_item(sd->ddb, sd->table, k, expr,
-					       DDB_RETURN_NONE, NULL, &call);
+					       DDB_RETURN_NONE, &old, &call);
 		ddb_item_free(k);
+		/* A delete the request layer sent more than once (an answer
+		 * lost or late) refused with no item there: an earlier
+		 * attempt removed it (or, racing, another rmdir did: gone
+		 * either way), as a lock's release judges (delete_ours).
+		 * curl's own sending again on a fresh connection is not
+		 * counted in attempts: that case still reads -ENOENT. */
+		if (rc == -ECANCELED && !expr->update && !old &&
+		    call.attempts > 1)
+			rc = 0;
+		ddb_item_free(old);
+		old = NULL;
 		if (rc == -ECANCELED)
 			rc = -ENOENT;
 	}

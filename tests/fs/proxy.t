@@ -7,11 +7,13 @@
 # a bounded time while connections are refused, and work again after; a
 # stall past the safe period loses the lock for good (state: lost, fsync
 # EIO) and another mount gets it; a release or an acquire whose reply is
-# lost after it landed leaves no orphan; a heartbeat whose reply hangs is
-# retried within the safe period.
+# lost after it landed leaves no orphan; a mkdir whose reply is lost after
+# it landed returns 0 (four at once), and of two mounts making one name at
+# once exactly one succeeds; so does an rmdir whose reply hangs after it
+# landed; a heartbeat whose reply hangs is retried within the safe period.
 . "$(dirname "$0")/lib.sh"
 
-plan 51
+plan 58
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -176,6 +178,59 @@ snap
 is "$(($(stat_of injected) - inj))" 2 "lose-reply 1 PutItem: the reply of one PutItem was lost"
 is "$(field "$("$T" read "$B/p")" owner)" proxy-s "... s holds p (its retry saw its own write)"
 expect 0 unlink "$S/p"
+
+# ---- a mkdir whose reply is lost after it landed -------------------------
+# Each marker's PutItem reaches DynamoDB but its reply is lost (the
+# connection reset): it is sent again and refused, the marker being there.
+# That refusal names our own marker (its RVN): the directory was made once,
+# by us, and mkdir returns 0 (it said EEXIST before). Four at once.
+snap
+inj=$(stat_of injected)
+proxy_ctl lose-reply 4 PutItem >/dev/null
+mk=()
+for i in 1 2 3 4; do
+	(timeout 30 mkdir "$S/md$i" 2>"$WORK/md$i.err"; echo $? >"$WORK/md$i.rc") &
+	mk+=($!)
+done
+for p in "${mk[@]}"; do _reap "$p" 40; done
+is "$(cat "$WORK"/md[1-4].rc | tr -d '\n')" 0000 \
+	"lose-reply 4 PutItem, 4 mkdirs at once: each returns 0 $(cat "$WORK"/md[1-4].err)"
+snap
+is "$(($(stat_of injected) - inj))" 4 "... 4 PutItem replies were lost"
+is "$("$T" readdir "$B" | grep -c '^md[1-4]$')" 4 "... b lists the 4 directories"
+# Two mounts make one name at once, s's replies lost: one of them made it,
+# the other is told EEXIST (s's own marker is known by its RVN alone).
+proxy_ctl lose-reply 2 PutItem >/dev/null
+(timeout 30 "$T" mkdir "$S/race" 0755 >"$WORK/race-s.out" 2>&1) &
+rs=$!
+(timeout 30 "$T" mkdir "$B/race" 0755 >"$WORK/race-b.out" 2>&1) &
+rb=$!
+_reap "$rs" 40
+_reap "$rb" 40
+got="$(head -n 1 "$WORK/race-s.out") $(head -n 1 "$WORK/race-b.out")"
+ok "$([ "$got" = "0 EEXIST" ] || [ "$got" = "EEXIST 0" ] && echo 0)" \
+	"s and b make one directory at once (s's replies lost): one 0, one EEXIST ($got)"
+proxy_ctl clear >/dev/null
+"$T" rmdir "$B/race" >/dev/null
+# An rmdir whose DeleteItem landed but whose reply hangs: s gives up on it
+# (its attempt timeout) and sends it again, which finds no marker. Sent
+# more than once and nothing there: it is gone (by this rmdir, or by
+# another's), and rmdir returns 0 (it said ENOENT before). Four at once.
+snap
+inj=$(stat_of injected)
+proxy_ctl hang-reply 4 DeleteItem >/dev/null
+rm_=()
+for i in 1 2 3 4; do
+	(timeout 30 rmdir "$S/md$i" 2>"$WORK/rd$i.err"; echo $? >"$WORK/rd$i.rc") &
+	rm_+=($!)
+done
+for p in "${rm_[@]}"; do _reap "$p" 40; done
+is "$(cat "$WORK"/rd[1-4].rc | tr -d '\n')" 0000 \
+	"hang-reply 4 DeleteItem, 4 rmdirs at once: each returns 0 $(cat "$WORK"/rd[1-4].err)"
+snap
+is "$(($(stat_of injected) - inj))" 4 "... 4 DeleteItem replies were held back"
+is "$("$T" readdir "$B" | grep -c '^md[1-4]$')" 0 "... b lists none of them"
+proxy_ctl clear >/dev/null
 
 # ---- a heartbeat whose reply hangs: retried within the safe period -------
 # Without a later heartbeat landing, hb would be lost 4 s after the acquire.

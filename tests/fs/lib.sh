@@ -541,6 +541,13 @@ _cleanup() {
 	if [ "$rc" = 0 ] && [ -z "${LOCKFS_KEEP:-}" ]; then
 		rm -rf "$WORK"
 	else
+		# The daemons' last words go into the output (tests/run, as CI
+		# runs it, removes the work directory).
+		[ "$rc" = 0 ] || for f in "$WORK"/daemon-*.log; do
+			[ -s "$f" ] || continue
+			echo "# --- the last 25 lines of ${f##*/} ---"
+			tail -n 25 "$f" | sed 's/^/# /'
+		done
 		echo "# work directory kept: $WORK"
 	fi
 	exit "$rc"

@@ -7,6 +7,7 @@
 #include "procwatch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,10 +34,22 @@ struct procwatch {
 	struct imap fds; /* pid -> pidfd + 1; mu */
 };
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
+#endif
+
+/* A pidfd of pid: a process, or else (FUSE reports the calling thread's
+ * id, which is not a process's when a program calls from a thread of its
+ * own) that thread, whose end comes with its process's at the latest.
+ * Kernels before 6.9 refuse the second: then the poll notices. */
 static int pidfd_open_of(int64_t pid)
 {
 #ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+
+	if (fd < 0 && (errno == ENOENT || errno == EINVAL))
+		fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, PIDFD_THREAD);
+	return fd;
 #else
 	errno = ENOSYS;
 	return -1;

@@ -1,12 +1,17 @@
 /* lock_procwatch: exit notifications by pidfd. A watched child's exit is
  * told once, within a bound, whether or not it has been reaped; a pid is
  * watched once however often it is added; a process already reaped, pid 1
- * and pids <= 0 are refused; the table is bounded. */
+ * and pids <= 0 are refused; the table is bounded. A thread's id (what
+ * FUSE reports for a call made from a thread of a program's own) is
+ * watched too, and its process's death is told. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,10 +40,61 @@ static pid_t sleeper(void)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a failure */
 		pause();
 		_exit(0);
 	}
 	CHECK(pid > 0);
+	return pid;
+}
+
+static void *park(void *arg)
+{
+	int fd = *(int *)arg;
+	pid_t tid = gettid();
+
+	if (write(fd, &tid, sizeof(tid)) != sizeof(tid))
+		_exit(3);
+	pause();
+	return NULL;
+}
+
+/* The child's part (this program run again, see main): a second thread
+ * parks and writes its id to fd; the first waits. Run by exec, not after a
+ * bare fork: ThreadSanitizer refuses threads in a child forked from a
+ * process that has threads (the watch thread). */
+static int threaded_child(int fd)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, park, &fd))
+		return 2;
+	pause();
+	return 0;
+}
+
+/* A child whose second thread parks; *tid: that thread's id. */
+static pid_t threaded(const char *self, pid_t *tid)
+{
+	int p[2];
+	pid_t pid;
+
+	CHECK_INT(pipe(p), 0);
+	pid = fork();
+	if (pid == 0) {
+		char fd[16];
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* kept across execv */
+		close(p[0]);
+		snprintf(fd, sizeof(fd), "%d", p[1]);
+		execl(self, self, "--threaded-child", fd, (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	close(p[1]);
+	CHECK_INT((int)read(p[0], tid, sizeof(*tid)), (int)sizeof(*tid));
+	close(p[0]);
+	CHECK(*tid != pid);
 	return pid;
 }
 
@@ -52,13 +108,16 @@ static int64_t wait_exits(int n)
 	return now_ms() - start;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	struct procwatch *pw = procwatch_new(on_exit_cb, NULL, 2);
+	struct procwatch *pw;
 	pid_t a, b, c, gone;
 	int status;
 	int64_t took;
 
+	if (argc == 3 && !strcmp(argv[1], "--threaded-child"))
+		return threaded_child(atoi(argv[2]));
+	pw = procwatch_new(on_exit_cb, NULL, 2);
 	CHECK(pw != NULL);
 	CHECK_INT(procwatch_add(pw, 1), -EINVAL);
 	CHECK_INT(procwatch_add(pw, 0), -EINVAL);
@@ -102,6 +161,24 @@ int main(void)
 	usleep(20 * 1000);
 	CHECK_INT(atomic_load(&exits) >= 2, 1); /* two exits, maybe one wake */
 	CHECK_INT((int)procwatch_count(pw), 0);
+
+	/* A thread's id: watched, and its process's death told. */
+	{
+		pid_t tid, owner = threaded("/proc/self/exe", &tid);
+		int before = atomic_load(&exits);
+
+		CHECK_INT(procwatch_add(pw, tid), 0);
+		CHECK_INT((int)procwatch_count(pw), 1);
+		kill(owner, SIGKILL);
+		took = wait_exits(before + 1);
+		CHECK_INT(atomic_load(&exits), before + 1);
+		CHECK(took < 1000);
+		printf("death of a thread's process told after %lld ms\n",
+		       (long long)took);
+		waitpid(owner, &status, 0);
+		usleep(20 * 1000);
+		CHECK_INT((int)procwatch_count(pw), 0);
+	}
 
 	/* Freed with a watch outstanding: no callback after it returns. */
 	a = sleeper();

@@ -184,15 +184,20 @@ expect 0 unlink "$S/p"
 # connection reset): it is sent again and refused, the marker being there.
 # That refusal names our own marker (its RVN): the directory was made once,
 # by us, and mkdir returns 0 (it said EEXIST before). Four at once.
+# four_at_once CMD OUT: CMD "$S/md1" ... CMD "$S/md4" at once, each bounded;
+# their exit codes in WORK/OUT1.rc..., their errors in WORK/OUT1.err...
+four_at_once() {
+	local i p pids=()
+	for i in 1 2 3 4; do
+		(timeout 30 "$1" "$S/md$i" 2>"$WORK/$2$i.err"; echo $? >"$WORK/$2$i.rc") &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do _reap "$p" 40; done
+}
 snap
 inj=$(stat_of injected)
 proxy_ctl lose-reply 4 PutItem >/dev/null
-mk=()
-for i in 1 2 3 4; do
-	(timeout 30 mkdir "$S/md$i" 2>"$WORK/md$i.err"; echo $? >"$WORK/md$i.rc") &
-	mk+=($!)
-done
-for p in "${mk[@]}"; do _reap "$p" 40; done
+four_at_once mkdir md
 is "$(cat "$WORK"/md[1-4].rc | tr -d '\n')" 0000 \
 	"lose-reply 4 PutItem, 4 mkdirs at once: each returns 0 $(cat "$WORK"/md[1-4].err)"
 snap
@@ -219,12 +224,7 @@ proxy_ctl clear >/dev/null
 snap
 inj=$(stat_of injected)
 proxy_ctl hang-reply 4 DeleteItem >/dev/null
-rm_=()
-for i in 1 2 3 4; do
-	(timeout 30 rmdir "$S/md$i" 2>"$WORK/rd$i.err"; echo $? >"$WORK/rd$i.rc") &
-	rm_+=($!)
-done
-for p in "${rm_[@]}"; do _reap "$p" 40; done
+four_at_once rmdir rd
 is "$(cat "$WORK"/rd[1-4].rc | tr -d '\n')" 0000 \
 	"hang-reply 4 DeleteItem, 4 rmdirs at once: each returns 0 $(cat "$WORK"/rd[1-4].err)"
 snap

@@ -28,36 +28,48 @@ A=$(mnt a)
 proxy_ctl latency 2 >/dev/null
 
 metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
+# make_dirs DIR: DIR1 ... DIR$CALLERS, one for each caller.
+make_dirs() {
+	local c r
+	for c in $(seq "$CALLERS"); do
+		r=$("$T" mkdir "$1$c" 0755)
+		[ "$r" = 0 ] || { echo "Bail out! cannot make $1$c: $r"; exit 1; }
+	done
+}
+# run_cycles DIR OUT: CALLERS processes of CYCLES cycles each, caller c in
+# DIR$c, at once; MS is the time they took, BAD their failed cycles (all of
+# a caller's when it printed no count).
+run_cycles() {
+	local c f t0 pids=()
+	t0=$(now_ms)
+	for c in $(seq "$CALLERS"); do
+		"$T" cycle "$1$c/k" "$CYCLES" >"$WORK/$2-$c.out" &
+		track_pid $!
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		_reap "$p" 120 # bounded: the EXIT trap kills what is left
+	done
+	MS=$(($(now_ms) - t0))
+	BAD=0
+	for c in $(seq "$CALLERS"); do
+		f=$(sed -n 's/^ok=[0-9]* failed=\([0-9]*\)$/\1/p' "$WORK/$2-$c.out")
+		BAD=$((BAD + ${f:-$CYCLES}))
+	done
+}
 
 # ---- a lock renewed every 0.5 s beside the cycles --------------------------
 hold_start r "$A/renewed" O_CREAT,O_EXCL,O_RDONLY 0644
 is "$HOUT" ready "the renewed lock is acquired"
-for c in $(seq "$CALLERS"); do
-	[ "$("$T" mkdir "$A/d$c" 0755)" = 0 ] ||
-		{ echo "Bail out! cannot make $A/d$c"; exit 1; }
-done
+make_dirs "$A/d"
 
 # ---- concurrent cycles ----------------------------------------------------
 hb0=$(metric lockfs_heartbeats_ok_total)
 p0=$(metric lockfs_lease_passes_total)
-t0=$(now_ms)
-pids=()
-for c in $(seq "$CALLERS"); do
-	"$T" cycle "$A/d$c/k" "$CYCLES" >"$WORK/cycles-$c.out" &
-	track_pid $!
-	pids+=($!)
-done
-for p in "${pids[@]}"; do
-	_reap "$p" 120 # bounded: the EXIT trap kills what is left
-done
-ms=$(($(now_ms) - t0))
+run_cycles "$A/d" cycles
+ms=$MS bad=$BAD
 p1=$(metric lockfs_lease_passes_total)
 hb1=$(metric lockfs_heartbeats_ok_total)
-bad=0
-for c in $(seq "$CALLERS"); do
-	f=$(sed -n 's/^ok=[0-9]* failed=\([0-9]*\)$/\1/p' "$WORK/cycles-$c.out")
-	bad=$((bad + ${f:-$CYCLES}))
-done
 n=$((CALLERS * CYCLES))
 passes=$((p1 - p0))
 diag "$n cycles in $ms ms: $passes scheduler passes, $((hb1 - hb0)) renewals"
@@ -124,30 +136,13 @@ ENDPOINT=$PROXY_ENDPOINT mount_start s "owner=wake-s,session,hold=unlink,$SHORT"
 	{ echo "Bail out! cannot mount with session"; exit 1; }
 S=$(mnt s)
 smetric() { "$T" read "$S/.lockfs/metrics" | sed -n "s/^$1 //p"; }
-for c in $(seq "$CALLERS"); do
-	r=$("$T" mkdir "$S/s$c" 0755); [ "$r" = 0 ] ||
-		{ echo "Bail out! cannot make $S/s$c: $r"; exit 1; }
-done
+make_dirs "$S/s"
 sp0=$(smetric lockfs_session_passes_total)
 hb0=$(smetric lockfs_heartbeats_ok_total)
-t0=$(now_ms)
-pids=()
-for c in $(seq "$CALLERS"); do
-	"$T" cycle "$S/s$c/k" "$CYCLES" >"$WORK/scycles-$c.out" &
-	track_pid $!
-	pids+=($!)
-done
-for p in "${pids[@]}"; do
-	_reap "$p" 120
-done
-ms=$(($(now_ms) - t0))
+run_cycles "$S/s" scycles
+ms=$MS bad=$BAD
 sp1=$(smetric lockfs_session_passes_total)
 hb1=$(smetric lockfs_heartbeats_ok_total)
-bad=0
-for c in $(seq "$CALLERS"); do
-	f=$(sed -n 's/^ok=[0-9]* failed=\([0-9]*\)$/\1/p' "$WORK/scycles-$c.out")
-	bad=$((bad + ${f:-$CYCLES}))
-done
 spasses=$((sp1 - sp0))
 diag "session mode: $n cycles in $ms ms: $spasses session passes, $((hb1 - hb0)) session beats"
 is "$bad" 0 "session mode: $CALLERS callers x $CYCLES cycles through the proxy: none failed"

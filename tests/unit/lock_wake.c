@@ -65,35 +65,26 @@ static void *cycles(void *arg)
 	return NULL;
 }
 
-static void test_cycles_leave_it_asleep(void)
+/* An engine on mem behind sf, every request slowed (latency), counting
+ * into m (initialised here). */
+static struct lock_engine *slow_engine(const struct lock_config *cfg,
+				       struct store *mem,
+				       struct store_fault *sf,
+				       struct observe *o, struct metrics *m)
 {
-	struct lock_config cfg =
-		engine_steps_config("me", "testhost", HOLD_PGRP);
-	struct store *mem = store_mem_new();
-	struct observe *o = observe_new(&clk_system, 0);
+	metrics_init(m);
+	store_fault_init(sf, mem);
+	sf->before = latency;
+	return lock_engine_new(cfg, &sf->base, o, &clk_system, m, NULL);
+}
+
+/* CALLERS threads of CYCLES cycles each on e, joined; their failures. */
+static int run_callers(struct lock_engine *e)
+{
 	struct caller c[CALLERS];
 	pthread_t t[CALLERS];
-	struct store_fault sf;
-	struct lock_engine *e;
-	struct metrics m;
-	uint64_t p0, passes;
-	int64_t t0, ms;
 	int failures = 0;
 
-	CHECK(mem && o);
-	cfg.lease_ms = 30000;
-	cfg.heartbeat_ms = 5000;
-	cfg.safe_period_ms = 20000;
-	cfg.pgrp_poll_ms = 100;
-	metrics_init(&m);
-	store_fault_init(&sf, mem);
-	sf.before = latency;
-	e = lock_engine_new(&cfg, &sf.base, o, &clk_system, &m, NULL);
-	CHECK(e);
-	CHECK_INT(lease_start(e), 0);
-	usleep(50 * 1000); /* its first pass is behind us */
-	p0 = metrics_get(&m, MC_LEASE_PASSES);
-	t0 = clk_mono_ms(&clk_system);
 	for (int i = 0; i < CALLERS; i++) {
 		c[i] = (struct caller){ e, i, 0 };
 		CHECK_INT(pthread_create(&t[i], NULL, cycles, &c[i]), 0);
@@ -102,6 +93,34 @@ static void test_cycles_leave_it_asleep(void)
 		pthread_join(t[i], NULL);
 		failures += c[i].failures;
 	}
+	return failures;
+}
+
+static void test_cycles_leave_it_asleep(void)
+{
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_PGRP);
+	struct store *mem = store_mem_new();
+	struct observe *o = observe_new(&clk_system, 0);
+	struct store_fault sf;
+	struct lock_engine *e;
+	struct metrics m;
+	uint64_t p0, passes;
+	int64_t t0, ms;
+	int failures;
+
+	CHECK(mem && o);
+	cfg.lease_ms = 30000;
+	cfg.heartbeat_ms = 5000;
+	cfg.safe_period_ms = 20000;
+	cfg.pgrp_poll_ms = 100;
+	e = slow_engine(&cfg, mem, &sf, o, &m);
+	CHECK(e);
+	CHECK_INT(lease_start(e), 0);
+	usleep(50 * 1000); /* its first pass is behind us */
+	p0 = metrics_get(&m, MC_LEASE_PASSES);
+	t0 = clk_mono_ms(&clk_system);
+	failures = run_callers(e);
 	ms = clk_mono_ms(&clk_system) - t0;
 	passes = metrics_get(&m, MC_LEASE_PASSES) - p0;
 	printf("%d cycles in %lld ms: %llu scheduler passes\n",
@@ -131,14 +150,12 @@ static void test_session_sleeps_through_cycles(void)
 		engine_steps_config("me", "testhost", HOLD_PGRP);
 	struct store *mem = store_mem_new();
 	struct observe *o = observe_new(&clk_system, 0);
-	struct caller c[CALLERS];
-	pthread_t t[CALLERS];
 	struct store_fault sf;
 	struct lock_engine *e;
 	struct metrics m;
 	uint64_t p0, passes, beats;
 	int64_t t0, ms;
-	int failures = 0;
+	int failures;
 
 	CHECK(mem && o);
 	cfg.session = true;
@@ -146,10 +163,7 @@ static void test_session_sleeps_through_cycles(void)
 	cfg.heartbeat_ms = 50;
 	cfg.safe_period_ms = 600;
 	cfg.pgrp_poll_ms = 100;
-	metrics_init(&m);
-	store_fault_init(&sf, mem);
-	sf.before = latency;
-	e = lock_engine_new(&cfg, &sf.base, o, &clk_system, &m, NULL);
+	e = slow_engine(&cfg, mem, &sf, o, &m);
 	CHECK(e);
 	CHECK_INT(lock_session_start(e), 0);
 	CHECK_INT(lease_start(e), 0);
@@ -157,14 +171,7 @@ static void test_session_sleeps_through_cycles(void)
 	p0 = metrics_get(&m, MC_SESSION_PASSES);
 	beats = metrics_get(&m, MC_HEARTBEATS_OK);
 	t0 = clk_mono_ms(&clk_system);
-	for (int i = 0; i < CALLERS; i++) {
-		c[i] = (struct caller){ e, i, 0 };
-		CHECK_INT(pthread_create(&t[i], NULL, cycles, &c[i]), 0);
-	}
-	for (int i = 0; i < CALLERS; i++) {
-		pthread_join(t[i], NULL);
-		failures += c[i].failures;
-	}
+	failures = run_callers(e);
 	ms = clk_mono_ms(&clk_system) - t0;
 	passes = metrics_get(&m, MC_SESSION_PASSES) - p0;
 	beats = metrics_get(&m, MC_HEARTBEATS_OK) - beats;

@@ -49,8 +49,10 @@ struct lock *fs_int_lost_of_caller(struct fs *fs, const struct fs_ctx *ctx,
 }
 
 /* The holder a request of ctx makes, as the machine describes the
- * caller: its process group (and the leader's start), session and
- * command. */
+ * caller: its process (FUSE names the calling thread: a program that
+ * acquires from a thread of its own is held, shown and watched by its
+ * process, which outlives that thread), group (and the leader's start),
+ * session and command. */
 void fs_int_holder_from_ctx(struct fs *fs, const struct fs_ctx *ctx,
 			    uint32_t mode, struct lock_holder *h)
 {
@@ -62,6 +64,8 @@ void fs_int_holder_from_ctx(struct fs *fs, const struct fs_ctx *ctx,
 	h->gid = ctx->gid;
 	h->mode = mode & 07777;
 	host_proc(fs->host, ctx->pid, &who);
+	if (who.tgid > 0)
+		h->pid = who.tgid;
 	h->pgid = who.pgid;
 	h->sid = who.sid;
 	h->pgid_start = who.pgid > 0 ? who.pgid_start : 0;

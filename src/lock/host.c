@@ -1,5 +1,5 @@
 /* host: the real machine behind struct host (see host.h): clk_system,
- * /proc, getpgid(2), getsid(2), kill(2). No state; any thread. */
+ * /proc, tgkill(2), kill(2). No state; any thread. */
 #include "host.h"
 
 #include <errno.h>
@@ -7,19 +7,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "procgrp.h"
 
+static FILE *open_status(int64_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%lld/status", (long long)pid);
+	return fopen(path, "re");
+}
+
 /* The supplementary groups of pid from /proc/PID/status ("Groups:"). */
 static int read_groups(int64_t pid, uint32_t *out, int max)
 {
-	char path[64], line[1024];
+	char line[1024];
 	int n = -1;
-	FILE *f;
+	FILE *f = open_status(pid);
 
-	snprintf(path, sizeof(path), "/proc/%lld/status", (long long)pid);
-	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -42,9 +49,38 @@ static int read_groups(int64_t pid, uint32_t *out, int max)
 	return n;
 }
 
+/* The process tid is a thread of, from /proc/TID/status ("Tgid:"); 0
+ * when unknown. */
+static int64_t read_tgid(int64_t tid)
+{
+	char line[256];
+	long long tgid = 0;
+	FILE *f = open_status(tid);
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %lld", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid > 0 ? tgid : 0;
+}
+
+/* The process pid is a thread of. FUSE names the calling thread, which
+ * is the process itself unless a program calls from a thread of its own
+ * (a thread pool); tgkill(pid, pid, 0) tells which without reading /proc
+ * (ESRCH: pid leads no process, or is gone). */
+static int64_t process_of(int64_t pid)
+{
+	if (!syscall(SYS_tgkill, (pid_t)pid, (pid_t)pid, 0) || errno != ESRCH)
+		return pid;
+	return read_tgid(pid);
+}
+
 /* One read of /proc/PID/stat gives the group, the session and the
  * command; the group leader's start time costs a second read only when
- * pid does not lead its group. */
+ * pid does not lead its group, and a caller that is a thread of its own
+ * program two more, to name its process and that process's command. */
 static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 {
 	struct procgrp_stat st;
@@ -55,6 +91,14 @@ static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 	out->sid = -1;
 	if (pid <= 0 || procgrp_stat(pid, &st))
 		return;
+	out->tgid = process_of(pid);
+	if (out->tgid > 0 && out->tgid != pid) {
+		struct procgrp_stat proc;
+
+		/* The process's command, not its thread's name. */
+		if (!procgrp_stat(out->tgid, &proc))
+			memcpy(st.comm, proc.comm, sizeof(st.comm));
+	}
 	out->pgid = st.pgid;
 	out->sid = st.sid;
 	if (st.pgid == pid)

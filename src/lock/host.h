@@ -19,6 +19,8 @@
 
 /* What the machine says of a caller (a FUSE request's pid). */
 struct host_proc {
+	int64_t tgid;	     /* the process pid is a thread of (pid itself
+			      * for a process); <= 0: unknown */
 	int64_t pgid;	     /* <= 0: unknown (gone, or outside our PID ns) */
 	int64_t sid;	     /* <= 0: unknown */
 	uint64_t pgid_start; /* the group leader's start time; 0: unknown */

@@ -615,8 +615,10 @@ void lease_watch_holder_locked(struct lock_engine *e,
 {
 	if (!e->procwatch)
 		return;
-	/* Either may be gone already or not be a process of its own (a
-	 * thread's id): then the poll still notices the group's end. */
+	/* Either may be gone already. h->pid is the acquirer's process
+	 * (host_proc), or the calling thread's id where that process could
+	 * not be learned (procwatch then watches the thread). The poll
+	 * still notices the group's end. */
 	if (h->pid > 1)
 		procwatch_add(e->procwatch, h->pid);
 	if (h->pgid > 1 && h->pgid != h->pid)

@@ -38,10 +38,10 @@ struct procwatch {
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
 #endif
 
-/* A pidfd of pid: a process, or else (FUSE reports the calling thread's
- * id, which is not a process's when a program calls from a thread of its
- * own) that thread, whose end comes with its process's at the latest.
- * Kernels before 6.9 refuse the second: then the poll notices. */
+/* A pidfd of pid: a process, or else a thread (a calling thread's id
+ * whose process the host could not name), whose end comes with its
+ * process's at the latest. Kernels before 6.9 refuse the second: then
+ * the poll notices. */
 static int pidfd_open_of(int64_t pid)
 {
 #ifdef SYS_pidfd_open

@@ -8,14 +8,16 @@
 # woken by every acquire, close and release: two to three a cycle). Its
 # work is not delayed: a lock with a 0.5 s heartbeat is renewed on time
 # (and never lost) while the others cycle; a holder group's death after
-# its close frees the lock within a second; a renewal that fails (HTTP 500)
+# its close frees the lock within a second, as does the death of a process
+# that acquired from a thread of its own (cat names the process); a
+# renewal that fails (HTTP 500)
 # is retried and the lock stays held.
 # With -o session, the session thread sleeps through the cycles too (it was
 # woken by every acquire and release: about two passes a cycle) and its
 # beats still come every heartbeat period.
 . "$(dirname "$0")/lib.sh"
 
-plan 16
+plan 21
 
 SHORT=lease=2,heartbeat=0.5,safe_period=1.5
 CALLERS=4
@@ -116,6 +118,8 @@ tpid=$(head -n 1 "$WORK/thr.pid")
 [[ $tpid =~ ^[0-9]+$ ]] && track_pid "$tpid"
 is "$("$T" open "$A/thr" O_CREAT,O_EXCL,O_RDONLY 0644)" EEXIST \
 	"a lock acquired from a thread is held by its process group ($tpid)"
+like "$(cat "$A/thr")" $'\nholder: host=[^ ]+ pid='"$tpid"' uid=[0-9]+ cmd=python3($|'$'\n'')' \
+	"... and cat names its process and command, not the thread"
 t1=$(now_ms)
 kill -KILL "$tpid" 2>/dev/null
 wait_for 5 sh -c "[ \"\$(\"$T\" open \"$A/thr\" O_CREAT,O_EXCL,O_RDONLY 0644)\" = 0 ]"
@@ -124,6 +128,30 @@ ok $? "after kill -9 of that process, its lock is free again"
 # group ends only when PID 1 reaps it (a zombie is still a member), which
 # took about 1.5 s on this machine.
 diag "a thread's holder: freed $(($(now_ms) - t1)) ms after its death"
+
+# The thread that acquired has ended, its process lives on: the holder is
+# that process (cat showed the ended thread's id) and its death frees the
+# lock. This test's shell is its parent and reaps it at once.
+setsid /usr/bin/python3 -c "
+import os, sys, threading, time
+t = threading.Thread(target=lambda: os.close(os.open(sys.argv[1],
+    os.O_CREAT | os.O_EXCL | os.O_RDONLY, 0o644)))
+t.start(); t.join()
+sys.stdout.write(str(os.getpid()) + chr(10)); sys.stdout.flush()
+time.sleep(60)
+" "$A/ended" >"$WORK/ended.pid" 2>&1 &
+epid=$!
+disown "$epid" # killed on purpose: no job report
+track_pid "$epid"
+wait_for 10 sh -c "[ -s \"$WORK/ended.pid\" ]"
+is "$(head -n 1 "$WORK/ended.pid")" "$epid" "a process whose acquiring thread has ended holds its lock"
+like "$(cat "$A/ended")" $'\nholder: host=[^ ]+ pid='"$epid"' ' "... shown as that process"
+t1=$(now_ms)
+kill -KILL "$epid" 2>/dev/null
+wait_for 5 sh -c "[ \"\$(\"$T\" open \"$A/ended\" O_CREAT,O_EXCL,O_RDONLY 0644)\" = 0 ]"
+ok $? "after kill -9 of that process, its lock is free again"
+took=$(($(now_ms) - t1))
+ok "$([ "$took" -lt 1000 ] && echo 0)" "... within a second ($took ms)"
 
 # ---- a failed renewal is retried ------------------------------------------
 proxy_ctl http500 2 UpdateItem >/dev/null

@@ -89,6 +89,27 @@ static void test_holder_from_host(void)
 	teardown();
 }
 
+/* A program that acquires from a thread of its own (FUSE names the
+ * thread, 4243) is recorded as its process (4242): the pid `cat` shows
+ * and the one the exit watcher watches, which outlives the thread. */
+static void test_holder_of_a_thread(void)
+{
+	const struct fs_ctx c = { 1000, 1000, 4243 };
+	struct fs_entry e;
+	char text[256];
+	uint64_t fh;
+
+	setup();
+	host_fake_thread(&fhost, 4243, 4242);
+	CHECK_INT(fs_create(fs, &c, FS_ROOT_INO, "job", S_IFREG | 0644,
+			    O_CREAT | O_EXCL | O_WRONLY, &e, &fh),
+		  0);
+	holder_of("job", text, sizeof(text));
+	CHECK_STR(text, "host=h pid=4242 uid=1000 cmd=fake4242");
+	fs_release(fs, fh);
+	teardown();
+}
+
 /* The session rule on the host's answers: another session may not
  * unlink a lock whose holder's group lives (EBUSY); the holder's own
  * session may; once the group is gone, anyone of the uid may. */
@@ -164,6 +185,7 @@ int main(int argc, char **argv)
 	log_setup(LOGL_ERR, false, NULL);
 	check_cases(argc, argv);
 	CHECK_CASE(test_holder_from_host);
+	CHECK_CASE(test_holder_of_a_thread);
 	CHECK_CASE(test_unlink_by_session);
 	CHECK_CASE(test_lookup_asks_only_when_lost);
 	CHECK_DONE();

@@ -3,7 +3,8 @@
  * group is the holder's only while its leader is the one recorded (a
  * reused group number is not); a group whose processes are gone is dead;
  * a group whose leader has exited is alive (by its number) but never
- * signallable, nor is a group whose leader is unknown. */
+ * signallable, nor is a group whose leader is unknown. The machine names
+ * a caller that is a thread by its process. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "host.h"
 #include "procgrp.h"
 
 /* A leader that forks a member of its group, then exits. */
@@ -114,6 +116,47 @@ static void stat_fields(void)
 	CHECK_STR(st.comm, "");
 }
 
+/* What the machine says of a caller that is a thread of its own program
+ * (FUSE names the calling thread): its process's number and command
+ * (not the thread's name), with the group and session they share. */
+struct thread_probe {
+	int64_t tid;
+	struct host_proc p;
+};
+
+static void *probe_thread(void *arg)
+{
+	struct thread_probe *tp = arg;
+
+	prctl(PR_SET_NAME, "pool-1-thread-3", 0, 0, 0);
+	tp->tid = (int64_t)syscall(SYS_gettid);
+	host_proc(host_system(), tp->tid, &tp->p);
+	return NULL;
+}
+
+static void host_names_the_process(void)
+{
+	struct thread_probe tp = { 0 };
+	struct host_proc me;
+	pthread_t t;
+
+	host_proc(host_system(), getpid(), &me);
+	CHECK_INT(me.tgid, getpid());
+	CHECK_INT(me.pgid, getpgrp());
+	CHECK_INT(pthread_create(&t, NULL, probe_thread, &tp), 0);
+	pthread_join(t, NULL);
+	CHECK(tp.tid > 0 && tp.tid != getpid());
+	CHECK_INT(tp.p.tgid, getpid());
+	CHECK_STR(tp.p.comm, me.comm);
+	CHECK_INT(tp.p.pgid, getpgrp());
+	CHECK_INT(tp.p.sid, getsid(0));
+	CHECK_INT((long long)tp.p.pgid_start, (long long)me.pgid_start);
+	/* Gone, or never there: nothing known. */
+	host_proc(host_system(), tp.tid, &tp.p);
+	CHECK_INT(tp.p.tgid, 0);
+	CHECK_INT(tp.p.pgid, -1);
+}
+
 int main(void)
 {
 	int64_t grp = 0;
@@ -127,6 +170,7 @@ int main(void)
 	CHECK_INT(grp, getpgrp());
 	CHECK_INT(procgrp_start_time(-5, NULL), 0);
 	stat_fields();
+	host_names_the_process();
 
 	/* Group 1 and unknown groups are never signalled. */
 	CHECK(!procgrp_signallable(1, 0));

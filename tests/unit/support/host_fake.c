@@ -18,6 +18,14 @@ static bool dead_locked(struct host_fake *f, int64_t pgid)
 	return false;
 }
 
+static int64_t process_locked(struct host_fake *f, int64_t pid)
+{
+	for (int i = 0; i < f->n_threads; i++)
+		if (f->threads[i].tid == pid)
+			return f->threads[i].tgid;
+	return pid;
+}
+
 static void fake_proc(void *arg, int64_t pid, struct host_proc *out)
 {
 	struct host_fake *f = of(arg);
@@ -25,7 +33,9 @@ static void fake_proc(void *arg, int64_t pid, struct host_proc *out)
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&f->mu);
 	f->proc_calls++;
+	pid = process_locked(f, pid);
 	if (!dead_locked(f, pid)) {
+		out->tgid = pid;
 		out->pgid = pid;
 		out->sid = pid;
 		out->pgid_start = (uint64_t)pid + 1000;
@@ -154,6 +164,17 @@ int host_fake_signals(struct host_fake *f)
 int host_fake_alive_checks(struct host_fake *f)
 {
 	return read_counter(f, &f->alive_checks);
+}
+
+void host_fake_thread(struct host_fake *f, int64_t tid, int64_t tgid)
+{
+	pthread_mutex_lock(&f->mu);
+	if (f->n_threads < HOST_FAKE_THREADS) {
+		f->threads[f->n_threads].tid = tid;
+		f->threads[f->n_threads].tgid = tgid;
+		f->n_threads++;
+	}
+	pthread_mutex_unlock(&f->mu);
 }
 
 int host_fake_proc_calls(struct host_fake *f)

@@ -1,9 +1,12 @@
 /* procwatch: exit notifications from pidfds (see procwatch.h). One epoll
  * set holds the pidfds and an eventfd that stops the thread; an imap from
- * pid to its pidfd keeps each pid watched once.
+ * pid to its entry keeps each pid watched once. Where the kernel tells a
+ * reap (Linux 6.9+: a pidfd reports EPOLLHUP once its process is reaped),
+ * an exited process stays watched, for its reap only, until then or for
+ * REAP_WAIT_MS at most; the exited ones are listed oldest first.
  *
  * Threads: callers of procwatch_add and the watch thread; pw->mu guards
- * the map and the count. */
+ * the map, the entries and the list. */
 #include "procwatch.h"
 
 #include <errno.h>
@@ -15,6 +18,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "map.h"
@@ -22,17 +26,37 @@
 #define PROCWATCH_MAX_DEFAULT 65536
 #define STOP_TAG	      UINT64_MAX
 #define EVENTS_AT_ONCE	      64
+/* How long an exited process stays watched for its reap: a parent that
+ * reaps later than this leaves its group to the caller's poll. */
+#define REAP_WAIT_MS 10000
+
+struct watched {
+	uint64_t pid;
+	int fd;
+	int64_t exited_ms; /* 0 while it runs; then when its exit was told */
+	struct watched *prev, *next; /* the exited ones, oldest first */
+};
 
 struct procwatch {
 	void (*on_exit)(void *arg);
 	void *arg;
 	size_t max;
+	bool reaps_told; /* the kernel wakes a pidfd at its process's reap */
 	int epfd;
 	int stopfd;
 	pthread_t thread;
 	pthread_mutex_t mu;
-	struct imap fds; /* pid -> pidfd + 1; mu */
+	struct imap fds;	      /* pid -> struct watched; mu */
+	struct watched *old, *young; /* the exited ones; mu */
 };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
@@ -56,44 +80,113 @@ static int pidfd_open_of(int64_t pid)
 #endif
 }
 
-/* The watched process pid exited: forget it. */
-static void drop(struct procwatch *pw, uint64_t pid)
+/* mu held. Takes w off the exited list. */
+static void unlist_locked(struct procwatch *pw, struct watched *w)
 {
-	void *v;
+	if (!w->exited_ms)
+		return;
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		pw->old = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	else
+		pw->young = w->prev;
+	w->prev = w->next = NULL;
+}
 
-	pthread_mutex_lock(&pw->mu);
-	v = imap_del(&pw->fds, pid);
-	pthread_mutex_unlock(&pw->mu);
-	if (v) {
-		int fd = (int)((intptr_t)v - 1);
+/* mu held. Forgets w: its pidfd leaves the set and is closed. */
+static void drop_locked(struct procwatch *pw, struct watched *w)
+{
+	imap_del(&pw->fds, w->pid);
+	unlist_locked(pw, w);
+	epoll_ctl(pw->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	close(w->fd);
+	free(w);
+}
 
-		epoll_ctl(pw->epfd, EPOLL_CTL_DEL, fd, NULL);
-		close(fd);
+/* mu held. Pid's process exited (events: what its pidfd said): forgotten,
+ * or, where the kernel will tell its reap and has not yet, watched for
+ * that only (no event asked: EPOLLHUP is always reported). */
+static void exited_locked(struct procwatch *pw, uint64_t pid,
+			  uint32_t events, int64_t now)
+{
+	struct watched *w = imap_get(&pw->fds, pid);
+	struct epoll_event ev = { .events = 0, .data.u64 = pid };
+
+	if (!w)
+		return;
+	if (!pw->reaps_told || (events & (EPOLLHUP | EPOLLERR)) ||
+	    w->exited_ms ||
+	    epoll_ctl(pw->epfd, EPOLL_CTL_MOD, w->fd, &ev)) {
+		drop_locked(pw, w);
+		return;
 	}
+	w->exited_ms = now;
+	w->prev = pw->young;
+	if (pw->young)
+		pw->young->next = w;
+	else
+		pw->old = w;
+	pw->young = w;
+}
+
+/* mu held. Forgets the exited ones not reaped within REAP_WAIT_MS; how
+ * long until the oldest left is due (-1: none). */
+static int expire_locked(struct procwatch *pw, int64_t now)
+{
+	while (pw->old && now - pw->old->exited_ms >= REAP_WAIT_MS)
+		drop_locked(pw, pw->old);
+	return pw->old ? (int)(pw->old->exited_ms + REAP_WAIT_MS - now) : -1;
 }
 
 static void *watch_main(void *arg)
 {
 	struct procwatch *pw = arg;
 	struct epoll_event ev[EVENTS_AT_ONCE];
+	int timeout = -1;
 
 	for (;;) {
-		int n = epoll_wait(pw->epfd, ev, EVENTS_AT_ONCE, -1);
-		bool exited = false;
+		int n = epoll_wait(pw->epfd, ev, EVENTS_AT_ONCE, timeout);
+		bool told = false;
+		int64_t now;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return NULL;
+		now = mono_ms();
+		pthread_mutex_lock(&pw->mu);
 		for (int i = 0; i < n; i++) {
-			if (ev[i].data.u64 == STOP_TAG)
+			if (ev[i].data.u64 == STOP_TAG) {
+				pthread_mutex_unlock(&pw->mu);
 				return NULL;
-			drop(pw, ev[i].data.u64);
-			exited = true;
+			}
+			exited_locked(pw, ev[i].data.u64, ev[i].events, now);
+			told = true;
 		}
-		if (exited)
+		timeout = expire_locked(pw, now);
+		pthread_mutex_unlock(&pw->mu);
+		if (told)
 			pw->on_exit(pw->arg);
 	}
+}
+
+/* Whether this kernel tells a process's reap to its pidfd: it came with
+ * PIDFD_THREAD (Linux 6.9), which a pidfd of our own thread tries. */
+static bool kernel_tells_reaps(void)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), PIDFD_THREAD);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+#else
+	return false;
+#endif
 }
 
 struct procwatch *procwatch_new(void (*on_exit)(void *arg), void *arg,
@@ -108,6 +201,7 @@ struct procwatch *procwatch_new(void (*on_exit)(void *arg), void *arg,
 	pw->on_exit = on_exit;
 	pw->arg = arg;
 	pw->max = max ? max : PROCWATCH_MAX_DEFAULT;
+	pw->reaps_told = kernel_tells_reaps();
 	pw->epfd = epoll_create1(EPOLL_CLOEXEC);
 	pw->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_init(&pw->mu, NULL);
@@ -138,6 +232,7 @@ int procwatch_add(struct procwatch *pw, int64_t pid)
 {
 	struct epoll_event ev = { .events = EPOLLIN,
 				  .data.u64 = (uint64_t)pid };
+	struct watched *w;
 	int fd, rc = 0;
 
 	if (pid <= 1)
@@ -149,23 +244,34 @@ int procwatch_add(struct procwatch *pw, int64_t pid)
 		rc = -ENOSPC;
 		goto out;
 	}
-	fd = pidfd_open_of(pid);
+	w = calloc(1, sizeof(*w));
+	fd = w ? pidfd_open_of(pid) : -1;
 	if (fd < 0) {
-		rc = -errno;
+		rc = w ? -errno : -ENOMEM;
+		free(w);
 		goto out;
 	}
+	w->pid = (uint64_t)pid;
+	w->fd = fd;
 	/* Registered before it is in the epoll set: an exit at once finds
-	 * its entry to drop. */
-	rc = imap_put(&pw->fds, (uint64_t)pid, (void *)(intptr_t)(fd + 1));
+	 * its entry. */
+	rc = imap_put(&pw->fds, (uint64_t)pid, w);
 	if (!rc && epoll_ctl(pw->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		rc = -errno;
 		imap_del(&pw->fds, (uint64_t)pid);
 	}
-	if (rc)
+	if (rc) {
 		close(fd);
+		free(w);
+	}
 out:
 	pthread_mutex_unlock(&pw->mu);
 	return rc;
+}
+
+bool procwatch_tells_reaps(const struct procwatch *pw)
+{
+	return pw->reaps_told;
 }
 
 size_t procwatch_count(struct procwatch *pw)
@@ -180,9 +286,12 @@ size_t procwatch_count(struct procwatch *pw)
 
 static void close_one(void *arg, uint64_t pid, void *v)
 {
+	struct watched *w = v;
+
 	(void)arg;
 	(void)pid;
-	close((int)((intptr_t)v - 1));
+	close(w->fd);
+	free(w);
 }
 
 void procwatch_free(struct procwatch *pw)

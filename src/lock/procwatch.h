@@ -2,15 +2,19 @@
  * notification from the kernel, not a poll), so that a lock held by a
  * process group is let go of as soon as the group is gone.
  *
- * Each pid is watched once, from procwatch_add until it exits; then its
- * entry goes and on_exit is called. A pidfd names one process, so a reused
- * pid is never mistaken for the one watched.
+ * Each pid is watched once, from procwatch_add until it exits; then
+ * on_exit is called. An exited process keeps its group alive until its
+ * parent reaps it: where the kernel tells that too (Linux 6.9+), its entry
+ * stays until the reap (10 s at most) and on_exit is called again
+ * then; elsewhere the entry goes at the exit. A pidfd names one process,
+ * so a reused pid is never mistaken for the one watched.
  *
  * Threads: any thread calls procwatch_add; the watch thread (one, owned
  * here) calls on_exit, with no lock of procwatch held. */
 #ifndef LOCKFS_PROCWATCH_H
 #define LOCKFS_PROCWATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,8 +28,10 @@ struct procwatch *procwatch_new(void (*on_exit)(void *arg), void *arg,
 /* Watches pid until it exits. 0 when watched (or already watched);
  * -ESRCH when it is gone already; -ENOSPC when full; other -errno. */
 int procwatch_add(struct procwatch *pw, int64_t pid);
-/* How many pids are watched now. */
+/* How many pids are watched now (exited ones awaiting their reap too). */
 size_t procwatch_count(struct procwatch *pw);
+/* Whether a reap is told (a second on_exit), as said above. */
+bool procwatch_tells_reaps(const struct procwatch *pw);
 /* Stops the thread and closes every pidfd. */
 void procwatch_free(struct procwatch *pw);
 

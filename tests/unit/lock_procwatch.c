@@ -1,5 +1,6 @@
 /* lock_procwatch: exit notifications by pidfd. A watched child's exit is
- * told once, within a bound, whether or not it has been reaped; a pid is
+ * told within a bound, whether or not it has been reaped, and its reap is
+ * told again (however late its parent reaps it); a pid is
  * watched once however often it is added; a process already reaped, pid 1
  * and pids <= 0 are refused; the table is bounded. A thread's id (what
  * FUSE reports for a call made from a thread of a program's own) is
@@ -140,15 +141,31 @@ int main(int argc, char **argv)
 	CHECK_INT(procwatch_add(pw, b), 0);
 	CHECK_INT(procwatch_add(pw, c), -ENOSPC);
 
-	/* An exit is told while the process is still a zombie. */
+	/* An exit is told while the process is still a zombie; its reap,
+	 * which ends its membership of its group, is told again (Linux 6.9+:
+	 * this machine's kernel), however late its parent reaps it. */
 	kill(a, SIGKILL);
 	took = wait_exits(1);
 	CHECK_INT(atomic_load(&exits), 1);
 	CHECK(took < 1000);
 	printf("exit of an unreaped child told after %lld ms\n",
 	       (long long)took);
+	CHECK(procwatch_tells_reaps(pw));
+	if (procwatch_tells_reaps(pw)) {
+		CHECK_INT((int)procwatch_count(pw), 2); /* a awaits its reap */
+		usleep(300 * 1000);
+		CHECK_INT(atomic_load(&exits), 1);
+		CHECK_INT(waitpid(a, &status, 0), a);
+		took = wait_exits(2);
+		CHECK_INT(atomic_load(&exits), 2);
+		CHECK(took < 1000);
+		printf("its reap 300 ms later told after %lld ms\n",
+		       (long long)took);
+		usleep(20 * 1000);
+	} else {
+		CHECK_INT(waitpid(a, &status, 0), a);
+	}
 	CHECK_INT((int)procwatch_count(pw), 1);
-	CHECK_INT(waitpid(a, &status, 0), a);
 
 	/* Room again: c is watched; exits at the same moment may share one
 	 * call. */

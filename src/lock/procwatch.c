@@ -46,7 +46,7 @@ struct procwatch {
 	int stopfd;
 	pthread_t thread;
 	pthread_mutex_t mu;
-	struct imap fds;	      /* pid -> struct watched; mu */
+	struct imap fds;	     /* pid -> struct watched; mu */
 	struct watched *old, *young; /* the exited ones; mu */
 };
 
@@ -109,8 +109,8 @@ static void drop_locked(struct procwatch *pw, struct watched *w)
 /* mu held. Pid's process exited (events: what its pidfd said): forgotten,
  * or, where the kernel will tell its reap and has not yet, watched for
  * that only (no event asked: EPOLLHUP is always reported). */
-static void exited_locked(struct procwatch *pw, uint64_t pid,
-			  uint32_t events, int64_t now)
+static void exited_locked(struct procwatch *pw, uint64_t pid, uint32_t events,
+			  int64_t now)
 {
 	struct watched *w = imap_get(&pw->fds, pid);
 	struct epoll_event ev = { .events = 0, .data.u64 = pid };
@@ -118,8 +118,7 @@ static void exited_locked(struct procwatch *pw, uint64_t pid,
 	if (!w)
 		return;
 	if (!pw->reaps_told || (events & (EPOLLHUP | EPOLLERR)) ||
-	    w->exited_ms ||
-	    epoll_ctl(pw->epfd, EPOLL_CTL_MOD, w->fd, &ev)) {
+	    w->exited_ms || epoll_ctl(pw->epfd, EPOLL_CTL_MOD, w->fd, &ev)) {
 		drop_locked(pw, w);
 		return;
 	}

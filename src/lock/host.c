@@ -1,8 +1,10 @@
 /* host: the real machine behind struct host (see host.h): clk_system,
- * /proc, tgkill(2), kill(2). No state; any thread. */
+ * /proc, tgkill(2), getsid(2), kill(2). Any thread; its only state is a
+ * memo of the calling threads seen (behind its own mutex). */
 #include "host.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,21 +68,58 @@ static int64_t read_tgid(int64_t tid)
 	return tgid > 0 ? tgid : 0;
 }
 
-/* The process pid is a thread of. FUSE names the calling thread, which
- * is the process itself unless a program calls from a thread of its own
- * (a thread pool); tgkill(pid, pid, 0) tells which without reading /proc
- * (ESRCH: pid leads no process, or is gone). */
-static int64_t process_of(int64_t pid)
+/* Threads seen calling, by id and start time (which name one thread for
+ * good: an id is reused only by a task started later): their process and
+ * its command, so that a thread pool's callers cost those reads once
+ * each. Direct-mapped; a collision costs the reads again. */
+#define THREAD_MEMO_SLOTS 256
+
+static struct {
+	int64_t tid;
+	uint64_t start;
+	int64_t tgid;
+	char comm[64];
+} thread_memo[THREAD_MEMO_SLOTS];
+static pthread_mutex_t thread_memo_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The process thread tid (started at start) belongs to, and its command
+ * into comm; 0 when unknown. */
+static int64_t process_of_thread(int64_t tid, uint64_t start,
+				 char comm[static 64])
 {
-	if (!syscall(SYS_tgkill, (pid_t)pid, (pid_t)pid, 0) || errno != ESRCH)
-		return pid;
-	return read_tgid(pid);
+	unsigned i = (unsigned)(((uint64_t)tid * 0x9E3779B97F4A7C15ULL) >> 56);
+	struct procgrp_stat proc;
+	int64_t tgid = 0;
+
+	pthread_mutex_lock(&thread_memo_mu);
+	if (thread_memo[i].tid == tid && thread_memo[i].start == start) {
+		tgid = thread_memo[i].tgid;
+		memcpy(comm, thread_memo[i].comm, 64);
+	}
+	pthread_mutex_unlock(&thread_memo_mu);
+	if (tgid)
+		return tgid;
+	tgid = read_tgid(tid);
+	/* The process's command, not its thread's name. */
+	if (tgid <= 0 || procgrp_stat(tgid, &proc))
+		return tgid;
+	memcpy(comm, proc.comm, 64);
+	pthread_mutex_lock(&thread_memo_mu);
+	thread_memo[i].tid = tid;
+	thread_memo[i].start = start;
+	thread_memo[i].tgid = tgid;
+	memcpy(thread_memo[i].comm, proc.comm, 64);
+	pthread_mutex_unlock(&thread_memo_mu);
+	return tgid;
 }
 
 /* One read of /proc/PID/stat gives the group, the session and the
  * command; the group leader's start time costs a second read only when
- * pid does not lead its group, and a caller that is a thread of its own
- * program two more, to name its process and that process's command. */
+ * pid does not lead its group. FUSE names the calling thread, which is
+ * the process itself unless a program calls from a thread of its own (a
+ * thread pool): tgkill(pid, pid, 0) tells which without reading /proc
+ * (ESRCH: pid leads no process), and a thread's process and its command
+ * cost two reads the first time that thread calls. */
 static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 {
 	struct procgrp_stat st;
@@ -91,14 +130,9 @@ static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 	out->sid = -1;
 	if (pid <= 0 || procgrp_stat(pid, &st))
 		return;
-	out->tgid = process_of(pid);
-	if (out->tgid > 0 && out->tgid != pid) {
-		struct procgrp_stat proc;
-
-		/* The process's command, not its thread's name. */
-		if (!procgrp_stat(out->tgid, &proc))
-			memcpy(st.comm, proc.comm, sizeof(st.comm));
-	}
+	out->tgid = pid;
+	if (syscall(SYS_tgkill, (pid_t)pid, (pid_t)pid, 0) && errno == ESRCH)
+		out->tgid = process_of_thread(pid, st.start, st.comm);
 	out->pgid = st.pgid;
 	out->sid = st.sid;
 	if (st.pgid == pid)
@@ -106,6 +140,17 @@ static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 	else if (st.pgid > 0)
 		out->pgid_start = procgrp_start_time(st.pgid, NULL);
 	snprintf(out->comm, sizeof(out->comm), "%s", st.comm);
+}
+
+static int64_t sys_sid(void *arg, int64_t pid)
+{
+	pid_t sid;
+
+	(void)arg;
+	if (pid <= 0)
+		return -1;
+	sid = getsid((pid_t)pid);
+	return sid > 0 ? sid : -1;
 }
 
 static int sys_groups(void *arg, int64_t pid, uint32_t *out, int max)
@@ -142,6 +187,7 @@ static int sys_signal_pgrp(void *arg, int64_t pgid, int sig)
 
 static const struct host_ops sys_ops = {
 	.proc = sys_proc,
+	.sid = sys_sid,
 	.groups = sys_groups,
 	.start_time = sys_start_time,
 	.pgrp_alive = sys_pgrp_alive,

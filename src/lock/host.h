@@ -6,8 +6,8 @@
  * host_system() is the real machine; tests pass their own (a fake clock,
  * groups that die on cue) to drive the layers without processes.
  *
- * Threads: any. host_system() is stateless; a test's host does its own
- * locking. */
+ * Threads: any. host_system() keeps only a memo of calling threads
+ * (behind a mutex of its own); a test's host does its own locking. */
 #ifndef LOCKFS_HOST_H
 #define LOCKFS_HOST_H
 
@@ -30,6 +30,9 @@ struct host_proc {
 struct host_ops {
 	/* Fills *out for pid (> 0); fields it cannot learn say unknown. */
 	void (*proc)(void *arg, int64_t pid, struct host_proc *out);
+	/* The session of pid alone (<= 0: unknown): what an unlink's
+	 * session rule needs, a system call where proc reads /proc. */
+	int64_t (*sid)(void *arg, int64_t pid);
 	/* The supplementary groups of pid, at most max of them in out:
 	 * their number, or -1 when unknown. A call of its own, as only a
 	 * few permission checks need them (on the real machine they cost
@@ -61,6 +64,11 @@ static inline void host_proc(const struct host *h, int64_t pid,
 			     struct host_proc *out)
 {
 	h->ops->proc(h->arg, pid, out);
+}
+
+static inline int64_t host_sid(const struct host *h, int64_t pid)
+{
+	return h->ops->sid(h->arg, pid);
 }
 
 static inline int host_groups(const struct host *h, int64_t pid, uint32_t *out,

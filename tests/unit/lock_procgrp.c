@@ -121,7 +121,7 @@ static void stat_fields(void)
  * (not the thread's name), with the group and session they share. */
 struct thread_probe {
 	int64_t tid;
-	struct host_proc p;
+	struct host_proc p, again; /* the second answer from the memo */
 };
 
 static void *probe_thread(void *arg)
@@ -131,6 +131,7 @@ static void *probe_thread(void *arg)
 	prctl(PR_SET_NAME, "pool-1-thread-3", 0, 0, 0);
 	tp->tid = (int64_t)syscall(SYS_gettid);
 	host_proc(host_system(), tp->tid, &tp->p);
+	host_proc(host_system(), tp->tid, &tp->again);
 	return NULL;
 }
 
@@ -151,6 +152,8 @@ static void host_names_the_process(void)
 	CHECK_INT(tp.p.pgid, getpgrp());
 	CHECK_INT(tp.p.sid, getsid(0));
 	CHECK_INT((long long)tp.p.pgid_start, (long long)me.pgid_start);
+	CHECK_INT(tp.again.tgid, getpid());
+	CHECK_STR(tp.again.comm, me.comm);
 	/* Gone, or never there: nothing known. */
 	host_proc(host_system(), tp.tid, &tp.p);
 	CHECK_INT(tp.p.tgid, 0);

@@ -23,14 +23,13 @@
 static int may_remove(struct fs *fs, const struct fs_ctx *ctx, struct lock *lk)
 {
 	const struct lock_holder *h = lock_holder(lk);
-	struct host_proc p;
 
 	if (h->sid <= 0)
 		return 0; /* no session known: the uid rule alone */
 	/* The caller's session first: the common case (the holder's own
-	 * script) then costs one /proc read, not the liveness check too. */
-	host_proc(fs->host, ctx->pid, &p);
-	if (p.sid == h->sid || !lock_holder_live(fs->eng, lk))
+	 * script) then costs one system call, not the liveness check too. */
+	if (host_sid(fs->host, ctx->pid) == h->sid ||
+	    !lock_holder_live(fs->eng, lk))
 		return 0;
 	if (fs->cfg.allow_break && ctx->uid == 0)
 		return 0;

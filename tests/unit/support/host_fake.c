@@ -45,6 +45,14 @@ static void fake_proc(void *arg, int64_t pid, struct host_proc *out)
 	pthread_mutex_unlock(&f->mu);
 }
 
+static int64_t fake_sid(void *arg, int64_t pid)
+{
+	struct host_proc p;
+
+	fake_proc(arg, pid, &p);
+	return p.pgid > 0 ? p.sid : -1;
+}
+
 static int fake_groups(void *arg, int64_t pid, uint32_t *out, int max)
 {
 	(void)arg;
@@ -107,6 +115,7 @@ static int fake_signal_pgrp(void *arg, int64_t pgid, int sig)
 
 static const struct host_ops fake_ops = {
 	.proc = fake_proc,
+	.sid = fake_sid,
 	.groups = fake_groups,
 	.start_time = fake_start_time,
 	.pgrp_alive = fake_pgrp_alive,

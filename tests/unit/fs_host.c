@@ -70,22 +70,28 @@ static void holder_of(const char *name, char *out, size_t cap)
 	fs_forget(fs, e.attr.ino, 1);
 }
 
-/* A create records the holder the host describes (host_fake: pid 4242
- * is its own group and session, its command "fake4242"). */
-static void test_holder_from_host(void)
+/* Checks the holder a create of "job" by caller pid records. */
+static void check_holder_of_create(int32_t pid, const char *want)
 {
-	const struct fs_ctx c = { 1000, 1000, 4242 };
+	const struct fs_ctx c = { 1000, 1000, pid };
 	struct fs_entry e;
 	char text[256];
 	uint64_t fh;
 
-	setup();
 	CHECK_INT(fs_create(fs, &c, FS_ROOT_INO, "job", S_IFREG | 0644,
 			    O_CREAT | O_EXCL | O_WRONLY, &e, &fh),
 		  0);
 	holder_of("job", text, sizeof(text));
-	CHECK_STR(text, "host=h pid=4242 uid=1000 cmd=fake4242");
+	CHECK_STR(text, want);
 	fs_release(fs, fh);
+}
+
+/* A create records the holder the host describes (host_fake: pid 4242
+ * is its own group and session, its command "fake4242"). */
+static void test_holder_from_host(void)
+{
+	setup();
+	check_holder_of_create(4242, "host=h pid=4242 uid=1000 cmd=fake4242");
 	teardown();
 }
 
@@ -94,19 +100,9 @@ static void test_holder_from_host(void)
  * and the one the exit watcher watches, which outlives the thread. */
 static void test_holder_of_a_thread(void)
 {
-	const struct fs_ctx c = { 1000, 1000, 4243 };
-	struct fs_entry e;
-	char text[256];
-	uint64_t fh;
-
 	setup();
 	host_fake_thread(&fhost, 4243, 4242);
-	CHECK_INT(fs_create(fs, &c, FS_ROOT_INO, "job", S_IFREG | 0644,
-			    O_CREAT | O_EXCL | O_WRONLY, &e, &fh),
-		  0);
-	holder_of("job", text, sizeof(text));
-	CHECK_STR(text, "host=h pid=4242 uid=1000 cmd=fake4242");
-	fs_release(fs, fh);
+	check_holder_of_create(4243, "host=h pid=4242 uid=1000 cmd=fake4242");
 	teardown();
 }
 

@@ -100,10 +100,10 @@ took=$(($(now_ms) - t1))
 ok "$([ "$took" -lt 1000 ] && echo 0)" "... within a second ($took ms)"
 
 # ---- a holder that acquired from a thread of its own ---------------------
-# FUSE reports the calling thread's id; the exit watcher watches that
-# thread (pidfd_open PIDFD_THREAD), where it could watch nothing before
-# (unit lock_procwatch shows it). The holder is the last process of its
-# group (its leader, sh, is gone), so only its death frees the lock.
+# FUSE reports the calling thread's id; the holder is recorded, shown and
+# watched as that thread's process (unit fs_host and lock_procgrp show
+# it). The holder is the last process of its group (its leader, sh, is
+# gone), so only its death frees the lock.
 setsid sh -c '/usr/bin/python3 -c "
 import os, sys, threading, time
 def grab():

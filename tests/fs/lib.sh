@@ -35,7 +35,10 @@
 # Environment: LOCKFS_BIN, LOCKFS_T, LOCKFS_DDB_SCRIPT, LOCKFS_DDB_ENDPOINT
 # (when unset, a DynamoDB Local is started for this file alone), LOCKFS_TMP,
 # LOCKFS_FAULTPROXY (default: tools/lockfs-faultproxy next to lockfs-t's
-# directory).
+# directory), LOCKFS_PRELOAD_BIN (the lockfs that mount_start runs when
+# MOUNT_ENV preloads a library, default LOCKFS_BIN: a ThreadSanitizer build
+# cannot run under libfaketime, whose pthread_cond_timedwait hides the
+# mutex's release and re-lock from TSan's interceptors).
 
 set -u
 set -o pipefail
@@ -48,6 +51,7 @@ _root=$(cd "$_here/../.." && pwd)
 : "${LOCKFS_FAULTPROXY:=$(dirname "$LOCKFS_T")/../tools/lockfs-faultproxy}"
 L=$LOCKFS_BIN
 T=$LOCKFS_T
+: "${LOCKFS_PRELOAD_BIN:=$L}"
 
 export AWS_ACCESS_KEY_ID=fake AWS_SECRET_ACCESS_KEY=fake
 export AWS_EC2_METADATA_DISABLED=true
@@ -249,16 +253,18 @@ _close_hold_fds() {
 
 # mount_start NAME [OPTIONS]: lockfs -f on $(mnt NAME) with the table and
 # endpoint; OPTIONS are appended to -o. Waits (10 s) for the mount.
-# MOUNT_ENV="VAR=value ..." (optional) is put in the daemon's environment.
+# MOUNT_ENV="VAR=value ..." (optional) is put in the daemon's environment;
+# one that preloads a library runs LOCKFS_PRELOAD_BIN.
 mount_start() {
-	local name=$1 opts=${2:-} m pid
+	local name=$1 opts=${2:-} m pid bin=$L
 	m=$(mnt "$name")
 	mkdir -p "$m"
+	[[ ${MOUNT_ENV:-} == *LD_PRELOAD=* ]] && bin=$LOCKFS_PRELOAD_BIN
 	(
 		_close_hold_fds
 		# shellcheck disable=SC2086 # MOUNT_ENV: "VAR=value ..."
 		exec ${MOUNT_ENV:+env $MOUNT_ENV} \
-			"$L" -f -o "endpoint=$ENDPOINT,region=us-east-1,table=$TABLE${opts:+,$opts}" \
+			"$bin" -f -o "endpoint=$ENDPOINT,region=us-east-1,table=$TABLE${opts:+,$opts}" \
 			"$m" </dev/null >>"$WORK/daemon-$name.log" 2>&1
 	) &
 	pid=$!

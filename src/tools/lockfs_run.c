@@ -419,7 +419,10 @@ static int run_command(const struct run_opts *o, struct run_sigstate *ss,
 		w->fd = watch_fd;
 		w->report = lost_pipe[1];
 		err = pthread_create(&watcher, NULL, watch_main, w);
-		if (err) {
+		if (!err) {
+			/* Never joined: our exit ends it. */
+			pthread_detach(watcher);
+		} else {
 			free(w);
 			/* Run on, unwatched, rather than kill the command. */
 			run_say("warning: cannot watch %s for loss: %s",
@@ -432,7 +435,8 @@ static int run_command(const struct run_opts *o, struct run_sigstate *ss,
 	*lost = supervise(o, ss, sfd, lost_pipe[0], &c, getenv("LOCKFS_KEY"));
 	if (c.tty)
 		tcsetpgrp(STDIN_FILENO, getpgrp());
-	/* The watcher may still wait in poll(2); exiting ends it. */
+	/* The watcher (detached) may still wait in poll(2); exiting ends
+	 * it. */
 	return *lost ? EXIT_LOST : c.status;
 }
 

@@ -2,10 +2,10 @@
  * request takes its key at once when it can (a local reader shares the
  * mount's shared lock without a request; otherwise one attempt at a time
  * per key, flk_take.c), converts a lock as flock(2) does, or parks as a
- * waiter that the wait thread (flk_wait.c) serves later. A waiter is
+ * waiter that a wait thread (flk_wait.c) serves later. A waiter is
  * answered exactly once, by whoever removes it from its queue under f->mu.
  * Interrupts find waiters by request pointer and never dereference it.
- * Threads: FUSE workers (requests, interrupts) and the wait thread
+ * Threads: FUSE workers (requests, interrupts) and the wait threads
  * (flk_unlock of a grant whose requester is gone); f->mu as in
  * flk_int.h. */
 #include "flk_int.h"
@@ -309,7 +309,7 @@ void flk_interrupt(struct flk *f, void *req)
 			flk_int_dequeue(f, fr.fk, fr.w, &um, v, &key);
 			answer = true;
 		}
-		/* W_NEW: flk_arm answers; W_BUSY: the wait thread does. */
+		/* W_NEW: flk_arm answers; W_BUSY: its wait thread does. */
 	}
 	pthread_mutex_unlock(&f->mu);
 	if (answer) {

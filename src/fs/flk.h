@@ -21,12 +21,14 @@
  * same rule (POSIX would keep the read lock on a failed upgrade).
  *
  * Waiting never occupies a request thread: a request that must wait is
- * parked and answered later by the wait thread. Waiters of one key on this
+ * parked and answered later by a wait thread (a few of them, each serving
+ * one key at a time, so that a key whose request hangs delays no other
+ * key's waiters). Waiters of one key on this
  * mount are served in FIFO order; a key held elsewhere is polled with
  * jittered backoff (from poll_min_ms up to poll_max_ms). An interrupted
  * wait is answered EINTR and leaves no lock behind.
  *
- * Threads: FUSE workers (requests, interrupts) and the wait thread. f->mu
+ * Threads: FUSE workers (requests, interrupts) and the wait threads. f->mu
  * guards all state; no request to DynamoDB and no reply is made with it
  * held. */
 #ifndef LOCKFS_FLK_H
@@ -68,9 +70,9 @@ struct host;
 struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
 		    struct metrics *m);
 int flk_start(struct flk *f);
-/* Stops the wait thread, answering every parked request EINTR. */
+/* Stops the wait threads, answering every parked request EINTR. */
 void flk_stop(struct flk *f);
-/* What the wait thread does when it wakes, done now by the caller: sweeps
+/* What a wait thread does when it wakes, done now by the caller: sweeps
  * if due and serves every due waiter. Returns the host's time of the next
  * work. For tests that drive flk on a fake clock (flk_config.host)
  * without starting its thread. */

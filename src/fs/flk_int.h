@@ -9,7 +9,7 @@
  *   flk_take  taking a key from the engine (mu not held), and marking a
  *             row read shared for a writer of ours
  *   flk       the requests: lock, arm, interrupt, unlock, F_GETLK
- *   flk_wait  the wait thread, which serves parked waiters */
+ *   flk_wait  the wait threads, which serve parked waiters */
 #ifndef LOCKFS_FLK_INT_H
 #define LOCKFS_FLK_INT_H
 
@@ -24,11 +24,15 @@
 #include "map.h"
 
 #define FLK_ENTERING_MAX 64
+/* Wait threads: polls of different keys in flight at once, so that a key
+ * whose request hangs (until its attempt times out) holds up one of them,
+ * not every other key's wait. */
+#define FLK_WAIT_THREADS 4
 
 enum waiter_state {
 	W_NEW,	  /* parked, not yet armed (interrupt function pending) */
-	W_PARKED, /* eligible for the wait thread */
-	W_BUSY,	  /* the wait thread is trying to acquire for it */
+	W_PARKED, /* eligible for a wait thread */
+	W_BUSY,	  /* a wait thread is trying to acquire for it */
 };
 
 struct waiter {
@@ -65,7 +69,7 @@ struct fkey {
 	bool shared;		 /* lk is held shared by every holder */
 	struct fholder *holders; /* non-empty exactly while lk is set */
 	struct waiter *head, *tail;
-	/* Our mark on the row while a writer of ours waits (wait thread and
+	/* Our mark on the row while a writer of ours waits (its wait thread and
 	 * whoever dequeues the last writer; mu). */
 	char mark_v[RECORD_RVN_MAX];
 	int64_t mark_mono_ms;
@@ -90,11 +94,11 @@ struct flk {
 		bool interrupted;
 	} entering[FLK_ENTERING_MAX];
 	int n_entering;		    /* mu */
-	int64_t next_sweep_mono_ms; /* wait thread (or flk_step) only */
-	pthread_t thread;
-	bool running;
+	int64_t next_sweep_mono_ms; /* mu */
+	pthread_t threads[FLK_WAIT_THREADS];
+	int n_threads; /* started ones (flk_start, flk_stop) */
 	bool stopping; /* mu */
-	uint64_t rng;  /* wait thread only */
+	uint64_t rng;  /* mu */
 };
 
 /* Our monotonic clock, as the host tells it. */

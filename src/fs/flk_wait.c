@@ -1,4 +1,6 @@
-/* flk_wait: the wait thread of the file-lock layer. It serves the head
+/* flk_wait: the wait threads of the file-lock layer (FLK_WAIT_THREADS of
+ * them, each serving one key at a time, so that one key's slow or hanging
+ * request delays no other key's wait). They serve the head
  * waiter of each key: a shared waiter behind local shared holders is
  * granted at once; other locally held keys are re-checked every
  * poll_min_ms without a request; keys held elsewhere are polled (one
@@ -8,8 +10,9 @@
  * joins it (lock_writer_mark), refreshes the mark every heartbeat and
  * removes it when no writer waits any more. It also sweeps the entries of
  * released or lost locks, and at flk_stop answers every parked request
- * EINTR. Time is the host's clock. Threads: the wait thread, and the
- * caller of flk_start and flk_stop; f->mu as in flk_int.h. */
+ * EINTR. Time is the host's clock. Threads: the wait threads, and the
+ * caller of flk_start and flk_stop; f->mu as in flk_int.h (a key's
+ * `taking` keeps any other thread from serving or trying it meanwhile). */
 #include "flk_int.h"
 
 #include <errno.h>
@@ -222,7 +225,7 @@ static void sweep_keys(struct flk *f)
 		flk_int_fkey_maybe_free(f, sw.dead[i]);
 }
 
-/* mu held: one turn of the wait thread: the sweep when due, then one due
+/* mu held: one turn of a wait thread: the sweep when due, then one due
  * waiter served. false when none was due: *wake is then the host's time
  * of the next work. */
 static bool turn(struct flk *f, int64_t *wake)
@@ -271,11 +274,20 @@ int64_t flk_step(struct flk *f)
 
 int flk_start(struct flk *f)
 {
-	int rc = pthread_create(&f->thread, NULL, flk_main, f);
+	int rc = 0;
 
-	if (rc)
+	while (f->n_threads < FLK_WAIT_THREADS) {
+		rc = pthread_create(&f->threads[f->n_threads], NULL, flk_main,
+				    f);
+		if (rc)
+			break;
+		f->n_threads++;
+	}
+	if (rc && !f->n_threads)
 		return -rc;
-	f->running = true;
+	if (rc)
+		log_warn(TAG, "%d wait threads of %d: %s", f->n_threads,
+			 FLK_WAIT_THREADS, strerror(rc));
 	return 0;
 }
 
@@ -325,9 +337,8 @@ void flk_stop(struct flk *f)
 	f->stopping = true;
 	pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->mu);
-	if (f->running)
-		pthread_join(f->thread, NULL);
-	f->running = false;
+	while (f->n_threads > 0)
+		pthread_join(f->threads[--f->n_threads], NULL);
 	pthread_mutex_lock(&f->mu);
 	smap_each(&f->keys, drain_cb, &d);
 	pthread_mutex_unlock(&f->mu);

@@ -5,10 +5,12 @@
 # poll interval (jittered backoff capped at wait_poll, 0.25 s by default):
 # the latency is measured and printed, and the reads a waiter makes stay
 # within what wait_poll allows (at most 2 per wait_poll). Waiting never occupies a request thread: with
-# max_threads=2 and more waiters than threads, the mount still answers.
+# max_threads=2 and more waiters than threads, the mount still answers. A
+# waiter's poll that hangs (through the fault proxy) holds up no waiter of
+# another key.
 . "$(dirname "$0")/lib.sh"
 
-plan 18
+plan 21
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -123,3 +125,45 @@ is "$?" 124 "a waiter interrupted by a signal gives up"
 flock "$A/i" sh -c "grep -q 'owner: wait-a' '$A/i'"
 is "$?" 0 "the next waiter still gets the lock after the holder"
 wait "$h"
+
+# ---- a hanging poll of one key holds up no other key's waiters ---------------------
+# Mount e, behind the fault proxy, waits for three keys that B holds. The
+# proxy then keeps the reply of the next GetItem (one waiter's poll) until
+# it is cleared; B lets go of all three. The other two waiters get their
+# keys within a poll interval or so, not when the hung poll times out (with
+# one wait thread, every waiter of the mount waited for it: seconds).
+proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
+ENDPOINT=$PROXY_ENDPOINT mount_start e "owner=wait-e,$OPT,wait_poll=0.1" ||
+	{ echo "Bail out! cannot mount e"; exit 1; }
+E=$(mnt e)
+injected() { proxy_ctl stats | sed -n 's/.* injected=\([0-9]*\).*/\1/p'; }
+holders=() hwaiters=()
+for k in h1 h2 h3; do
+	timeout 30 flock "$B/$k" sh -c "while [ ! -e '$WORK/go' ]; do sleep 0.02; done" &
+	holders+=($!)
+done
+wait_for 5 sh -c "test -e '$B/h1' && test -e '$B/h2' && test -e '$B/h3'"
+for k in h1 h2 h3; do
+	timeout 30 flock "$E/$k" sh -c "date +%s%3N > '$WORK/got-$k'" &
+	hwaiters+=($!)
+done
+sleep 0.5 # all three parked, polling
+before=$(injected)
+proxy_ctl hang-reply 1 GetItem >/dev/null
+wait_for 5 sh -c "[ \"\$(timeout 10 '$LOCKFS_FAULTPROXY' --control '$PROXY_CTL' stats |
+	sed -n 's/.* injected=\([0-9]*\).*/\1/p')\" -gt $before ]"
+ok $? "the proxy holds the reply of one waiter's poll"
+touch "$WORK/go"
+released=$(now_ms)
+for p in "${holders[@]}"; do wait "$p"; done
+wait_for 5 sh -c "[ \$(ls '$WORK' | grep -c '^got-h') -ge 2 ]"
+got=()
+for k in h1 h2 h3; do
+	[ -s "$WORK/got-$k" ] && got+=($(($(cat "$WORK/got-$k") - released)))
+done
+diag "with one poll hung, the other keys' waiters got them after: ${got[*]} ms"
+ok $((!(${#got[@]} == 2 && got[0] < 1500 && got[1] < 1500))) \
+	"the other two keys' waiters get them within 1.5 s (${got[*]} ms)"
+proxy_ctl clear >/dev/null
+for p in "${hwaiters[@]}"; do wait "$p"; done
+ok $((!($(ls "$WORK" | grep -c '^got-h') == 3))) "once the reply comes, the third gets its key too"

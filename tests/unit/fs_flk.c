@@ -8,7 +8,8 @@
  * one lock without a request, a queued writer keeps new local readers
  * out, conversions follow flock(2), F_GETLK tells a share from a write
  * lock, and a writer waiting on another mount's readers marks the row, so
- * that it gets the key although readers keep coming on that mount. */
+ * that it gets the key although readers keep coming on that mount. A
+ * hanging poll of one key delays no waiter of another. */
 #include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -295,6 +296,49 @@ static void test_attempts_do_not_undo_grants(void)
 	teardown();
 }
 
+/* Waiters on two keys held elsewhere: while the poll of one hangs (its
+ * request gated, as a reply DynamoDB never sends), the other key is freed
+ * and its waiter gets it, within the bound here: one key's slow request
+ * holds up no other key's wait. With one wait thread, "fast" waited for
+ * the gate. */
+static void test_slow_key_delays_no_other_wait(void)
+{
+	int req_s, req_f;
+	struct flk_req s = { .key = "slow",
+			     .owner = 1,
+			     .kind = FLK_FLOCK,
+			     .wait = true,
+			     .req = &req_s };
+	struct flk_req f = { .key = "fast",
+			     .owner = 2,
+			     .kind = FLK_FLOCK,
+			     .wait = true,
+			     .req = &req_f };
+
+	setup();
+	foreign_row("slow");
+	foreign_row("fast");
+	s.holder = f.holder = holder();
+	CHECK_INT(flk_lock(flk, &s), -EINPROGRESS);
+	CHECK_INT(flk_lock(flk, &f), -EINPROGRESS);
+	gate_close("slow");
+	flk_arm(flk, &req_s);
+	gate_wait_entered(); /* a wait thread's poll of "slow" hangs */
+	flk_arm(flk, &req_f);
+	CHECK_INT(store_mem_delete_raw(mem, "fast"), 0);
+	for (int i = 0; i < 300 && answer_of(&req_f) < 0; i++)
+		usleep(10 * 1000);
+	CHECK_INT(answer_of(&req_f), 0);
+	CHECK_INT(answer_of(&req_s), -1); /* still in its poll */
+	flk_interrupt(flk, &req_s);
+	gate_release();
+	for (int i = 0; i < 300 && answer_of(&req_s) < 0; i++)
+		usleep(10 * 1000);
+	CHECK_INT(answer_of(&req_s), EINTR);
+	CHECK_INT(flk_unlock(flk, "fast", 2, FLK_FLOCK), 0);
+	teardown();
+}
+
 /* A request waiting for another attempt on its key (the wait thread's,
  * for a waiter that is then interrupted) finds the key's entry freed when
  * it wakes: it must look it up again (found by the torture test, a
@@ -542,6 +586,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_attempts_do_not_undo_grants);
 	CHECK_CASE(test_sweep);
 	CHECK_CASE(test_entry_freed_while_waiting);
+	CHECK_CASE(test_slow_key_delays_no_other_wait);
 	CHECK_CASE(test_shared_local);
 	CHECK_CASE(test_conversions_and_getlk);
 	CHECK_CASE(test_writer_not_starved);

@@ -22,8 +22,8 @@
  *
  * Waiting never occupies a request thread: a request that must wait is
  * parked and answered later by a wait thread (a few of them, each serving
- * one key at a time, so that a key whose request hangs delays no other
- * key's waiters). Waiters of one key on this
+ * one key at a time, so that a key whose request hangs holds up its own
+ * thread, not every other key's waiters). Waiters of one key on this
  * mount are served in FIFO order; a key held elsewhere is polled with
  * jittered backoff (from poll_min_ms up to poll_max_ms). An interrupted
  * wait is answered EINTR and leaves no lock behind.
@@ -75,7 +75,7 @@ void flk_stop(struct flk *f);
 /* What a wait thread does when it wakes, done now by the caller: sweeps
  * if due and serves every due waiter. Returns the host's time of the next
  * work. For tests that drive flk on a fake clock (flk_config.host)
- * without starting its thread. */
+ * without starting its threads. */
 int64_t flk_step(struct flk *f);
 void flk_free(struct flk *f);
 

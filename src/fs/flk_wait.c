@@ -1,7 +1,7 @@
 /* flk_wait: the wait threads of the file-lock layer (FLK_WAIT_THREADS of
  * them, each serving one key at a time, so that one key's slow or hanging
- * request delays no other key's wait). They serve the head
- * waiter of each key: a shared waiter behind local shared holders is
+ * request holds up its own thread, not every other key's waiters). They serve
+ * the head waiter of each key: a shared waiter behind local shared holders is
  * granted at once; other locally held keys are re-checked every
  * poll_min_ms without a request; keys held elsewhere are polled (one
  * consistent GetItem, then the acquire when the row admits it: gone,

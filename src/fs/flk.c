@@ -2,10 +2,10 @@
  * request takes its key at once when it can (a local reader shares the
  * mount's shared lock without a request; otherwise one attempt at a time
  * per key, flk_take.c), converts a lock as flock(2) does, or parks as a
- * waiter that a wait thread (flk_wait.c) serves later. A waiter is
+ * waiter that the wait thread (flk_wait.c) serves later. A waiter is
  * answered exactly once, by whoever removes it from its queue under f->mu.
  * Interrupts find waiters by request pointer and never dereference it.
- * Threads: FUSE workers (requests, interrupts) and the wait threads
+ * Threads: FUSE workers (requests, interrupts) and the wait workers
  * (flk_unlock of a grant whose requester is gone); f->mu as in
  * flk_int.h. */
 #include "flk_int.h"
@@ -40,6 +40,7 @@ struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
 	f->rng = (uint64_t)clk_real_ms(f->host->clk) | 1;
 	pthread_mutex_init(&f->mu, NULL);
 	clk_cond_init_mono(&f->cv);
+	pthread_cond_init(&f->job_cv, NULL);
 	smap_init(&f->keys);
 	return f;
 }
@@ -309,7 +310,7 @@ void flk_interrupt(struct flk *f, void *req)
 			flk_int_dequeue(f, fr.fk, fr.w, &um, v, &key);
 			answer = true;
 		}
-		/* W_NEW: flk_arm answers; W_BUSY: its wait thread does. */
+		/* W_NEW: flk_arm answers; W_BUSY: its wait worker does. */
 	}
 	pthread_mutex_unlock(&f->mu);
 	if (answer) {
@@ -453,6 +454,7 @@ void flk_free(struct flk *f)
 	smap_each(&f->keys, free_key_cb, f);
 	smap_fini(&f->keys);
 	pthread_cond_destroy(&f->cv);
+	pthread_cond_destroy(&f->job_cv);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
 }

@@ -21,16 +21,16 @@
  * same rule (POSIX would keep the read lock on a failed upgrade).
  *
  * Waiting never occupies a request thread: a request that must wait is
- * parked and answered later by a wait thread (a few of them, each serving
- * one key at a time, so that a key whose request hangs holds up its own
- * thread, not every other key's waiters). Waiters of one key on this
- * mount are served in FIFO order; a key held elsewhere is polled with
+ * parked and answered later by the wait thread (whose requests a few
+ * workers make, so that a key whose request hangs holds up one of them,
+ * not every other key's waiters). Waiters of one key on
+ * this mount are served in FIFO order; a key held elsewhere is polled with
  * jittered backoff (from poll_min_ms up to poll_max_ms). An interrupted
  * wait is answered EINTR and leaves no lock behind.
  *
- * Threads: FUSE workers (requests, interrupts) and the wait threads. f->mu
- * guards all state; no request to DynamoDB and no reply is made with it
- * held. */
+ * Threads: FUSE workers (requests, interrupts), the wait thread and its
+ * workers. f->mu guards all state; no request to DynamoDB and no reply is
+ * made with it held. */
 #ifndef LOCKFS_FLK_H
 #define LOCKFS_FLK_H
 
@@ -70,9 +70,10 @@ struct host;
 struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
 		    struct metrics *m);
 int flk_start(struct flk *f);
-/* Stops the wait threads, answering every parked request EINTR. */
+/* Stops the wait thread and its workers, answering every parked request
+ * EINTR. */
 void flk_stop(struct flk *f);
-/* What a wait thread does when it wakes, done now by the caller: sweeps
+/* What the wait thread does when it wakes, done now by the caller: sweeps
  * if due and serves every due waiter. Returns the host's time of the next
  * work. For tests that drive flk on a fake clock (flk_config.host)
  * without starting its threads. */

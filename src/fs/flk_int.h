@@ -9,7 +9,8 @@
  *   flk_take  taking a key from the engine (mu not held), and marking a
  *             row read shared for a writer of ours
  *   flk       the requests: lock, arm, interrupt, unlock, F_GETLK
- *   flk_wait  the wait threads, which serve parked waiters */
+ *   flk_wait  the wait thread, which picks parked waiters to serve, and
+ *             its workers, which make their requests */
 #ifndef LOCKFS_FLK_INT_H
 #define LOCKFS_FLK_INT_H
 
@@ -24,15 +25,15 @@
 #include "map.h"
 
 #define FLK_ENTERING_MAX 64
-/* Wait threads: polls of different keys in flight at once, so that a key
- * whose request hangs (until its attempt times out) holds up one of them,
- * not every other key's wait. */
-#define FLK_WAIT_THREADS 4
+/* Wait workers: the requests of waiters of different keys in flight at
+ * once, so that a key whose request hangs (until its attempt times out)
+ * holds up one of them, not every other key's wait. */
+#define FLK_WAIT_WORKERS 4
 
 enum waiter_state {
 	W_NEW,	  /* parked, not yet armed (interrupt function pending) */
-	W_PARKED, /* eligible for a wait thread */
-	W_BUSY,	  /* a wait thread is trying to acquire for it */
+	W_PARKED, /* eligible for the wait thread */
+	W_BUSY,	  /* a wait worker is trying to acquire for it */
 };
 
 struct waiter {
@@ -69,7 +70,7 @@ struct fkey {
 	bool shared;		 /* lk is held shared by every holder */
 	struct fholder *holders; /* non-empty exactly while lk is set */
 	struct waiter *head, *tail;
-	/* Our mark on the row while a writer of ours waits (its wait thread and
+	/* Our mark on the row while a writer of ours waits (its wait worker and
 	 * whoever dequeues the last writer; mu). */
 	char mark_v[RECORD_RVN_MAX];
 	int64_t mark_mono_ms;
@@ -78,6 +79,8 @@ struct fkey {
 	 * waits anew after each turn: doc/fair-handoff.md). */
 	int64_t turn_end_mono_ms;
 };
+
+struct flk_job; /* flk_wait.c */
 
 struct flk {
 	struct flk_config cfg;
@@ -95,10 +98,17 @@ struct flk {
 	} entering[FLK_ENTERING_MAX];
 	int n_entering;		    /* mu */
 	int64_t next_sweep_mono_ms; /* mu */
-	pthread_t threads[FLK_WAIT_THREADS];
-	int n_threads; /* started ones (flk_start, flk_stop) */
-	bool stopping; /* mu */
-	uint64_t rng;  /* mu */
+	/* The wait thread (threads[0]) picks due waiters; the workers (the
+	 * others) make their requests, handed over through jobs (mu). */
+	pthread_t threads[1 + FLK_WAIT_WORKERS];
+	int n_threads;	  /* started ones (flk_start, flk_stop) */
+	int n_workers;	  /* of them; set before the wait thread starts */
+	int idle_workers; /* mu: workers free for a job */
+	bool want_worker; /* mu: the wait thread waits for a free worker */
+	struct flk_job *jobs, *jobs_tail; /* mu */
+	pthread_cond_t job_cv;		  /* a job was queued, or stopping */
+	bool stopping;			  /* mu */
+	uint64_t rng;			  /* mu */
 };
 
 /* Our monotonic clock, as the host tells it. */

@@ -3,7 +3,7 @@
  * sharing the mount's one shared lock), its FIFO of parked waiters and
  * our mark on its row while a writer of ours waits. Everything here runs
  * with f->mu held (flk_int_unmark excepted); callers are the requests
- * (flk.c) and the wait threads (flk_wait.c). */
+ * (flk.c) and the wait thread and workers (flk_wait.c). */
 #include "flk_int.h"
 
 #include <errno.h>

@@ -1,18 +1,21 @@
-/* flk_wait: the wait threads of the file-lock layer (FLK_WAIT_THREADS of
- * them, each serving one key at a time, so that one key's slow or hanging
- * request holds up its own thread, not every other key's waiters). They serve
- * the head waiter of each key: a shared waiter behind local shared holders is
- * granted at once; other locally held keys are re-checked every
- * poll_min_ms without a request; keys held elsewhere are polled (one
- * consistent GetItem, then the acquire when the row admits it: gone,
- * judged lapsed, or shareable for a reader) with jittered backoff. A
+/* flk_wait: the wait thread of the file-lock layer and its workers. The
+ * wait thread picks the head waiter of each key when it is due; what
+ * takes a request is run by one of FLK_WAIT_WORKERS workers, so that one
+ * key's slow or hanging request holds up one worker, not every other
+ * key's waiters (the wait thread alone is woken by the layer's condition
+ * variable; a worker only by a job). Waiters are served so: a shared waiter
+ * behind local shared holders is granted at once; other locally held keys are
+ * re-checked every poll_min_ms without a request; keys held elsewhere are
+ * polled (one consistent GetItem, then the acquire when the row admits it:
+ * gone, judged lapsed, or shareable for a reader) with jittered backoff. A
  * writer waiting on a key read shared marks the row so that no new reader
  * joins it (lock_writer_mark), refreshes the mark every heartbeat and
- * removes it when no writer waits any more. It also sweeps the entries of
- * released or lost locks, and at flk_stop answers every parked request
- * EINTR. Time is the host's clock. Threads: the wait threads, and the
- * caller of flk_start and flk_stop; f->mu as in flk_int.h (a key's
- * `taking` keeps any other thread from serving or trying it meanwhile). */
+ * removes it when no writer waits any more. The wait thread also sweeps
+ * the entries of released or lost locks; flk_stop answers every parked
+ * request EINTR. Time is the host's clock. Threads: the wait thread, the
+ * workers, and the caller of flk_start and flk_stop; f->mu as in
+ * flk_int.h (a key's `taking` keeps any other thread from serving or
+ * trying it while a worker's request for it is in flight). */
 #include "flk_int.h"
 
 #include <errno.h>
@@ -85,94 +88,27 @@ static void reschedule(struct flk *f, struct waiter *w, int rc)
 		hi * 2 > f->cfg.poll_max_ms ? f->cfg.poll_max_ms : hi * 2;
 }
 
-/* Serves one due waiter; returns false when none was due (mu held). */
-static bool serve_one(struct flk *f, int64_t *wake)
-{
-	struct pick p = { f, flk_int_now(f), flk_int_now(f) + 1000, NULL };
-	char mark_v[RECORD_RVN_MAX], v[RECORD_RVN_MAX], *ukey = NULL;
-	struct lock *lk = NULL;
-	int64_t mark_mono_ms, since;
+/* A waiter's request, from the wait thread to a worker: what the thread
+ * read under mu for it. */
+struct flk_job {
+	struct flk_job *next;
+	struct fkey *fk; /* stays while fk->taking */
 	struct waiter *w;
-	struct fkey *fk;
-	bool local, um = false;
 	char *key;
-	int rc, err;
+	char mark_v[RECORD_RVN_MAX];
+	int64_t mark_mono_ms;
+	int64_t since;
+	bool local; /* a writer behind our readers: a mark refresh */
+};
 
-	smap_each(&f->keys, pick_cb, &p);
-	*wake = p.wake;
-	if (!p.fk)
-		return false;
-	fk = p.fk;
-	w = fk->head;
-	local = flk_int_holder_alive(f, fk); /* shared here (pick_cb) */
-	if (local && w->shared) {
-		/* A reader behind our readers: it shares the mount's lock. */
-		rc = flk_int_add_holder(fk, fk->lk, true, w->owner, w->kind,
-					w->holder.pid);
-		if (rc) {
-			reschedule(f, w, -EBUSY);
-			return true;
-		}
-		lk = fk->lk;
-		lock_ref(lk);
-		key = strdup(fk->key);
-		err = 0;
-		goto answer;
-	}
-	w->state = W_BUSY;
-	key = strdup(fk->key);
-	fk->taking = true;
-	memcpy(mark_v, fk->mark_v, sizeof(mark_v));
-	mark_mono_ms = fk->mark_mono_ms;
-	/* How long this mount has waited for its turn: since its head waiter
-	 * came, or since its last turn ended, whichever is later. */
-	since = w->since_mono_ms > fk->turn_end_mono_ms ? w->since_mono_ms
-							: fk->turn_end_mono_ms;
-	pthread_mutex_unlock(&f->mu);
-	if (!key)
-		rc = -ENOMEM;
-	else if (local)
-		flk_int_mark_behind_readers(f, key, mark_v, &mark_mono_ms),
-			rc = -EBUSY;
-	else
-		rc = flk_int_try_take(f, key, &w->holder, NULL, w->shared, true,
-				      &lk, w->shared ? NULL : mark_v,
-				      &mark_mono_ms, flk_int_now(f) - since);
-	pthread_mutex_lock(&f->mu);
-	/* The key's entry stays while it has waiters: w is still queued. */
-	fk->taking = false;
-	memcpy(fk->mark_v, mark_v, sizeof(mark_v));
-	fk->mark_mono_ms = mark_mono_ms;
-	pthread_cond_broadcast(&f->cv);
+/* mu held, unlocked meanwhile: answers w (dequeued here) with err; a
+ * grant (!err) hands over the reference to lk the caller holds. */
+static void answer(struct flk *f, struct fkey *fk, struct waiter *w, char *key,
+		   struct lock *lk, int err)
+{
+	char v[RECORD_RVN_MAX], *ukey = NULL;
+	bool um = false;
 
-	if (!rc && (w->interrupted || f->stopping)) {
-		err = EINTR;
-	} else if (!rc) {
-		err = flk_int_add_holder(fk, lk, w->shared, w->owner, w->kind,
-					 w->holder.pid)
-			      ? ENOMEM
-			      : 0;
-	} else {
-		if (rc != -EBUSY && rc != -EEXIST && log_enabled(LOGL_DEBUG)) {
-			char why[LOG_ERRNO_MAX];
-
-			log_debug(TAG, "waiting key=%s: %s (still waiting)",
-				  key, log_errno(rc, why, sizeof(why)));
-		}
-		reschedule(f, w, rc);
-		if (local) /* a mark refresh: once a heartbeat at most */
-			w->next_poll_mono_ms =
-				flk_int_now(f) +
-				lock_engine_config(f->eng)->heartbeat_ms / 2;
-		if (!w->interrupted && !f->stopping) {
-			free(key);
-			return true;
-		}
-		err = EINTR;
-	}
-	if (!err)
-		lock_ref(lk); /* the answer's, until on_granted took its own */
-answer:
 	flk_int_dequeue(f, fk, w, &um, v, &ukey);
 	pthread_mutex_unlock(&f->mu);
 	if (err && lk) {
@@ -194,6 +130,131 @@ answer:
 	free(w);
 	free(key);
 	pthread_mutex_lock(&f->mu);
+}
+
+/* mu held, unlocked around the request: j's request and its outcome
+ * (a grant, an answer, or the waiter's next poll). Frees j. */
+static void run_job(struct flk *f, struct flk_job *j)
+{
+	struct waiter *w = j->w;
+	struct fkey *fk = j->fk;
+	struct lock *lk = NULL;
+	int rc, err;
+
+	pthread_mutex_unlock(&f->mu);
+	if (!j->key)
+		rc = -ENOMEM;
+	else if (j->local)
+		flk_int_mark_behind_readers(f, j->key, j->mark_v,
+					    &j->mark_mono_ms),
+			rc = -EBUSY;
+	else
+		rc = flk_int_try_take(f, j->key, &w->holder, NULL, w->shared,
+				      true, &lk, w->shared ? NULL : j->mark_v,
+				      &j->mark_mono_ms,
+				      flk_int_now(f) - j->since);
+	pthread_mutex_lock(&f->mu);
+	/* The key's entry stays while it has waiters: w is still queued. */
+	fk->taking = false;
+	memcpy(fk->mark_v, j->mark_v, sizeof(fk->mark_v));
+	fk->mark_mono_ms = j->mark_mono_ms;
+	pthread_cond_broadcast(&f->cv);
+
+	if (!rc && (w->interrupted || f->stopping)) {
+		err = EINTR;
+	} else if (!rc) {
+		err = flk_int_add_holder(fk, lk, w->shared, w->owner, w->kind,
+					 w->holder.pid)
+			      ? ENOMEM
+			      : 0;
+	} else {
+		if (rc != -EBUSY && rc != -EEXIST && log_enabled(LOGL_DEBUG)) {
+			char why[LOG_ERRNO_MAX];
+
+			log_debug(TAG, "waiting key=%s: %s (still waiting)",
+				  j->key, log_errno(rc, why, sizeof(why)));
+		}
+		reschedule(f, w, rc);
+		if (j->local) /* a mark refresh: once a heartbeat at most */
+			w->next_poll_mono_ms =
+				flk_int_now(f) +
+				lock_engine_config(f->eng)->heartbeat_ms / 2;
+		if (!w->interrupted && !f->stopping) {
+			free(j->key);
+			free(j);
+			return;
+		}
+		err = EINTR;
+	}
+	if (!err)
+		lock_ref(lk); /* the answer's, until on_granted took its own */
+	answer(f, fk, w, j->key, lk, err);
+	free(j);
+}
+
+/* Picks one due waiter and serves it: at once (a reader behind our
+ * readers), or by a request a worker makes (run here, by the caller,
+ * when there are no workers or no memory for the job). Returns false
+ * when none was due, or every worker is busy (mu held). */
+static bool serve_one(struct flk *f, int64_t *wake)
+{
+	struct pick p = { f, flk_int_now(f), flk_int_now(f) + 1000, NULL };
+	struct flk_job *j;
+	struct waiter *w;
+	struct fkey *fk;
+	bool local;
+
+	smap_each(&f->keys, pick_cb, &p);
+	*wake = p.wake;
+	if (!p.fk)
+		return false;
+	fk = p.fk;
+	w = fk->head;
+	local = flk_int_holder_alive(f, fk); /* shared here (pick_cb) */
+	if (local && w->shared) {
+		/* A reader behind our readers: it shares the mount's lock. */
+		if (flk_int_add_holder(fk, fk->lk, true, w->owner, w->kind,
+				       w->holder.pid)) {
+			reschedule(f, w, -EBUSY);
+			return true;
+		}
+		lock_ref(fk->lk);
+		answer(f, fk, w, strdup(fk->key), fk->lk, 0);
+		return true;
+	}
+	if (f->n_workers && !f->idle_workers) {
+		/* Every worker is busy: the next one free broadcasts cv. */
+		f->want_worker = true;
+		*wake = p.now + 1000;
+		return false;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return false; /* retried at the next wake-up */
+	w->state = W_BUSY;
+	fk->taking = true;
+	j->fk = fk;
+	j->w = w;
+	j->key = strdup(fk->key);
+	j->local = local;
+	memcpy(j->mark_v, fk->mark_v, sizeof(j->mark_v));
+	j->mark_mono_ms = fk->mark_mono_ms;
+	/* How long this mount has waited for its turn: since its head waiter
+	 * came, or since its last turn ended, whichever is later. */
+	j->since = w->since_mono_ms > fk->turn_end_mono_ms
+			   ? w->since_mono_ms
+			   : fk->turn_end_mono_ms;
+	if (!f->n_workers) {
+		run_job(f, j); /* flk_step, or no worker could start */
+		return true;
+	}
+	if (f->jobs_tail)
+		f->jobs_tail->next = j;
+	else
+		f->jobs = j;
+	f->jobs_tail = j;
+	f->idle_workers--;
+	pthread_cond_signal(&f->job_cv);
 	return true;
 }
 
@@ -225,7 +286,7 @@ static void sweep_keys(struct flk *f)
 		flk_int_fkey_maybe_free(f, sw.dead[i]);
 }
 
-/* mu held: one turn of a wait thread: the sweep when due, then one due
+/* mu held: one turn of the wait thread: the sweep when due, then one due
  * waiter served. false when none was due: *wake is then the host's time
  * of the next work. */
 static bool turn(struct flk *f, int64_t *wake)
@@ -261,6 +322,35 @@ static void *flk_main(void *arg)
 	return NULL;
 }
 
+/* A worker: runs the jobs the wait thread queues; at flk_stop, once the
+ * queue is empty (a job run then answers its waiter EINTR). */
+static void *worker_main(void *arg)
+{
+	struct flk *f = arg;
+
+	pthread_mutex_lock(&f->mu);
+	for (;;) {
+		struct flk_job *j;
+
+		f->idle_workers++;
+		if (f->want_worker) {
+			f->want_worker = false;
+			pthread_cond_broadcast(&f->cv);
+		}
+		while (!f->jobs && !f->stopping)
+			pthread_cond_wait(&f->job_cv, &f->mu);
+		j = f->jobs;
+		if (!j)
+			break;
+		f->jobs = j->next;
+		if (!f->jobs)
+			f->jobs_tail = NULL;
+		run_job(f, j);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
 int64_t flk_step(struct flk *f)
 {
 	int64_t wake = flk_int_now(f);
@@ -276,18 +366,25 @@ int flk_start(struct flk *f)
 {
 	int rc = 0;
 
-	while (f->n_threads < FLK_WAIT_THREADS) {
-		rc = pthread_create(&f->threads[f->n_threads], NULL, flk_main,
-				    f);
+	/* The workers first: n_workers is set before the wait thread that
+	 * reads it starts. */
+	while (f->n_workers < FLK_WAIT_WORKERS) {
+		rc = pthread_create(&f->threads[f->n_threads], NULL,
+				    worker_main, f);
 		if (rc)
 			break;
 		f->n_threads++;
+		f->n_workers++;
 	}
-	if (rc && !f->n_threads)
-		return -rc;
 	if (rc)
-		log_warn(TAG, "%d wait threads of %d: %s", f->n_threads,
-			 FLK_WAIT_THREADS, strerror(rc));
+		log_warn(TAG, "%d wait workers of %d: %s", f->n_workers,
+			 FLK_WAIT_WORKERS, strerror(rc));
+	rc = pthread_create(&f->threads[f->n_threads], NULL, flk_main, f);
+	if (rc) {
+		flk_stop(f);
+		return -rc;
+	}
+	f->n_threads++;
 	return 0;
 }
 
@@ -336,9 +433,11 @@ void flk_stop(struct flk *f)
 	pthread_mutex_lock(&f->mu);
 	f->stopping = true;
 	pthread_cond_broadcast(&f->cv);
+	pthread_cond_broadcast(&f->job_cv);
 	pthread_mutex_unlock(&f->mu);
 	while (f->n_threads > 0)
 		pthread_join(f->threads[--f->n_threads], NULL);
+	f->n_workers = 0;
 	pthread_mutex_lock(&f->mu);
 	smap_each(&f->keys, drain_cb, &d);
 	pthread_mutex_unlock(&f->mu);

@@ -1,7 +1,7 @@
 /* fs_flock: file locks (flock and fcntl) on open files, made distributed
  * by flk (flk.h): a request's key, holder and per-uid limits, and the
  * open file that shows a granted lock. Threads: FUSE workers, and flk's
- * wait threads through fs_on_granted; fs->mu guards the handle's lock. */
+ * wait workers through fs_on_granted; fs->mu guards the handle's lock. */
 #include "fs.h"
 #include "fs_int.h"
 

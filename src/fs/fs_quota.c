@@ -1,5 +1,5 @@
 /* fs_quota: per-uid counters of one mount and their limits (see
- * fs_quota.h). Threads: any FUSE worker, and the flk wait threads through
+ * fs_quota.h). Threads: any FUSE worker, and the flk wait workers through
  * fs_on_granted; q->mu guards the maps and every counter. */
 #include "fs_quota.h"
 

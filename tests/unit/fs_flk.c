@@ -323,7 +323,7 @@ static void test_slow_key_delays_no_other_wait(void)
 	CHECK_INT(flk_lock(flk, &f), -EINPROGRESS);
 	gate_close("slow");
 	flk_arm(flk, &req_s);
-	gate_wait_entered(); /* a wait thread's poll of "slow" hangs */
+	gate_wait_entered(); /* a wait worker's poll of "slow" hangs */
 	flk_arm(flk, &req_f);
 	CHECK_INT(store_mem_delete_raw(mem, "fast"), 0);
 	for (int i = 0; i < 300 && answer_of(&req_f) < 0; i++)

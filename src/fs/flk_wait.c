@@ -40,6 +40,8 @@ struct pick {
 	struct flk *f;
 	int64_t now;
 	int64_t wake;
+	bool busy;    /* every worker is busy: pick no waiter that needs one */
+	bool skipped; /* a due waiter was passed over for that */
 	struct fkey *fk;
 };
 
@@ -62,6 +64,10 @@ static void pick_cb(void *arg, const char *key, void *value)
 	if (w->next_poll_mono_ms > p->now && !(w->shared && fk->lk)) {
 		if (w->next_poll_mono_ms < p->wake)
 			p->wake = w->next_poll_mono_ms;
+		return;
+	}
+	if (p->busy && !(w->shared && flk_int_holder_alive(p->f, fk))) {
+		p->skipped = true; /* its request waits for a free worker */
 		return;
 	}
 	if (!p->fk || w->next_poll_mono_ms < p->fk->head->next_poll_mono_ms)
@@ -194,11 +200,15 @@ static void run_job(struct flk *f, struct flk_job *j)
 
 /* Picks one due waiter and serves it: at once (a reader behind our
  * readers), or by a request a worker makes (run here, by the caller,
- * when there are no workers or no memory for the job). Returns false
- * when none was due, or every worker is busy (mu held). */
+ * when there are no workers). Returns false when none was due, or none
+ * could be served now: every worker busy (the next one free broadcasts
+ * cv), or no memory for the job (retried at the next wake-up). mu held. */
 static bool serve_one(struct flk *f, int64_t *wake)
 {
-	struct pick p = { f, flk_int_now(f), flk_int_now(f) + 1000, NULL };
+	struct pick p = { .f = f,
+			  .now = flk_int_now(f),
+			  .wake = flk_int_now(f) + 1000,
+			  .busy = f->n_workers && !f->idle_workers };
 	struct flk_job *j;
 	struct waiter *w;
 	struct fkey *fk;
@@ -206,6 +216,8 @@ static bool serve_one(struct flk *f, int64_t *wake)
 
 	smap_each(&f->keys, pick_cb, &p);
 	*wake = p.wake;
+	if (p.skipped)
+		f->want_worker = true;
 	if (!p.fk)
 		return false;
 	fk = p.fk;
@@ -222,15 +234,9 @@ static bool serve_one(struct flk *f, int64_t *wake)
 		answer(f, fk, w, strdup(fk->key), fk->lk, 0);
 		return true;
 	}
-	if (f->n_workers && !f->idle_workers) {
-		/* Every worker is busy: the next one free broadcasts cv. */
-		f->want_worker = true;
-		*wake = p.now + 1000;
-		return false;
-	}
 	j = calloc(1, sizeof(*j));
 	if (!j)
-		return false; /* retried at the next wake-up */
+		return false;
 	w->state = W_BUSY;
 	fk->taking = true;
 	j->fk = fk;

@@ -18,9 +18,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clk.h"
 #include "map.h"
 
 #define PROCWATCH_MAX_DEFAULT 65536
@@ -49,14 +49,6 @@ struct procwatch {
 	struct imap fds;	     /* pid -> struct watched; mu */
 	struct watched *old, *young; /* the exited ones; mu */
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
@@ -155,7 +147,7 @@ static void *watch_main(void *arg)
 			continue;
 		if (n < 0)
 			return NULL;
-		now = mono_ms();
+		now = clk_sys_mono_ms();
 		pthread_mutex_lock(&pw->mu);
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.u64 == STOP_TAG) {

@@ -485,6 +485,12 @@ proxy_ctl() {
 	timeout 10 "$LOCKFS_FAULTPROXY" --control "$PROXY_CTL" "$@"
 }
 
+# proxy_injected: how many requests the proxy at $PROXY_CTL has answered
+# with a fault since it started.
+proxy_injected() {
+	proxy_ctl stats | sed -n 's/.* injected=\([0-9]*\).*/\1/p'
+}
+
 # ---- cleanup -----------------------------------------------------------
 
 # _unseal DIR: clears the immutable flag lockfs sets on its mountpoints

@@ -335,10 +335,6 @@ proxy_fault() {
 	crash_check
 }
 
-proxy_injected() {
-	proxy_ctl stats | sed -n 's/.* injected=\([0-9]*\).*/\1/p'
-}
-
 # About 20 s: every kind of proxy fault once (b and c are behind it).
 fault_proxy_round() {
 	proxy_fault "latency 300 ms" 3 latency 300

@@ -136,7 +136,6 @@ proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
 ENDPOINT=$PROXY_ENDPOINT mount_start e "owner=wait-e,$OPT,wait_poll=0.1" ||
 	{ echo "Bail out! cannot mount e"; exit 1; }
 E=$(mnt e)
-injected() { proxy_ctl stats | sed -n 's/.* injected=\([0-9]*\).*/\1/p'; }
 holders=() hwaiters=()
 for k in h1 h2 h3; do
 	timeout 30 flock "$B/$k" sh -c "while [ ! -e '$WORK/go' ]; do sleep 0.02; done" &
@@ -148,9 +147,9 @@ for k in h1 h2 h3; do
 	hwaiters+=($!)
 done
 sleep 0.5 # all three parked, polling
-before=$(injected)
+before=$(proxy_injected)
 proxy_ctl hang-reply 1 GetItem >/dev/null
-hung() { [ "$(injected)" -gt "$before" ]; }
+hung() { [ "$(proxy_injected)" -gt "$before" ]; }
 wait_for 5 hung
 ok $? "the proxy holds the reply of one waiter's poll"
 touch "$WORK/go"

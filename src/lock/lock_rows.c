@@ -23,6 +23,20 @@ int lock_rows_get(struct lock_engine *e, const char *key,
 	return e->store->ops->get_lock(e->store, key, deadline(e), out);
 }
 
+void lock_rows_get_many(struct lock_engine *e, const char *const *keys,
+			size_t n, struct lock_record *outs, int *rcs)
+{
+	struct store *s = e->store;
+	int64_t d = deadline(e);
+
+	if (s->ops->get_locks) {
+		s->ops->get_locks(s, keys, n, d, outs, rcs);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		rcs[i] = s->ops->get_lock(s, keys[i], d, &outs[i]);
+}
+
 int lock_rows_lookup(struct lock_engine *e, const char *key,
 		     struct store_lookup *out)
 {

@@ -29,6 +29,14 @@ struct lock_engine;
  * directory); other -errno (store.h). */
 int lock_rows_get(struct lock_engine *e, const char *key,
 		  struct lock_record *out);
+/* The lock rows of keys[0..n) (distinct; n at most STORE_GET_LOCKS_MAX),
+ * as lock_rows_get gives them one by one: rcs[i] 0 with outs[i] filled
+ * (initialised by the caller), -ENOENT, -EAGAIN (the store left that key
+ * unread: ask again later) or another -errno, for that key alone. One
+ * request where the store can batch them (store_ops.get_locks), one per
+ * key where it cannot. */
+void lock_rows_get_many(struct lock_engine *e, const char *const *keys,
+			size_t n, struct lock_record *outs, int *rcs);
 /* The lock row and the directory row of key in one request (out
  * initialised with store_lookup_init). 0 or -errno. */
 int lock_rows_lookup(struct lock_engine *e, const char *key,

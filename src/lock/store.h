@@ -76,11 +76,25 @@ struct store_lookup {
 void store_lookup_init(struct store_lookup *l);
 void store_lookup_fini(struct store_lookup *l);
 
+/* The most keys one store_ops.get_locks call reads (DynamoDB's limit for
+ * one BatchGetItem). */
+#define STORE_GET_LOCKS_MAX 100
+
 struct store_ops {
 	/* The lock row of key (consistent read). -ENOENT when none (the name
 	 * may be a directory). */
 	int (*get_lock)(struct store *s, const char *key,
 			int64_t deadline_mono_ms, struct lock_record *out);
+	/* The lock rows of keys[0..n) (distinct, n at most
+	 * STORE_GET_LOCKS_MAX) by consistent reads, in as few requests as
+	 * the store can make (DynamoDB: one BatchGetItem): rcs[i] and
+	 * outs[i] (initialised by the caller) are what get_lock would give
+	 * for keys[i]; -EAGAIN for a key the store was left without an
+	 * answer for (DynamoDB's UnprocessedKeys). NULL: get_lock per key
+	 * (lock_rows_get_many). */
+	void (*get_locks)(struct store *s, const char *const *keys, size_t n,
+			  int64_t deadline_mono_ms, struct lock_record *outs,
+			  int *rcs);
 	/* The lock row and directory row of key, in one request. */
 	int (*lookup)(struct store *s, const char *key,
 		      int64_t deadline_mono_ms, struct store_lookup *out);

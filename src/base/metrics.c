@@ -28,6 +28,7 @@ static const char *const counter_names[MC__COUNT] = {
 	[MC_WAITS] = "lockfs_waits_total",
 	[MC_LEASE_PASSES] = "lockfs_lease_passes_total",
 	[MC_SESSION_PASSES] = "lockfs_session_passes_total",
+	[MC_WAIT_POLLS] = "lockfs_wait_polls_total",
 };
 
 static const char *const counter_help[MC__COUNT] = {
@@ -48,6 +49,8 @@ static const char *const counter_help[MC__COUNT] = {
 	[MC_LEASE_PASSES] = "Passes of the lease scheduler (its wake-ups).",
 	[MC_SESSION_PASSES] =
 		"Passes of the session thread (its wake-ups; -o session).",
+	[MC_WAIT_POLLS] = "Rows read by the polls of flock/fcntl waiters "
+			  "(several may share one BatchGetItem).",
 };
 
 static uint64_t load(const uint64_t *p)
@@ -94,8 +97,13 @@ uint64_t metrics_get_op(const struct metrics *m, int op)
 
 void metrics_inc(struct metrics *m, enum metric_counter c)
 {
+	metrics_add(m, c, 1);
+}
+
+void metrics_add(struct metrics *m, enum metric_counter c, uint64_t n)
+{
 	if (m)
-		add(&m->counters[c], 1);
+		add(&m->counters[c], n);
 }
 
 uint64_t metrics_get(const struct metrics *m, enum metric_counter c)

@@ -26,6 +26,7 @@ enum metric_counter {
 	MC_WAITS,	   /* flock/fcntl waits started */
 	MC_LEASE_PASSES,   /* passes (wake-ups) of the lease scheduler */
 	MC_SESSION_PASSES, /* passes (wake-ups) of the session thread */
+	MC_WAIT_POLLS,	   /* rows read by flock/fcntl waiters' polls */
 	MC__COUNT
 };
 
@@ -65,6 +66,7 @@ void metrics_name_kinds(struct metrics *m, const char *const *names, int n);
 void metrics_name_ops(struct metrics *m, const char *const *names, int n);
 /* All functions accept m == NULL and then do nothing. */
 void metrics_inc(struct metrics *m, enum metric_counter c);
+void metrics_add(struct metrics *m, enum metric_counter c, uint64_t n);
 uint64_t metrics_get(const struct metrics *m, enum metric_counter c);
 /* One request of operation op (as named by metrics_name_ops) arrived. */
 void metrics_count_op(struct metrics *m, int op);

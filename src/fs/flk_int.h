@@ -103,7 +103,8 @@ struct flk {
 	pthread_t threads[1 + FLK_WAIT_WORKERS];
 	int n_threads;	  /* started ones (flk_start, flk_stop) */
 	int n_workers;	  /* of them; set before the wait thread starts */
-	int idle_workers; /* mu: workers free for a job */
+	int idle_workers; /* mu: workers free, less the jobs queued (<= 0: none)
+			   */
 	bool want_worker; /* mu: the wait thread waits for a free worker */
 	struct flk_job *jobs, *jobs_tail; /* mu */
 	pthread_cond_t job_cv;		  /* a job was queued, or stopping */
@@ -156,6 +157,14 @@ int flk_int_try_take(struct flk *f, const char *key,
 		     const struct lock_holder *h, struct lock *handle_lock,
 		     bool shared, bool poll, struct lock **out, char *mark_v,
 		     int64_t *mark_mono_ms, int64_t waited_ms);
+/* A poll's verdict on the row a read gave (read_rc, row: lock_rows_get's
+ * result for key): 0 when the row admits a take (gone, judged lapsed, or
+ * shareable for a reader), -EEXIST when it is held (a writer's poll marks
+ * it, as flk_int_try_take does), the read's -errno when it failed. */
+int flk_int_poll_verdict(struct flk *f, const char *key, int read_rc,
+			 const struct lock_record *row, bool shared,
+			 char *mark_v, int64_t *mark_mono_ms,
+			 int64_t waited_ms);
 void flk_int_mark_behind_readers(struct flk *f, const char *key, char *mark_v,
 				 int64_t *mark_mono_ms);
 

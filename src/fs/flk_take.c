@@ -38,6 +38,24 @@ static void mark_row(struct flk *f, const char *key,
 		*mark_mono_ms = flk_int_now(f);
 }
 
+int flk_int_poll_verdict(struct flk *f, const char *key, int read_rc,
+			 const struct lock_record *row, bool shared,
+			 char *mark_v, int64_t *mark_mono_ms, int64_t waited_ms)
+{
+	bool lapsed;
+
+	if (read_rc == -ENOENT)
+		return 0;
+	if (read_rc)
+		return read_rc;
+	lapsed = lock_rows_judge(f->eng, row, NULL);
+	if (lock_row_admits(f->eng, row, shared, lapsed))
+		return 0;
+	if (!shared && mark_v)
+		mark_row(f, key, row, mark_v, mark_mono_ms, waited_ms);
+	return -EEXIST;
+}
+
 /* Tries to take key for a file lock (mu not held). 0 with *out; -EBUSY
  * when this mount holds it otherwise; -EEXIST when another owner does;
  * other -errno. With poll, a consistent read comes first so that a held
@@ -74,18 +92,9 @@ int flk_int_try_take(struct flk *f, const char *key,
 
 		record_init(&row);
 		rc = lock_rows_get(f->eng, key, &row);
-		if (!rc) {
-			bool lapsed = lock_rows_judge(f->eng, &row, NULL);
-
-			rc = lock_row_admits(f->eng, &row, shared, lapsed)
-				     ? 0
-				     : -EEXIST;
-			if (rc && !shared && mark_v)
-				mark_row(f, key, &row, mark_v, mark_mono_ms,
-					 waited_ms);
-		} else if (rc == -ENOENT) {
-			rc = 0;
-		}
+		metrics_inc(f->m, MC_WAIT_POLLS);
+		rc = flk_int_poll_verdict(f, key, rc, &row, shared, mark_v,
+					  mark_mono_ms, waited_ms);
 		record_fini(&row);
 		if (rc)
 			return rc;

@@ -7,7 +7,10 @@
  * behind local shared holders is granted at once; other locally held keys are
  * re-checked every poll_min_ms without a request; keys held elsewhere are
  * polled (one consistent GetItem, then the acquire when the row admits it:
- * gone, judged lapsed, or shareable for a reader) with jittered backoff. A
+ * gone, judged lapsed, or shareable for a reader) with jittered backoff;
+ * when more polls are due than workers are free, a worker reads its
+ * share of them in one request (run_batch), and each take that follows
+ * goes back to the workers as a job of its own. A
  * writer waiting on a key read shared marks the row so that no new reader
  * joins it (lock_writer_mark), refreshes the mark every heartbeat and
  * removes it when no writer waits any more. The wait thread also sweeps
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lock_rows.h"
 #include "log.h"
 
 #define TAG		"flk"
@@ -43,7 +47,34 @@ struct pick {
 	bool busy;    /* every worker is busy: pick no waiter that needs one */
 	bool skipped; /* a due waiter was passed over for that */
 	struct fkey *fk;
+	/* The due waiters that poll a row held elsewhere (n_due_all of
+	 * them), the earliest STORE_GET_LOCKS_MAX in due[]: one worker may
+	 * read their rows in one request. */
+	struct fkey *due[STORE_GET_LOCKS_MAX];
+	size_t n_due, n_due_all;
 };
+
+static int64_t due_at(const struct fkey *fk)
+{
+	return fk->head->next_poll_mono_ms;
+}
+
+/* Notes fk (due, polling a row held elsewhere) among p's earliest. */
+static void note_due(struct pick *p, struct fkey *fk)
+{
+	size_t latest = 0;
+
+	p->n_due_all++;
+	if (p->n_due < STORE_GET_LOCKS_MAX) {
+		p->due[p->n_due++] = fk;
+		return;
+	}
+	for (size_t i = 1; i < p->n_due; i++)
+		if (due_at(p->due[i]) > due_at(p->due[latest]))
+			latest = i;
+	if (due_at(fk) < due_at(p->due[latest]))
+		p->due[latest] = fk;
+}
 
 static void pick_cb(void *arg, const char *key, void *value)
 {
@@ -70,6 +101,8 @@ static void pick_cb(void *arg, const char *key, void *value)
 		p->skipped = true; /* its request waits for a free worker */
 		return;
 	}
+	if (!flk_int_holder_alive(p->f, fk))
+		note_due(p, fk);
 	if (!p->fk || w->next_poll_mono_ms < p->fk->head->next_poll_mono_ms)
 		p->fk = fk;
 }
@@ -104,7 +137,13 @@ struct flk_job {
 	char mark_v[RECORD_RVN_MAX];
 	int64_t mark_mono_ms;
 	int64_t since;
-	bool local; /* a writer behind our readers: a mark refresh */
+	bool local;   /* a writer behind our readers: a mark refresh */
+	bool no_read; /* the row was read (by a batch): the take at once */
+	int verdict;  /* a batch member's: its poll's (flk_int_poll_verdict) */
+	/* A batch: the polls of these jobs' keys, read in one request
+	 * (run_batch); its own fields above are unused. */
+	struct flk_job *members;
+	size_t n_members;
 };
 
 /* mu held, unlocked meanwhile: answers w (dequeued here) with err; a
@@ -138,28 +177,14 @@ static void answer(struct flk *f, struct fkey *fk, struct waiter *w, char *key,
 	pthread_mutex_lock(&f->mu);
 }
 
-/* mu held, unlocked around the request: j's request and its outcome
- * (a grant, an answer, or the waiter's next poll). Frees j. */
-static void run_job(struct flk *f, struct flk_job *j)
+/* mu held: the outcome of j's request (rc, and lk on a grant): a grant,
+ * an answer, or the waiter's next poll. Frees j. */
+static void job_done(struct flk *f, struct flk_job *j, int rc, struct lock *lk)
 {
 	struct waiter *w = j->w;
 	struct fkey *fk = j->fk;
-	struct lock *lk = NULL;
-	int rc, err;
+	int err;
 
-	pthread_mutex_unlock(&f->mu);
-	if (!j->key)
-		rc = -ENOMEM;
-	else if (j->local)
-		flk_int_mark_behind_readers(f, j->key, j->mark_v,
-					    &j->mark_mono_ms),
-			rc = -EBUSY;
-	else
-		rc = flk_int_try_take(f, j->key, &w->holder, NULL, w->shared,
-				      true, &lk, w->shared ? NULL : j->mark_v,
-				      &j->mark_mono_ms,
-				      flk_int_now(f) - j->since);
-	pthread_mutex_lock(&f->mu);
 	/* The key's entry stays while it has waiters: w is still queued. */
 	fk->taking = false;
 	memcpy(fk->mark_v, j->mark_v, sizeof(fk->mark_v));
@@ -198,21 +223,206 @@ static void run_job(struct flk *f, struct flk_job *j)
 	free(j);
 }
 
+static void run_batch(struct flk *f, struct flk_job *b);
+
+/* mu held, unlocked around the request: j's request and its outcome.
+ * Frees j. */
+static void run_job(struct flk *f, struct flk_job *j)
+{
+	struct waiter *w = j->w;
+	struct lock *lk = NULL;
+	int rc;
+
+	if (j->members) {
+		run_batch(f, j);
+		return;
+	}
+	pthread_mutex_unlock(&f->mu);
+	if (!j->key)
+		rc = -ENOMEM;
+	else if (j->local)
+		flk_int_mark_behind_readers(f, j->key, j->mark_v,
+					    &j->mark_mono_ms),
+			rc = -EBUSY;
+	else
+		rc = flk_int_try_take(
+			f, j->key, &w->holder, NULL, w->shared, !j->no_read,
+			&lk, w->shared ? NULL : j->mark_v, &j->mark_mono_ms,
+			flk_int_now(f) - j->since);
+	pthread_mutex_lock(&f->mu);
+	job_done(f, j, rc, lk);
+}
+
+/* mu held: j to a worker (first in line: a take after a batch's read),
+ * or run here when there are none. */
+static void queue_job(struct flk *f, struct flk_job *j, bool first)
+{
+	if (!f->n_workers) {
+		run_job(f, j); /* flk_step, or no worker could start */
+		return;
+	}
+	j->next = NULL;
+	if (first) {
+		j->next = f->jobs;
+		f->jobs = j;
+		if (!f->jobs_tail)
+			f->jobs_tail = j;
+	} else {
+		if (f->jobs_tail)
+			f->jobs_tail->next = j;
+		else
+			f->jobs = j;
+		f->jobs_tail = j;
+	}
+	f->idle_workers--;
+	pthread_cond_signal(&f->job_cv);
+}
+
+/* mu held, unlocked around the request: the polls of b's members, their
+ * rows read in one request. A member whose row admits a take goes back
+ * to the workers for it, first in line (its key stays taking); the
+ * others get their next poll. Frees b. */
+static void run_batch(struct flk *f, struct flk_job *b)
+{
+	size_t n = b->n_members, k = 0;
+	struct flk_job **ms = calloc(n, sizeof(*ms)), *m;
+	const char **keys = calloc(n, sizeof(*keys));
+	struct lock_record *rows = calloc(n, sizeof(*rows));
+	int *rcs = calloc(n, sizeof(*rcs));
+
+	pthread_mutex_unlock(&f->mu);
+	/* The members are this worker's alone until they are handed on. */
+	for (m = b->members; m; m = m->next)
+		m->verdict = -ENOMEM;
+	if (ms && keys && rows && rcs) {
+		for (m = b->members; m; m = m->next) {
+			if (!m->key)
+				continue;
+			ms[k] = m;
+			keys[k] = m->key;
+			record_init(&rows[k++]);
+		}
+		if (k)
+			lock_rows_get_many(f->eng, keys, k, rows, rcs);
+		metrics_add(f->m, MC_WAIT_POLLS, k);
+		for (size_t i = 0; i < k; i++) {
+			bool w_shared = ms[i]->w->shared;
+
+			ms[i]->verdict = flk_int_poll_verdict(
+				f, ms[i]->key, rcs[i], &rows[i], w_shared,
+				w_shared ? NULL : ms[i]->mark_v,
+				&ms[i]->mark_mono_ms,
+				flk_int_now(f) - ms[i]->since);
+			record_fini(&rows[i]);
+		}
+	}
+	free(ms);
+	free(keys);
+	free(rows);
+	free(rcs);
+	pthread_mutex_lock(&f->mu);
+	while ((m = b->members)) {
+		b->members = m->next;
+		if (!m->verdict && !m->w->interrupted && !f->stopping) {
+			m->no_read = true;
+			queue_job(f, m, true);
+		} else {
+			job_done(f, m, m->verdict ? m->verdict : -EINTR, NULL);
+		}
+	}
+	free(b);
+}
+
+/* mu held: a job for fk's head waiter (its key taking from now on), or
+ * NULL (no memory: retried at the next wake-up). */
+static struct flk_job *new_job(struct fkey *fk, bool local)
+{
+	struct flk_job *j = calloc(1, sizeof(*j));
+	struct waiter *w = fk->head;
+
+	if (!j)
+		return NULL;
+	w->state = W_BUSY;
+	fk->taking = true;
+	j->fk = fk;
+	j->w = w;
+	j->key = strdup(fk->key);
+	j->local = local;
+	memcpy(j->mark_v, fk->mark_v, sizeof(j->mark_v));
+	j->mark_mono_ms = fk->mark_mono_ms;
+	/* How long this mount has waited for its turn: since its head waiter
+	 * came, or since its last turn ended, whichever is later. */
+	j->since = w->since_mono_ms > fk->turn_end_mono_ms
+			   ? w->since_mono_ms
+			   : fk->turn_end_mono_ms;
+	return j;
+}
+
+static int by_due(const void *a, const void *b)
+{
+	int64_t x = due_at(*(struct fkey *const *)a);
+	int64_t y = due_at(*(struct fkey *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+/* mu held: how many of p's due polls the next worker takes, in one
+ * request: an equal share of them per free worker, so that while workers
+ * are free a key's poll has a request of its own (a hung read holds up
+ * one key), and when due polls outnumber them a worker reads up to
+ * STORE_GET_LOCKS_MAX rows at once (one request instead of one per key). */
+static size_t batch_size(const struct flk *f, const struct pick *p)
+{
+	size_t free_workers = f->idle_workers > 0 ? (size_t)f->idle_workers : 1;
+	size_t share = (p->n_due_all + free_workers - 1) / free_workers;
+
+	return share < p->n_due ? share : p->n_due;
+}
+
+/* mu held: a batch job of the b earliest of p's due polls, or NULL (no
+ * memory: they are polled one by one). */
+static struct flk_job *new_batch(struct pick *p, size_t b)
+{
+	struct flk_job *batch = calloc(1, sizeof(*batch)), **tail;
+
+	if (!batch)
+		return NULL;
+	qsort(p->due, p->n_due, sizeof(p->due[0]), by_due);
+	tail = &batch->members;
+	for (size_t i = 0; i < b; i++) {
+		struct flk_job *m = new_job(p->due[i], false);
+
+		if (!m)
+			break;
+		*tail = m;
+		tail = &m->next;
+		batch->n_members++;
+	}
+	if (!batch->n_members) {
+		free(batch);
+		return NULL;
+	}
+	return batch;
+}
+
 /* Picks one due waiter and serves it: at once (a reader behind our
  * readers), or by a request a worker makes (run here, by the caller,
- * when there are no workers). Returns false when none was due, or none
- * could be served now: every worker busy (the next one free broadcasts
- * cv), or no memory for the job (retried at the next wake-up). mu held. */
+ * when there are no workers); due polls of rows held elsewhere may go to
+ * one worker together (batch_size). Returns false when none was due, or
+ * none could be served now: every worker busy (the next one free
+ * broadcasts cv), or no memory for the job (retried at the next
+ * wake-up). mu held. */
 static bool serve_one(struct flk *f, int64_t *wake)
 {
 	struct pick p = { .f = f,
 			  .now = flk_int_now(f),
 			  .wake = flk_int_now(f) + 1000,
-			  .busy = f->n_workers && !f->idle_workers };
+			  .busy = f->n_workers && f->idle_workers <= 0 };
 	struct flk_job *j;
 	struct waiter *w;
 	struct fkey *fk;
 	bool local;
+	size_t b;
 
 	smap_each(&f->keys, pick_cb, &p);
 	*wake = p.wake;
@@ -234,33 +444,13 @@ static bool serve_one(struct flk *f, int64_t *wake)
 		answer(f, fk, w, strdup(fk->key), fk->lk, 0);
 		return true;
 	}
-	j = calloc(1, sizeof(*j));
+	b = local ? 0 : batch_size(f, &p);
+	j = b > 1 ? new_batch(&p, b) : NULL;
+	if (!j)
+		j = new_job(fk, local);
 	if (!j)
 		return false;
-	w->state = W_BUSY;
-	fk->taking = true;
-	j->fk = fk;
-	j->w = w;
-	j->key = strdup(fk->key);
-	j->local = local;
-	memcpy(j->mark_v, fk->mark_v, sizeof(j->mark_v));
-	j->mark_mono_ms = fk->mark_mono_ms;
-	/* How long this mount has waited for its turn: since its head waiter
-	 * came, or since its last turn ended, whichever is later. */
-	j->since = w->since_mono_ms > fk->turn_end_mono_ms
-			   ? w->since_mono_ms
-			   : fk->turn_end_mono_ms;
-	if (!f->n_workers) {
-		run_job(f, j); /* flk_step, or no worker could start */
-		return true;
-	}
-	if (f->jobs_tail)
-		f->jobs_tail->next = j;
-	else
-		f->jobs = j;
-	f->jobs_tail = j;
-	f->idle_workers--;
-	pthread_cond_signal(&f->job_cv);
+	queue_job(f, j, false);
 	return true;
 }
 

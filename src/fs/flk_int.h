@@ -160,10 +160,12 @@ int flk_int_try_take(struct flk *f, const char *key,
 /* A poll's verdict on the row a read gave (read_rc, row: lock_rows_get's
  * result for key): 0 when the row admits a take (gone, judged lapsed, or
  * shareable for a reader), -EEXIST when it is held (a writer's poll marks
- * it, as flk_int_try_take does), the read's -errno when it failed. */
+ * it, as flk_int_try_take does), the read's -errno when it failed. With
+ * !may_mark, a writer's poll that would mark the row (a write) returns 1
+ * instead, marking nothing: the caller polls that key again on its own. */
 int flk_int_poll_verdict(struct flk *f, const char *key, int read_rc,
 			 const struct lock_record *row, bool shared,
-			 char *mark_v, int64_t *mark_mono_ms,
+			 bool may_mark, char *mark_v, int64_t *mark_mono_ms,
 			 int64_t waited_ms);
 void flk_int_mark_behind_readers(struct flk *f, const char *key, char *mark_v,
 				 int64_t *mark_mono_ms);

@@ -19,9 +19,9 @@
  * reserves it for us (doc/fair-handoff.md). The mark
  * (fk's, reached only by the thread holding fk->taking) is our mount's:
  * every writer of ours waiting on the key keeps the same. */
-static void mark_row(struct flk *f, const char *key,
-		     const struct lock_record *row, char *mark_v,
-		     int64_t *mark_mono_ms, int64_t waited_ms)
+/* Whether row lacks our mark, or bears one a heartbeat old or more. */
+static bool mark_due(struct flk *f, const struct lock_record *row,
+		     const char *mark_v, int64_t mark_mono_ms)
 {
 	const char *me = lock_engine_config(f->eng)->owner;
 	int64_t hb = lock_engine_config(f->eng)->heartbeat_ms;
@@ -29,7 +29,14 @@ static void mark_row(struct flk *f, const char *key,
 	const char *v = row->shared ? row->writer_v : row->next_v;
 	bool ours = id && mark_v[0] && !strcmp(id, me) && !strcmp(v, mark_v);
 
-	if (ours && flk_int_now(f) - *mark_mono_ms < hb)
+	return !ours || flk_int_now(f) - mark_mono_ms >= hb;
+}
+
+static void mark_row(struct flk *f, const char *key,
+		     const struct lock_record *row, char *mark_v,
+		     int64_t *mark_mono_ms, int64_t waited_ms)
+{
+	if (!mark_due(f, row, mark_v, *mark_mono_ms))
 		return;
 	/* The longest waiter goes next: a mark of another mount that has
 	 * waited (by our estimate, short by up to a poll) less is replaced. */
@@ -40,7 +47,8 @@ static void mark_row(struct flk *f, const char *key,
 
 int flk_int_poll_verdict(struct flk *f, const char *key, int read_rc,
 			 const struct lock_record *row, bool shared,
-			 char *mark_v, int64_t *mark_mono_ms, int64_t waited_ms)
+			 bool may_mark, char *mark_v, int64_t *mark_mono_ms,
+			 int64_t waited_ms)
 {
 	bool lapsed;
 
@@ -51,8 +59,11 @@ int flk_int_poll_verdict(struct flk *f, const char *key, int read_rc,
 	lapsed = lock_rows_judge(f->eng, row, NULL);
 	if (lock_row_admits(f->eng, row, shared, lapsed))
 		return 0;
-	if (!shared && mark_v)
+	if (!shared && mark_v) {
+		if (!may_mark && mark_due(f, row, mark_v, *mark_mono_ms))
+			return 1;
 		mark_row(f, key, row, mark_v, mark_mono_ms, waited_ms);
+	}
 	return -EEXIST;
 }
 
@@ -93,8 +104,8 @@ int flk_int_try_take(struct flk *f, const char *key,
 		record_init(&row);
 		rc = lock_rows_get(f->eng, key, &row);
 		metrics_inc(f->m, MC_WAIT_POLLS);
-		rc = flk_int_poll_verdict(f, key, rc, &row, shared, mark_v,
-					  mark_mono_ms, waited_ms);
+		rc = flk_int_poll_verdict(f, key, rc, &row, shared, true,
+					  mark_v, mark_mono_ms, waited_ms);
 		record_fini(&row);
 		if (rc)
 			return rc;

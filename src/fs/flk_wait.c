@@ -280,8 +280,10 @@ static void queue_job(struct flk *f, struct flk_job *j, bool first)
 
 /* mu held, unlocked around the request: the polls of b's members, their
  * rows read in one request. A member whose row admits a take goes back
- * to the workers for it, first in line (its key stays taking); the
- * others get their next poll. Frees b. */
+ * to the workers for it, first in line (its key stays taking), and so
+ * does one whose row our writer is to mark (a write: polled again on its
+ * own, so that the batch makes no write); the others get their next
+ * poll. Frees b. */
 static void run_batch(struct flk *f, struct flk_job *b)
 {
 	size_t n = b->n_members, k = 0;
@@ -310,7 +312,7 @@ static void run_batch(struct flk *f, struct flk_job *b)
 
 			ms[i]->verdict = flk_int_poll_verdict(
 				f, ms[i]->key, rcs[i], &rows[i], w_shared,
-				w_shared ? NULL : ms[i]->mark_v,
+				false, w_shared ? NULL : ms[i]->mark_v,
 				&ms[i]->mark_mono_ms,
 				flk_int_now(f) - ms[i]->since);
 			record_fini(&rows[i]);
@@ -323,11 +325,14 @@ static void run_batch(struct flk *f, struct flk_job *b)
 	pthread_mutex_lock(&f->mu);
 	while ((m = b->members)) {
 		b->members = m->next;
-		if (!m->verdict && !m->w->interrupted && !f->stopping) {
-			m->no_read = true;
+		if (m->verdict >= 0 && !m->w->interrupted && !f->stopping) {
+			/* 0: the take; 1: a poll of its own, to mark the row.
+			 */
+			m->no_read = !m->verdict;
 			queue_job(f, m, true);
 		} else {
-			job_done(f, m, m->verdict ? m->verdict : -EINTR, NULL);
+			job_done(f, m, m->verdict < 0 ? m->verdict : -EINTR,
+				 NULL);
 		}
 	}
 	free(b);

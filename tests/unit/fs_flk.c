@@ -9,7 +9,8 @@
  * out, conversions follow flock(2), F_GETLK tells a share from a write
  * lock, and a writer waiting on another mount's readers marks the row, so
  * that it gets the key although readers keep coming on that mount. A
- * hanging poll of one key delays no waiter of another. */
+ * hanging poll of one key delays no waiter of another; due polls that
+ * outnumber the wait workers are read together. */
 #include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -74,11 +75,13 @@ static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
 static const char *gate_key;
 static bool gate_open = true;
 static int gate_entered;
+static bool slow_reads; /* every lock row read takes 10 ms */
 
 static int gate_hook(void *arg, enum store_fault_op op, const char *key)
 {
 	(void)arg;
-	(void)op;
+	if (op == SF_GET && __atomic_load_n(&slow_reads, __ATOMIC_RELAXED))
+		usleep(10 * 1000);
 	pthread_mutex_lock(&gate_mu);
 	if (gate_key && key && !strcmp(key, gate_key)) {
 		gate_entered++;
@@ -339,6 +342,59 @@ static void test_slow_key_delays_no_other_wait(void)
 	teardown();
 }
 
+/* Twelve keys held elsewhere, a waiter each, on a store slow enough
+ * (10 ms a read) that due polls outnumber the four wait workers: a
+ * worker reads its share of them at once, and a take follows as a job
+ * of its own. One waiter is interrupted, then every row goes: the other
+ * eleven get their keys, the interrupted one EINTR, and each key is held
+ * by exactly its waiter. */
+static void test_batched_polls(void)
+{
+	enum { N = 12 };
+	static char names[N][8];
+	static int reqs[N];
+	struct flk_req r[N];
+	uint64_t polls;
+
+	setup();
+	__atomic_store_n(&slow_reads, true, __ATOMIC_RELAXED);
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "b%d", i);
+		foreign_row(names[i]);
+		r[i] = (struct flk_req){ .key = names[i],
+					 .owner = 100 + i,
+					 .kind = FLK_FLOCK,
+					 .wait = true,
+					 .req = &reqs[i],
+					 .holder = holder() };
+		CHECK_INT(flk_lock(flk, &r[i]), -EINPROGRESS);
+	}
+	for (int i = 0; i < N; i++)
+		flk_arm(flk, &reqs[i]);
+	usleep(400 * 1000);
+	polls = metrics_get(&me.met, MC_WAIT_POLLS);
+	CHECK(polls >= 2 * N); /* every key polled, again and again */
+	flk_interrupt(flk, &reqs[0]);
+	for (int i = 0; i < N; i++)
+		CHECK_INT(store_mem_delete_raw(mem, names[i]), 0);
+	for (int t = 0; t < 500; t++) {
+		int done = 0;
+
+		for (int i = 0; i < N; i++)
+			done += answer_of(&reqs[i]) >= 0;
+		if (done == N)
+			break;
+		usleep(10 * 1000);
+	}
+	CHECK_INT(answer_of(&reqs[0]), EINTR);
+	for (int i = 1; i < N; i++) {
+		CHECK_INT(answer_of(&reqs[i]), 0);
+		CHECK_INT(flk_unlock(flk, names[i], 100 + i, FLK_FLOCK), 0);
+	}
+	__atomic_store_n(&slow_reads, false, __ATOMIC_RELAXED);
+	teardown();
+}
+
 /* A request waiting for another attempt on its key (the wait thread's,
  * for a waiter that is then interrupted) finds the key's entry freed when
  * it wakes: it must look it up again (found by the torture test, a
@@ -587,6 +643,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_sweep);
 	CHECK_CASE(test_entry_freed_while_waiting);
 	CHECK_CASE(test_slow_key_delays_no_other_wait);
+	CHECK_CASE(test_batched_polls);
 	CHECK_CASE(test_shared_local);
 	CHECK_CASE(test_conversions_and_getlk);
 	CHECK_CASE(test_writer_not_starved);

@@ -149,13 +149,17 @@ static bool keys_ok(const struct ddb_item *const *keys, size_t n)
 	return true;
 }
 
-static void clear_results(struct ddb_item **items, int *rcs, size_t n, int rc)
+/* Every key's answer rc with no item; free: the items are ours to free
+ * (else the caller's pointers are only overwritten). */
+static void set_results(struct ddb_item **items, int *rcs, size_t n, int rc,
+			bool free_items)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		if (items) {
-			ddb_item_free(items[i]);
+			if (free_items)
+				ddb_item_free(items[i]);
 			items[i] = NULL;
 		}
 		if (rcs)
@@ -171,10 +175,10 @@ int ddb_parse_batch_get(const char *body, size_t len, const char *table,
 	cJSON *root = NULL;
 	int rc;
 
-	clear_results(items, rcs, n, -ENOENT);
+	set_results(items, rcs, n, -ENOENT, false);
 	if (!table || (n && (!keys || !items || !rcs)) ||
 	    (n && !keys_ok(keys, n))) {
-		clear_results(items, rcs, n, -EINVAL);
+		set_results(items, rcs, n, -EINVAL, false);
 		return -EINVAL;
 	}
 	rc = ddb_json_parse(body, len, &root);
@@ -191,7 +195,7 @@ int ddb_parse_batch_get(const char *body, size_t len, const char *table,
 		rc = take_unprocessed(unprocessed, keys, n, rcs);
 	cJSON_Delete(root);
 	if (rc)
-		clear_results(items, rcs, n, rc);
+		set_results(items, rcs, n, rc, true);
 	return rc;
 }
 
@@ -248,16 +252,16 @@ int ddb_batch_get_item(struct ddb *d, const char *table,
 	int rc;
 
 	call = ddb_call_begin(call, &scratch);
-	clear_results(items, rcs, n, -ENOENT);
+	set_results(items, rcs, n, -ENOENT, false);
 	if (!d || !table || !keys || !items || !rcs || !n ||
 	    n > DDB_BATCH_GET_MAX || !keys_ok(keys, n)) {
-		clear_results(items, rcs, n, -EINVAL);
+		set_results(items, rcs, n, -EINVAL, false);
 		return ddb_call_fail(call, -EINVAL, "invalid argument");
 	}
 	rc = batch_request(table, keys, n, consistent, &req);
 	rc = ddb_call_run(d, DDB_OP_BATCH_GET_ITEM, req, rc, NULL, answer_batch,
 			  &a, NULL, call);
 	if (rc)
-		clear_results(items, rcs, n, rc);
+		set_results(items, rcs, n, rc, true);
 	return rc;
 }

@@ -96,6 +96,7 @@ enum ddb_op {
 	DDB_OP_UPDATE_TTL,
 	DDB_OP_DESCRIBE_TTL,
 	DDB_OP_UPDATE_TABLE,
+	DDB_OP_BATCH_GET_ITEM,
 	DDB_OP__COUNT
 };
 
@@ -150,6 +151,22 @@ enum ddb_return {
 int ddb_get_item(struct ddb *d, const char *table, const struct ddb_item *key,
 		 bool consistent, struct ddb_item **item_out,
 		 struct ddb_call *call);
+/* The most keys one BatchGetItem reads (DynamoDB's limit). */
+#define DDB_BATCH_GET_MAX 100
+
+/* BatchGetItem of keys[0..n) (1 <= n <= DDB_BATCH_GET_MAX, distinct keys
+ * of table, attributes of type S, N or B) in one request, consistent reads
+ * when asked. 0 when an answer was read: then for each key rcs[i] is 0
+ * with items[i] its item (the caller's), -ENOENT when there is none, or
+ * -EAGAIN when DynamoDB left it unread (UnprocessedKeys); items[i] is NULL
+ * but for rc 0. Otherwise -errno for the whole request (a throttled batch
+ * too, once the request layer's retries are spent), every rcs[i] that
+ * -errno and every items[i] NULL. An answer with an item or an unprocessed
+ * key that is not one of keys, or one key twice, is -EPROTO. */
+int ddb_batch_get_item(struct ddb *d, const char *table,
+		       const struct ddb_item *const *keys, size_t n,
+		       bool consistent, struct ddb_item **items, int *rcs,
+		       struct ddb_call *call);
 /* PutItem, conditional when cond != NULL. */
 int ddb_put_item(struct ddb *d, const char *table, const struct ddb_item *item,
 		 const struct ddb_expr *cond, struct ddb_item **old_out,
@@ -272,6 +289,17 @@ int ddb_describe_ttl(struct ddb *d, const char *table, char *status,
 /* GetItem: -ENOENT when the answer has no Item. */
 int ddb_parse_get_item(const char *body, size_t len,
 		       struct ddb_item **item_out);
+/* BatchGetItem of keys[0..n) from table (ddb_batch_get_item's answer):
+ * Responses.<table> (required, may be empty) matched to the keys, each
+ * item carrying every attribute of its key with the same value, and
+ * UnprocessedKeys.<table>.Keys (optional), each exactly one of keys. 0
+ * with items[i] and rcs[i] as ddb_batch_get_item gives them; on failure
+ * (-EPROTO: also an item or unprocessed key not among keys, a key answered
+ * twice, another table named; -ENOMEM, -EINVAL) every items[i] NULL and
+ * rcs[i] the error. */
+int ddb_parse_batch_get(const char *body, size_t len, const char *table,
+			const struct ddb_item *const *keys, size_t n,
+			struct ddb_item **items, int *rcs);
 /* PutItem/UpdateItem/DeleteItem: the "Attributes" (NULL when absent). */
 int ddb_parse_attributes(const char *body, size_t len, struct ddb_item **out);
 /* Query/Scan: Items, LastEvaluatedKey, ScannedCount. page is overwritten;

@@ -30,6 +30,7 @@ static const char *const op_names[DDB_OP__COUNT] = {
 	[DDB_OP_UPDATE_TTL] = "UpdateTimeToLive",
 	[DDB_OP_DESCRIBE_TTL] = "DescribeTimeToLive",
 	[DDB_OP_UPDATE_TABLE] = "UpdateTable",
+	[DDB_OP_BATCH_GET_ITEM] = "BatchGetItem",
 };
 
 const char *ddb_op_name(enum ddb_op op)
@@ -174,8 +175,8 @@ static const char *key_of(const cJSON *obj)
 }
 
 /* What a request is about, for -d: "key=K" (the Item or Key of a write or
- * read, a Query's :k), "prefix=P" (a
- * Scan's :p), else "table=T". Never another attribute's value (data). */
+ * read, a Query's :k), "prefix=P" (a Scan's :p), "table=T keys=N" (a
+ * BatchGetItem), else "table=T". Never another attribute's value (data). */
 static void request_subject(const cJSON *req, char *out, size_t len)
 {
 	const cJSON *vals, *v;
@@ -201,6 +202,20 @@ static void request_subject(const cJSON *req, char *out, size_t len)
 		return;
 	}
 	v = cJSON_GetObjectItemCaseSensitive(req, "TableName");
+	if (!v) {
+		/* BatchGetItem: the table and how many keys. */
+		const cJSON *t =
+			cJSON_GetObjectItemCaseSensitive(req, "RequestItems");
+
+		t = t ? t->child : NULL;
+		if (t && t->string) {
+			snprintf(out, len, "table=%s keys=%d", t->string,
+				 cJSON_GetArraySize(
+					 cJSON_GetObjectItemCaseSensitive(
+						 t, "Keys")));
+			return;
+		}
+	}
 	snprintf(out, len, "table=%s",
 		 cJSON_IsString(v) ? v->valuestring : "?");
 }

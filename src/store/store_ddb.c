@@ -4,7 +4,8 @@
  * held shared, lockfs's own rows and the table are in store_ddb_shared,
  * store_ddb_rows and store_ddb_table. Stateless apart from the table name;
  * any thread. Each operation is one DynamoDB request (retried by the
- * request layer within the deadline when the failure is transient). */
+ * request layer within the deadline when the failure is transient); the
+ * lock rows of many keys are one BatchGetItem per 100 keys. */
 #include "store_ddb_int.h"
 
 #include <errno.h>
@@ -36,6 +37,62 @@ static int sd_get_lock(struct store *s, const char *key, int64_t deadline,
 	ddb_item_free(it);
 	ddb_item_free(k);
 	return rc;
+}
+
+/* One BatchGetItem for keys[0..n) (n <= DDB_BATCH_GET_MAX), each key's
+ * item treated as sd_get_lock treats its one. */
+static void get_batch(struct store_ddb *sd, const char *const *keys, size_t n,
+		      int64_t deadline, struct lock_record *outs, int *rcs)
+{
+	struct ddb_item *k[DDB_BATCH_GET_MAX] = { 0 };
+	struct ddb_item *items[DDB_BATCH_GET_MAX];
+	struct ddb_call call;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n && !rc; i++) {
+		k[i] = key_item(keys[i], RECORD_SORT_LOCK);
+		if (!k[i])
+			rc = -ENOMEM;
+	}
+	call_init(&call, deadline);
+	if (!rc)
+		ddb_batch_get_item(sd->ddb, sd->table,
+				   (const struct ddb_item *const *)k, n, true,
+				   items, rcs, &call);
+	for (i = 0; i < n; i++) {
+		if (rc) {
+			rcs[i] = rc;
+		} else {
+			if (!rcs[i] && is_dir_item(items[i]))
+				rcs[i] = -ENOENT; /* a namespace: no lock */
+			store_ddb_index_saw(sd, rcs[i] ? NULL : items[i]);
+			if (!rcs[i])
+				rcs[i] = store_ddb_item_to_record(
+					items[i], sd->default_lease_ms,
+					&outs[i]);
+			ddb_item_free(items[i]);
+		}
+		ddb_item_free(k[i]);
+	}
+}
+
+/* store_ops.get_locks: one BatchGetItem per DDB_BATCH_GET_MAX keys; a
+ * single key is a GetItem, as get_lock. */
+static void sd_get_locks(struct store *s, const char *const *keys, size_t n,
+			 int64_t deadline, struct lock_record *outs, int *rcs)
+{
+	size_t at, chunk;
+
+	if (n == 1) {
+		rcs[0] = sd_get_lock(s, keys[0], deadline, &outs[0]);
+		return;
+	}
+	for (at = 0; at < n; at += chunk) {
+		chunk = n - at < DDB_BATCH_GET_MAX ? n - at : DDB_BATCH_GET_MAX;
+		get_batch(to_sd(s), keys + at, chunk, deadline, outs + at,
+			  rcs + at);
+	}
 }
 
 static int sd_lookup(struct store *s, const char *key, int64_t deadline,
@@ -238,6 +295,7 @@ static void sd_destroy(struct store *s)
 
 static const struct store_ops ddb_store_ops = {
 	.get_lock = sd_get_lock,
+	.get_locks = sd_get_locks,
 	.lookup = sd_lookup,
 	.put_lock = sd_put_lock,
 	.renew_lock = sd_renew_lock,

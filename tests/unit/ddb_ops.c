@@ -3,7 +3,7 @@
  * each answer shape comes back to the caller (items, old items on failed
  * conditions in both message spellings, pages, table and TTL
  * descriptions), pagination, and a retried write whose first attempt timed
- * out. */
+ * out; BatchGetItem's request and answers. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <pthread.h>
@@ -189,6 +189,88 @@ static void check_get(struct ddb *d)
 
 	CHECK_INT(ddb_get_item(d, NULL, key, true, &it, &call), -EINVAL);
 	ddb_item_free(key);
+}
+
+/* BatchGetItem: the request (RequestItems with the keys, ConsistentRead
+ * only when asked), its items matched to the keys, a throttled batch
+ * retried, a failed one every key's error. */
+static void check_batch(struct ddb *d)
+{
+	struct ddb_item *k[3] = { lock_key("x"), lock_key("y"), lock_key("z") };
+	const struct ddb_item *const *keys = (const struct ddb_item *const *)k;
+	struct ddb_item *items[DDB_BATCH_GET_MAX + 1];
+	struct ddb_call call = { 0 };
+	int rcs[DDB_BATCH_GET_MAX + 1], i;
+	struct answer a[] = {
+		{ 400,
+		  "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+		  "ProvisionedThroughputExceededException\",\"message\":\"x\"}",
+		  0 },
+		{ 200,
+		  "{\"Responses\":{\"locks\":[{\"lock_key\":{\"S\":\"z\"},"
+		  "\"sort_key\":{\"S\":\"-\"}}]},\"UnprocessedKeys\":{"
+		  "\"locks\":{\"Keys\":[{\"lock_key\":{\"S\":\"x\"},"
+		  "\"sort_key\":{\"S\":\"-\"}}]}}}",
+		  0 },
+	};
+	cJSON *j;
+
+	script(a, 2);
+	CHECK_INT(ddb_batch_get_item(d, "locks", keys, 3, true, items, rcs,
+				     &call),
+		  0);
+	CHECK_INT(call.attempts, 2);
+	CHECK_INT(rcs[0], -EAGAIN);
+	CHECK_INT(rcs[1], -ENOENT);
+	CHECK_INT(rcs[2], 0);
+	CHECK(!items[0] && !items[1] && items[2]);
+	ddb_item_free(items[2]);
+	j = request(1, "BatchGetItem");
+	CHECK(!jget(j, "TableName"));
+	check_member_json(jget(j, "RequestItems"), "locks",
+			  "{\"Keys\":[{\"lock_key\":{\"S\":\"x\"},"
+			  "\"sort_key\":{\"S\":\"-\"}},{\"lock_key\":{\"S\":"
+			  "\"y\"},\"sort_key\":{\"S\":\"-\"}},{\"lock_key\":"
+			  "{\"S\":\"z\"},\"sort_key\":{\"S\":\"-\"}}],"
+			  "\"ConsistentRead\":true}");
+	cJSON_Delete(j);
+
+	answer1(200, "{\"Responses\":{\"locks\":[]}}");
+	CHECK_INT(ddb_batch_get_item(d, "locks", keys, 2, false, items, rcs,
+				     NULL),
+		  0);
+	CHECK_INT(rcs[0], -ENOENT);
+	CHECK_INT(rcs[1], -ENOENT);
+	j = request(0, "BatchGetItem");
+	CHECK(!jget(jget(jget(j, "RequestItems"), "locks"), "ConsistentRead"));
+	cJSON_Delete(j);
+
+	/* An item for no key asked for: nothing is believed. */
+	answer1(200, "{\"Responses\":{\"locks\":[{\"lock_key\":{\"S\":"
+		     "\"w\"},\"sort_key\":{\"S\":\"-\"}}]}}");
+	CHECK_INT(ddb_batch_get_item(d, "locks", keys, 3, true, items, rcs,
+				     &call),
+		  -EPROTO);
+	CHECK(strstr(call.err.message, "BatchGetItem"));
+	for (i = 0; i < 3; i++)
+		CHECK(rcs[i] == -EPROTO && !items[i]);
+
+	answer1(400, "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+		     "ResourceNotFoundException\",\"message\":\"no\"}");
+	CHECK_INT(ddb_batch_get_item(d, "missing", keys, 3, true, items, rcs,
+				     &call),
+		  -ENXIO);
+	for (i = 0; i < 3; i++)
+		CHECK(rcs[i] == -ENXIO && !items[i]);
+	CHECK_INT(ddb_batch_get_item(d, "locks", keys, 0, true, items, rcs,
+				     &call),
+		  -EINVAL);
+	CHECK_INT(ddb_batch_get_item(d, "locks", keys, DDB_BATCH_GET_MAX + 1,
+				     true, items, rcs, &call),
+		  -EINVAL); /* keys not read: n is refused first */
+	CHECK_INT(rcs[DDB_BATCH_GET_MAX], -EINVAL);
+	for (i = 0; i < 3; i++)
+		ddb_item_free(k[i]);
 }
 
 static void check_put(struct ddb *d)
@@ -691,6 +773,7 @@ int main(int argc, char **argv)
 
 	check_cases(argc, argv);
 	CHECK_CASE(check_get, d);
+	CHECK_CASE(check_batch, d);
 	CHECK_CASE(check_put, d);
 	CHECK_CASE(check_retried_write, d_short);
 	CHECK_CASE(check_update, d);

@@ -4,7 +4,8 @@
  * default (0); the results are the store's; and the one expiry rule: a row
  * seen with the same RVN for its whole lease on our clock has lapsed, a
  * new RVN restarts the count, and a lapsed row is what a directory's
- * create takes over. */
+ * create takes over; the lock rows of many keys read in one request of
+ * the fault store, which still fails each key on its own. */
 #include <errno.h>
 #include <string.h>
 
@@ -156,11 +157,94 @@ static void test_one_expiry_rule(void)
 	teardown();
 }
 
+/* The before hook: fails key "c" (-EIO), counts the reads it sees. */
+static int reads_seen;
+
+static int fail_c(void *arg, enum store_fault_op op, const char *key)
+{
+	(void)arg;
+	if (op == SF_GET)
+		reads_seen++;
+	return strcmp(key, "c") ? 0 : -EIO;
+}
+
+static uint64_t rnd_top(uint64_t n)
+{
+	return n - 1;
+}
+
+/* lock_rows_get_many through the fault store: one request (one latency,
+ * the engine's deadline), but each key its own fault; through two fault
+ * stores, the keys the outer one lets through go to the inner one's
+ * get_locks and their answers come back to their own slots. */
+static void test_get_many_faults_per_key(void)
+{
+	const char *const keys[] = { "a", "b", "c", "d" };
+	struct lock_record outs[4];
+	struct store_fault outer;
+	int rcs[4], i;
+	int64_t t0;
+
+	setup();
+	foreign_row("a", "rvn-a", 2000);
+	foreign_row("c", "rvn-c", 2000);
+	foreign_row("d", "rvn-d", 2000);
+	sf.before = fail_c;
+	store_fault_set_latency(&sf, &fclk, 10, rnd_top);
+	for (i = 0; i < 4; i++)
+		record_init(&outs[i]);
+	t0 = clk_mono_ms(&fclk.clk);
+	lock_rows_get_many(eng, keys, 4, outs, rcs);
+	CHECK_INT(clk_mono_ms(&fclk.clk), t0 + 9); /* one request */
+	CHECK_INT(store_fault_last_deadline(&sf), t0 + OP_TIMEOUT_MS);
+	CHECK_INT(reads_seen, 4);
+	CHECK_INT(rcs[0], 0);
+	CHECK_STR(outs[0].rvn, "rvn-a");
+	CHECK_INT(rcs[1], -ENOENT);
+	CHECK_INT(rcs[2], -EIO);
+	CHECK_INT(rcs[3], 0);
+	CHECK_STR(outs[3].rvn, "rvn-d");
+	for (i = 0; i < 4; i++)
+		record_fini(&outs[i]);
+
+	/* Two layers: the inner store's get_locks gets a, b and d. */
+	store_fault_set_latency(&sf, NULL, 0, NULL);
+	sf.before = NULL;
+	store_fault_init(&outer, &sf.base);
+	outer.before = fail_c;
+	reads_seen = 0;
+	for (i = 0; i < 4; i++)
+		record_init(&outs[i]);
+	outer.base.ops->get_locks(&outer.base, keys, 4, 0, outs, rcs);
+	CHECK_INT(reads_seen, 4);
+	CHECK_INT(rcs[0], 0);
+	CHECK_STR(outs[0].rvn, "rvn-a");
+	CHECK_INT(rcs[1], -ENOENT);
+	CHECK_INT(rcs[2], -EIO);
+	CHECK_INT(rcs[3], 0);
+	CHECK_STR(outs[3].rvn, "rvn-d");
+	for (i = 0; i < 4; i++)
+		record_fini(&outs[i]);
+
+	/* The link down: every key. */
+	store_fault_set_down(&sf, 1);
+	for (i = 0; i < 4; i++)
+		record_init(&outs[i]);
+	lock_rows_get_many(eng, keys, 4, outs, rcs);
+	for (i = 0; i < 4; i++) {
+		CHECK_INT(rcs[i], -ETIMEDOUT);
+		record_fini(&outs[i]);
+	}
+	store_fault_set_down(&sf, 0);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
 	check_cases(argc, argv);
 	CHECK_CASE(test_requests_carry_the_engine_deadline);
 	CHECK_CASE(test_one_expiry_rule);
+	CHECK_CASE(test_get_many_faults_per_key);
 	CHECK_DONE();
 }

@@ -11,7 +11,9 @@
  * releases into reservations and their takeovers (store_fair_checks.h, run
  * on store_mem by lock_fair), and so do session items and a lock row's
  * lockfs_session (store_session_checks.h, run on store_mem by
- * lock_session), also with every write sent again after it landed. The test's
+ * lock_session), also with every write sent again after it landed; the
+ * lock rows of many keys in one BatchGetItem (get_locks) are what get_lock
+ * gives for each. The test's
  * threads each make their own requests; the table is left behind (DynamoDB
  * Local keeps it in memory). */
 #include <errno.h>
@@ -235,6 +237,141 @@ static void check_race(void)
 	       RACE_NAMES);
 }
 
+/* The fields a read gives, the same both ways. */
+static void check_same_record(const struct lock_record *a,
+			      const struct lock_record *b)
+{
+	CHECK_STR(a->key, b->key);
+	CHECK_STR(a->owner, b->owner);
+	CHECK_STR(a->rvn, b->rvn);
+	CHECK_INT(a->lease_ms, b->lease_ms);
+	CHECK_INT(a->expiry_real_s, b->expiry_real_s);
+	CHECK_INT(a->has_lockfs, b->has_lockfs);
+	CHECK_INT(a->fence, b->fence);
+	CHECK_INT(a->shared, b->shared);
+	CHECK_INT(a->n_readers, b->n_readers);
+}
+
+/* get_locks on keys[0..n): each key's answer is get_lock's. */
+static void check_get_locks_match(const char *const *keys, size_t n,
+				  const int *want)
+{
+	struct lock_record outs[STORE_GET_LOCKS_MAX], one;
+	int rcs[STORE_GET_LOCKS_MAX];
+	size_t i;
+
+	CHECK(st->ops->get_locks);
+	for (i = 0; i < n; i++) {
+		record_init(&outs[i]);
+		rcs[i] = 1;
+	}
+	st->ops->get_locks(st, keys, n, 0, outs, rcs);
+	for (i = 0; i < n; i++) {
+		record_init(&one);
+		CHECK_INT(rcs[i], st->ops->get_lock(st, keys[i], 0, &one));
+		if (want)
+			CHECK_INT(rcs[i], want[i]);
+		if (!rcs[i])
+			check_same_record(&outs[i], &one);
+		record_fini(&one);
+		record_fini(&outs[i]);
+	}
+}
+
+/* get_locks (one BatchGetItem): present, absent, directory markers of
+ * both forms among them; 100 keys; a write seen by the next read. */
+static void check_get_locks(void)
+{
+	static const char *const keys[] = { "gl/a",   "gl/none", "gl/dir",
+					    "gl/c",   "gl/old",	 "gl/none2",
+					    "gl/data" };
+	static const int want[] = {
+		0, -ENOENT, -ENOENT, 0, -ENOENT, -ENOENT, 0
+	};
+	const char *many[STORE_GET_LOCKS_MAX];
+	char names[STORE_GET_LOCKS_MAX][24];
+	struct lock_record r, cur, out[2];
+	struct lock_renewal rn = { 0 };
+	struct dir_record dr;
+	struct ddb_item *it = ddb_item_new();
+	struct ddb_call call = { 0 };
+	bool has = false;
+	int rcs[2], i, found = 0;
+
+	lock_rec(&r, "gl/a", "rvn-a");
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+	record_fini(&r);
+	lock_rec(&r, "gl/c", "rvn-c");
+	r.lease_ms = 12000;
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+	record_fini(&r);
+	lock_rec(&r, "gl/data", "rvn-d");
+	CHECK_INT(record_set_data(&r, "payload", 7), 0);
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+	record_fini(&r);
+	dir_rec(&dr, "gl/dir");
+	CHECK_INT(st->ops->put_dir(st, &dr, NULL, 0), 0);
+	dir_record_fini(&dr);
+	CHECK(it);
+	CHECK_INT(ddb_item_set_s(it, "lock_key", "gl/old"), 0);
+	CHECK_INT(ddb_item_set_s(it, "sort_key", RECORD_SORT_DIR), 0);
+	CHECK_INT(ddb_put_item(d, table, it, NULL, NULL, &call), 0);
+	ddb_item_free(it);
+	check_get_locks_match(keys, sizeof(keys) / sizeof(keys[0]), want);
+
+	/* The most keys one call takes, every third one held. */
+	for (i = 0; i < STORE_GET_LOCKS_MAX; i++) {
+		snprintf(names[i], sizeof(names[i]), "gl100/%d", i);
+		many[i] = names[i];
+		if (i % 3)
+			continue;
+		lock_rec(&r, names[i], "rvn-many");
+		CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+		record_fini(&r);
+	}
+	check_get_locks_match(many, STORE_GET_LOCKS_MAX, NULL);
+	for (i = 0; i < STORE_GET_LOCKS_MAX; i++) {
+		record_init(&cur);
+		if (!st->ops->get_lock(st, names[i], 0, &cur))
+			found++;
+		record_fini(&cur);
+	}
+	CHECK_INT(found, (STORE_GET_LOCKS_MAX + 2) / 3);
+
+	/* A write, then at once a read of it: its RVN, then the new one,
+	 * then nothing. */
+	lock_rec(&r, "gl/fresh", "rvn-1");
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+	const char *const two[] = { "gl/fresh", "gl/none" };
+	record_init(&out[0]);
+	record_init(&out[1]);
+	st->ops->get_locks(st, two, 2, 0, out, rcs);
+	CHECK_INT(rcs[0], 0);
+	CHECK_INT(rcs[1], -ENOENT);
+	CHECK_STR(out[0].rvn, "rvn-1");
+	record_fini(&out[0]);
+	rn.new_rvn = "rvn-2";
+	rn.expiry_real_s = r.expiry_real_s;
+	rn.heartbeat_real_ms = clk_sys_real_ms();
+	CHECK_INT(st->ops->renew_lock(st, "gl/fresh", "rvn-1", &rn, 0, NULL,
+				      NULL),
+		  0);
+	record_init(&out[0]);
+	st->ops->get_locks(st, two, 2, 0, out, rcs);
+	CHECK_INT(rcs[0], 0);
+	CHECK_STR(out[0].rvn, "rvn-2");
+	record_fini(&out[0]);
+	CHECK_INT(st->ops->delete_lock(st, "gl/fresh", "rvn-2", 0, NULL, NULL),
+		  0);
+	record_init(&out[0]);
+	st->ops->get_locks(st, two, 2, 0, out, rcs);
+	CHECK_INT(rcs[0], -ENOENT);
+	CHECK_INT(rcs[1], -ENOENT);
+	record_fini(&out[0]);
+	record_fini(&out[1]);
+	record_fini(&r);
+}
+
 int main(int argc, char **argv)
 {
 	struct ddb_local_env env;
@@ -257,6 +394,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(check_one_item_per_name);
 	CHECK_CASE(check_old_markers);
 	CHECK_CASE(check_race);
+	CHECK_CASE(check_get_locks);
 	store_share_checks(st, "share/");
 	store_fair_checks(st, "fair/");
 	store_session_checks(st, "session/");

@@ -62,6 +62,8 @@ static const char *const strings[] = {
 	"",
 	"a",
 	"a/b",
+	"b/c",
+	"d",
 	"\xe2\x80\xae"
 	"evil",
 	"\x1b[2J",
@@ -121,6 +123,10 @@ static const char *const names[] = {
 	"TimeToLiveDescription",
 	"TimeToLiveStatus",
 	"AttributeName",
+	"Responses",
+	"UnprocessedKeys",
+	"Keys",
+	"locks",
 };
 
 #define PICK(rng, arr) (arr[next(rng) % (sizeof(arr) / sizeof(arr[0]))])

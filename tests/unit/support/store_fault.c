@@ -59,24 +59,39 @@ static bool take_lose_next(struct store_fault *f)
 	return false;
 }
 
+/* The before hook's verdict on one key of a request. */
+static int hook(struct store_fault *f, enum store_fault_op op, const char *key)
+{
+	return f->before ? f->before(f->arg, op, key) : 0;
+}
+
+/* A request's latency on the fake clock, if any. */
+static void lag(struct store_fault *f)
+{
+	if (f->latency_clk && f->latency_rnd && f->latency_max_ms > 0)
+		clk_fake_advance(
+			f->latency_clk,
+			(int64_t)f->latency_rnd((uint64_t)f->latency_max_ms));
+}
+
+static int link_down(struct store_fault *f)
+{
+	return __atomic_load_n(&f->down, __ATOMIC_SEQ_CST) ? -ETIMEDOUT : 0;
+}
+
 /* Whether a request may go through; *lose: a write's reply is lost. */
 static int gate(struct store *s, enum store_fault_op op, const char *key,
 		int64_t deadline_mono_ms, bool write, bool *lose)
 {
 	struct store_fault *f = SF(s);
-	int rc = 0;
+	int rc;
 
 	__atomic_store_n(&f->last_deadline_mono_ms, deadline_mono_ms,
 			 __ATOMIC_SEQ_CST);
-
-	if (f->before)
-		rc = f->before(f->arg, op, key);
-	if (f->latency_clk && f->latency_rnd && f->latency_max_ms > 0)
-		clk_fake_advance(
-			f->latency_clk,
-			(int64_t)f->latency_rnd((uint64_t)f->latency_max_ms));
-	if (!rc && __atomic_load_n(&f->down, __ATOMIC_SEQ_CST))
-		rc = -ETIMEDOUT;
+	rc = hook(f, op, key);
+	lag(f);
+	if (!rc)
+		rc = link_down(f);
 	*lose = write && (__atomic_load_n(&f->lose_replies, __ATOMIC_SEQ_CST) ||
 			  (!rc && take_lose_next(f)));
 	return rc;
@@ -94,6 +109,71 @@ static int f_get(struct store *s, const char *key, int64_t d,
 	int rc = gate(s, SF_GET, key, d, false, &lose);
 
 	return rc ? rc : SF(s)->inner->ops->get_lock(SF(s)->inner, key, d, out);
+}
+
+/* Reads keys[idx[0..m)] with the inner store: its get_locks (into
+ * scratch records when not every key goes through), else get_lock each. */
+static void inner_get_locks(struct store *in, const char *const *keys,
+			    const size_t *idx, size_t m, size_t n, int64_t d,
+			    struct lock_record *outs, int *rcs)
+{
+	const char *sub[STORE_GET_LOCKS_MAX];
+	struct lock_record *tmp;
+	int sub_rcs[STORE_GET_LOCKS_MAX];
+	size_t i;
+
+	if (!in->ops->get_locks) {
+		for (i = 0; i < m; i++)
+			rcs[idx[i]] = in->ops->get_lock(in, keys[idx[i]], d,
+							&outs[idx[i]]);
+		return;
+	}
+	if (m == n) {
+		in->ops->get_locks(in, keys, n, d, outs, rcs);
+		return;
+	}
+	tmp = calloc(m, sizeof(*tmp));
+	for (i = 0; i < m; i++) {
+		sub[i] = keys[idx[i]];
+		if (tmp)
+			record_init(&tmp[i]);
+		sub_rcs[i] = -ENOMEM;
+	}
+	if (tmp)
+		in->ops->get_locks(in, sub, m, d, tmp, sub_rcs);
+	for (i = 0; i < m; i++) {
+		rcs[idx[i]] = sub_rcs[i];
+		if (!tmp)
+			continue;
+		record_fini(&outs[idx[i]]);
+		outs[idx[i]] = tmp[i]; /* moved: tmp[i] is not freed */
+	}
+	free(tmp);
+}
+
+/* The lock rows of many keys: one request, so one latency; each key its
+ * own before hook (SF_GET, as f_get) and the link's state, so that a
+ * fault aimed at one key fails that key alone. */
+static void f_get_locks(struct store *s, const char *const *keys, size_t n,
+			int64_t d, struct lock_record *outs, int *rcs)
+{
+	struct store_fault *f = SF(s);
+	size_t idx[STORE_GET_LOCKS_MAX], i, m = 0;
+
+	__atomic_store_n(&f->last_deadline_mono_ms, d, __ATOMIC_SEQ_CST);
+	for (i = 0; i < n && i < STORE_GET_LOCKS_MAX; i++)
+		rcs[i] = hook(f, SF_GET, keys[i]);
+	for (; i < n; i++)
+		rcs[i] = -EINVAL; /* beyond what one call may ask */
+	lag(f);
+	for (i = 0; i < n && i < STORE_GET_LOCKS_MAX; i++) {
+		if (!rcs[i])
+			rcs[i] = link_down(f);
+		if (!rcs[i])
+			idx[m++] = i;
+	}
+	if (m)
+		inner_get_locks(f->inner, keys, idx, m, n, d, outs, rcs);
 }
 
 static int f_lookup(struct store *s, const char *key, int64_t d,
@@ -498,6 +578,7 @@ static void f_destroy(struct store *s)
 
 static const struct store_ops fault_ops = {
 	.get_lock = f_get,
+	.get_locks = f_get_locks,
 	.lookup = f_lookup,
 	.put_lock = f_put,
 	.renew_lock = f_renew,

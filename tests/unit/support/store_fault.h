@@ -3,7 +3,11 @@
  * of this wrapper's client alone), replies lost after the write landed,
  * writes sent again after they landed, latency on a fake clock, and a hook
  * run before every request (to take time on a fake clock, sleep, block one key,
- * or record the order of events). Test-only: never linked into lockfs.
+ * or record the order of events). The lock rows of many keys (get_locks)
+ * are one request (one latency) whose every key meets the hook (as SF_GET)
+ * and the link on its own, so a fault aimed at one key fails that key
+ * alone; the keys let through go to the inner store's get_locks (or its
+ * get_lock each). Test-only: never linked into lockfs.
  *
  * Threads: any; the knobs are read atomically, the hook runs in the
  * caller's thread without any lock held. */

@@ -1,0 +1,192 @@
+/* store_batch: the DynamoDB store's get_locks against a scripted loopback
+ * server, for the answers DynamoDB Local never gives: one BatchGetItem for
+ * many keys whose answer holds a lock row, a directory marker (no lock),
+ * an unprocessed key (-EAGAIN for it alone) and an absent key; a single key
+ * read by GetItem as get_lock does; a failed request every key's error;
+ * a malformed answer nothing believed. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "check.h"
+#include "ddb.h"
+#include "fakehttp.h"
+#include "record.h"
+#include "store_ddb.h"
+
+/* What the server answers, by operation, and how many of each it saw. */
+static struct {
+	pthread_mutex_t mu;
+	int status;
+	const char *body;
+	int gets, batches;
+} fx = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void handler(const struct fakehttp_request *req,
+		    struct fakehttp_response *resp, void *arg)
+{
+	char target[64] = "";
+
+	(void)arg;
+	fakehttp_header(req, "X-Amz-Target", target, sizeof(target));
+	pthread_mutex_lock(&fx.mu);
+	if (strstr(target, ".BatchGetItem"))
+		fx.batches++;
+	else if (strstr(target, ".GetItem"))
+		fx.gets++;
+	resp->status = fx.status;
+	resp->body = fx.body;
+	pthread_mutex_unlock(&fx.mu);
+}
+
+static void answer(int status, const char *body)
+{
+	pthread_mutex_lock(&fx.mu);
+	fx.status = status;
+	fx.body = body;
+	fx.gets = fx.batches = 0;
+	pthread_mutex_unlock(&fx.mu);
+}
+
+/* How many requests of an operation the server saw (batch, else GetItem). */
+static int seen(bool batch)
+{
+	int n;
+
+	pthread_mutex_lock(&fx.mu);
+	n = batch ? fx.batches : fx.gets;
+	pthread_mutex_unlock(&fx.mu);
+	return n;
+}
+
+#define KEYS(k) "\"lock_key\":{\"S\":\"" k "\"},\"sort_key\":{\"S\":\"-\"}"
+#define ROW(k, rvn)                                                            \
+	"{" KEYS(k) ",\"owner_name\":{\"S\":\"h:1\"},\"lease_duration\":{"     \
+		    "\"N\":\"20\"},\"record_version_number\":{\"S\":\"" rvn    \
+		    "\"},\"expiry_time\":{\"N\":\"1795322152\"}}"
+
+static const char *const keys[] = { "held", "dir", "busy", "none" };
+#define N 4
+
+static struct lock_record outs[N];
+static int rcs[N];
+
+static void get_locks(struct store *st, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		record_init(&outs[i]);
+		rcs[i] = 1;
+	}
+	st->ops->get_locks(st, keys, n, 0, outs, rcs);
+}
+
+static void fini_outs(size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		record_fini(&outs[i]);
+}
+
+static void check_batch(struct store *st)
+{
+	CHECK(st->ops->get_locks);
+	answer(200, "{\"Responses\":{\"t\":[{" KEYS(
+			    "dir") ",\"lockfs_kind\":{\"S\":"
+				   "\"dir\"}}," ROW(
+					   "held",
+					   "r1") "]},"
+						 "\"Unproces"
+						 "sedKeys\":"
+						 "{\"t\":{"
+						 "\"Keys\":["
+						 "{" KEYS("bu"
+							  "s"
+							  "y") "}],"
+							       "\"ConsistentRea"
+							       "d\":true}}}");
+	get_locks(st, N);
+	CHECK_INT(seen(true), 1);
+	CHECK_INT(seen(false), 0);
+	CHECK_INT(rcs[0], 0);
+	CHECK_STR(outs[0].key, "held");
+	CHECK_STR(outs[0].rvn, "r1");
+	CHECK_STR(outs[0].owner, "h:1");
+	CHECK_INT(outs[0].lease_ms, 20000);
+	CHECK_INT(rcs[1], -ENOENT); /* a namespace: no lock */
+	CHECK_INT(rcs[2], -EAGAIN);
+	CHECK_INT(rcs[3], -ENOENT);
+	fini_outs(N);
+}
+
+/* One key: a GetItem, exactly as get_lock. */
+static void check_single(struct store *st)
+{
+	answer(200, "{\"Item\":" ROW("held", "r2") "}");
+	get_locks(st, 1);
+	CHECK_INT(seen(false), 1);
+	CHECK_INT(seen(true), 0);
+	CHECK_INT(rcs[0], 0);
+	CHECK_STR(outs[0].rvn, "r2");
+	fini_outs(1);
+}
+
+/* A request that fails, or an answer that cannot be read: every key. */
+static void check_failures(struct store *st)
+{
+	answer(400, "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+		    "ResourceNotFoundException\",\"message\":\"no table\"}");
+	get_locks(st, N);
+	CHECK_INT(seen(true), 1);
+	for (size_t i = 0; i < N; i++)
+		CHECK_INT(rcs[i], -ENXIO);
+	fini_outs(N);
+	answer(200, "{\"Responses\":{\"t\":[" ROW("held", "r1") "," ROW(
+			    "other", "r9") "]}}");
+	get_locks(st, N);
+	for (size_t i = 0; i < N; i++)
+		CHECK_INT(rcs[i], -EPROTO);
+	fini_outs(N);
+}
+
+int main(int argc, char **argv)
+{
+	struct creds_config cc = { 0 };
+	struct creds_chain *chain;
+	struct fakehttp *s;
+	struct awsreq *r;
+	struct ddb *d;
+	struct store *st;
+
+	CHECK_INT(http_global_init(), 0);
+	setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+	unsetenv("AWS_SESSION_TOKEN");
+	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+	chain = creds_chain_new(&cc);
+	CHECK(chain);
+	s = fakehttp_start(handler, NULL);
+	CHECK(s);
+	struct awsreq_config cfg = {
+		.endpoint = fakehttp_url(s),
+		.region = "us-east-1",
+		.service = "dynamodb",
+		.creds = chain,
+		.retry = { .base_ms = 5, .cap_ms = 20 },
+	};
+	r = awsreq_new(&cfg);
+	d = r ? ddb_new(r) : NULL;
+	st = d ? store_ddb_new(d, "t", 30000) : NULL;
+	CHECK(st);
+
+	check_cases(argc, argv);
+	CHECK_CASE(check_batch, st);
+	CHECK_CASE(check_single, st);
+	CHECK_CASE(check_failures, st);
+	store_free(st);
+	ddb_free(d);
+	awsreq_free(r);
+	fakehttp_stop(s);
+	creds_chain_free(chain);
+	http_global_cleanup();
+	CHECK_DONE();
+}

@@ -7,10 +7,12 @@
 # within what wait_poll allows (at most 2 per wait_poll). Waiting never occupies a request thread: with
 # max_threads=2 and more waiters than threads, the mount still answers. A
 # waiter's poll that hangs (through the fault proxy) holds up no waiter of
-# another key.
+# another key. Many keys waited on at once at a 50 ms round trip are each
+# still polled several times a second: their due polls share BatchGetItem
+# requests instead of queueing for one request each.
 . "$(dirname "$0")/lib.sh"
 
-plan 21
+plan 25
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -168,3 +170,42 @@ ok $((!(${#got[@]} == 2 && got[0] < 1500 && got[1] < 1500))) \
 proxy_ctl clear >/dev/null
 for p in "${hwaiters[@]}"; do wait "$p"; done
 ok $((!($(granted) == 3))) "once the reply comes, the third gets its key too"
+
+# ---- many keys waited on at once: polls share requests ----------------------------
+# B holds 40 keys; on e (behind the proxy, now adding a 50 ms round trip,
+# wait_poll=0.1) a flock waits for each. One request per poll would let
+# e's 4 wait workers poll each key about twice a second (80 requests a
+# second); their due polls are read together instead, so each key is
+# still polled at its own pace, several times a second.
+N=40
+proxy_ctl latency 25 >/dev/null
+for i in $(seq $N); do try_acquire "$B/m$i" || break; done
+is "$(ls "$B" | grep -c '^m[0-9]')" $N "B holds $N keys"
+mwaiters=()
+for i in $(seq $N); do
+	timeout 60 flock "$E/m$i" true &
+	mwaiters+=($!)
+done
+emetric() { "$T" read "$E/.lockfs/metrics" | sed -n "s/^$1 //p" | head -n 1; }
+ereqs() {
+	local g b
+	g=$(emetric 'lockfs_dynamodb_requests_total{operation="GetItem"}')
+	b=$(emetric 'lockfs_dynamodb_requests_total{operation="BatchGetItem"}')
+	echo $((${g:-0} + ${b:-0}))
+}
+sleep 1 # all parked, polling
+p0=$(emetric lockfs_wait_polls_total) r0=$(ereqs) t0=$(now_ms)
+sleep 2
+p1=$(emetric lockfs_wait_polls_total) r1=$(ereqs) t1=$(now_ms)
+polls=$((p1 - p0)) reqs=$((r1 - r0)) span=$((t1 - t0))
+per_key=$((polls * 1000 * 10 / (N * span))) # tenths of a poll a second
+diag "$N keys waited for $span ms at a 50 ms round trip: $polls polls in $reqs reads ($((per_key / 10)).$((per_key % 10)) polls a second per key)"
+ok $((!(per_key >= 40))) "each key is polled at least 4 times a second ($((per_key / 10)).$((per_key % 10)))"
+ok $((!(reqs > 0 && polls >= 3 * reqs))) "the polls share requests: at least 3 rows per read ($polls rows, $reqs reads)"
+for i in $(seq $N); do rm -f "$B/m$i"; done
+released=$(now_ms)
+left=0
+for p in "${mwaiters[@]}"; do wait "$p" || left=$((left + 1)); done
+diag "all $N waiters granted $(($(now_ms) - released)) ms after the releases began"
+is "$left" 0 "every waiter gets its key once B lets go"
+proxy_ctl latency 0 >/dev/null

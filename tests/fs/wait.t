@@ -12,7 +12,7 @@
 # requests instead of queueing for one request each.
 . "$(dirname "$0")/lib.sh"
 
-plan 25
+plan 26
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -176,7 +176,8 @@ ok $((!($(granted) == 3))) "once the reply comes, the third gets its key too"
 # wait_poll=0.1) a flock waits for each. One request per poll would let
 # e's 4 wait workers poll each key about twice a second (80 requests a
 # second); their due polls are read together instead, so each key is
-# still polled at its own pace, several times a second.
+# still polled at its own pace, several times a second, and faults on
+# those shared reads lose no waiter.
 N=40
 proxy_ctl latency 25 >/dev/null
 for i in $(seq $N); do try_acquire "$B/m$i" || break; done
@@ -202,6 +203,16 @@ per_key=$((polls * 1000 * 10 / (N * span))) # tenths of a poll a second
 diag "$N keys waited for $span ms at a 50 ms round trip: $polls polls in $reqs reads ($((per_key / 10)).$((per_key % 10)) polls a second per key)"
 ok $((!(per_key >= 40))) "each key is polled at least 4 times a second ($((per_key / 10)).$((per_key % 10)))"
 ok $((!(reqs > 0 && polls >= 3 * reqs))) "the polls share requests: at least 3 rows per read ($polls rows, $reqs reads)"
+# Faults on those reads (throttled, HTTP 500, replies lost) only delay
+# the polls: every waiter still waits, and gets its key below.
+before=$(proxy_injected)
+proxy_ctl throttle 20 BatchGetItem >/dev/null &&
+	proxy_ctl http500 20 BatchGetItem >/dev/null &&
+	proxy_ctl lose-reply 5 BatchGetItem >/dev/null
+faulted() { [ "$(proxy_injected)" -ge $((before + 45)) ]; }
+wait_for 20 faulted
+ok $? "the proxy throttled, failed and lost 45 batched reads ($(($(proxy_injected) - before)))"
+proxy_ctl clear >/dev/null
 for i in $(seq $N); do rm -f "$B/m$i"; done
 released=$(now_ms)
 left=0

@@ -251,11 +251,7 @@ again:
 	w->backoff_ms = f->cfg.poll_min_ms;
 	w->since_mono_ms = flk_int_now(f);
 	w->next_poll_mono_ms = flk_int_now(f) + f->cfg.poll_min_ms;
-	if (fk->tail)
-		fk->tail->next = w;
-	else
-		fk->head = w;
-	fk->tail = w;
+	flk_int_enqueue(f, fk, w);
 	pthread_mutex_unlock(&f->mu);
 	metrics_inc(f->m, MC_WAITS);
 	log_debug(TAG, "waiting key=%s pid=%lld", r->key,
@@ -265,38 +261,40 @@ again:
 
 void flk_arm(struct flk *f, void *req)
 {
-	struct find_req fr = { req, NULL, NULL };
+	struct fkey *fk;
+	struct waiter *w;
 	bool answer = false, um = false;
 	char v[RECORD_RVN_MAX], *key = NULL;
 
 	pthread_mutex_lock(&f->mu);
-	smap_each(&f->keys, flk_int_find_req_cb, &fr);
-	if (fr.w && fr.w->state == W_NEW) {
-		if (fr.w->interrupted) {
-			flk_int_dequeue(f, fr.fk, fr.w, &um, v, &key);
+	w = flk_int_find_req(f, req, &fk);
+	if (w && w->state == W_NEW) {
+		if (w->interrupted) {
+			flk_int_dequeue(f, fk, w, &um, v, &key);
 			answer = true;
 		} else {
-			fr.w->state = W_PARKED;
+			w->state = W_PARKED;
 			pthread_cond_broadcast(&f->cv);
 		}
 	}
 	pthread_mutex_unlock(&f->mu);
 	if (answer) {
 		f->cfg.reply(req, EINTR);
-		free(fr.w);
+		free(w);
 	}
 	flk_int_unmark(f, um, v, key);
 }
 
 void flk_interrupt(struct flk *f, void *req)
 {
-	struct find_req fr = { req, NULL, NULL };
+	struct fkey *fk;
+	struct waiter *w;
 	bool answer = false, um = false;
 	char v[RECORD_RVN_MAX], *key = NULL;
 
 	pthread_mutex_lock(&f->mu);
-	smap_each(&f->keys, flk_int_find_req_cb, &fr);
-	if (!fr.w) {
+	w = flk_int_find_req(f, req, &fk);
+	if (!w) {
 		/* Still inside flk_lock (its first attempt in flight): it
 		 * answers EINTR instead of parking. */
 		int i = entering_find(f, req);
@@ -304,10 +302,10 @@ void flk_interrupt(struct flk *f, void *req)
 		if (i >= 0)
 			f->entering[i].interrupted = true;
 	}
-	if (fr.w) {
-		fr.w->interrupted = true;
-		if (fr.w->state == W_PARKED) {
-			flk_int_dequeue(f, fr.fk, fr.w, &um, v, &key);
+	if (w) {
+		w->interrupted = true;
+		if (w->state == W_PARKED) {
+			flk_int_dequeue(f, fk, w, &um, v, &key);
 			answer = true;
 		}
 		/* W_NEW: flk_arm answers; W_BUSY: its wait worker does. */
@@ -315,7 +313,7 @@ void flk_interrupt(struct flk *f, void *req)
 	pthread_mutex_unlock(&f->mu);
 	if (answer) {
 		f->cfg.reply(req, EINTR);
-		free(fr.w);
+		free(w);
 	}
 	flk_int_unmark(f, um, v, key);
 }

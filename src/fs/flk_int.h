@@ -70,6 +70,8 @@ struct fkey {
 	bool shared;		 /* lk is held shared by every holder */
 	struct fholder *holders; /* non-empty exactly while lk is set */
 	struct waiter *head, *tail;
+	/* In f->waited exactly while head is set (flk_int_waited_*). */
+	struct fkey *wprev, *wnext;
 	/* Our mark on the row while a writer of ours waits (its wait worker and
 	 * whoever dequeues the last writer; mu). */
 	char mark_v[RECORD_RVN_MAX];
@@ -90,6 +92,9 @@ struct flk {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct smap keys; /* mu: key -> struct fkey */
+	/* mu: the keys that have waiters, so that serving them and finding a
+	 * request cost what is waited on, not every key held. */
+	struct fkey *waited;
 	/* Blocking requests inside flk_lock, not yet parked: an interrupt
 	 * that reaches one of them is remembered here. */
 	struct entering {
@@ -133,14 +138,14 @@ struct lock *flk_int_remove_holder(struct fkey *fk, struct fholder *h);
 /* Another mount's writer waits on fk's shared lock (seen by its last
  * renewal). */
 bool flk_int_writer_waits(struct flk *f, struct fkey *fk);
-/* Finds the waiter of a request anywhere. */
-struct find_req {
-	void *req;
-	struct fkey *fk;
-	struct waiter *w;
-};
-
-void flk_int_find_req_cb(void *arg, const char *key, void *value);
+/* f->waited: fk joins it when its first waiter queues (flk_int_enqueue),
+ * leaves it when its last goes (flk_int_dequeue, or a drain that empties
+ * the queue: flk_int_waited_del). */
+void flk_int_enqueue(struct flk *f, struct fkey *fk, struct waiter *w);
+void flk_int_waited_del(struct flk *f, struct fkey *fk);
+/* The waiter of a request, and its key, among the waited keys; or
+ * NULL. */
+struct waiter *flk_int_find_req(struct flk *f, void *req, struct fkey **fkp);
 /* Adds a holder of fk; lk (referenced) becomes fk's lock when it has none
  * (the first holder). -ENOMEM. */
 int flk_int_add_holder(struct fkey *fk, struct lock *lk, bool shared,

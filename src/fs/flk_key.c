@@ -122,7 +122,34 @@ static bool mark_to_clear(struct fkey *fk, char *v)
 	return true;
 }
 
-static void queue_remove(struct fkey *fk, struct waiter *w)
+void flk_int_enqueue(struct flk *f, struct fkey *fk, struct waiter *w)
+{
+	w->next = NULL;
+	if (fk->tail) {
+		fk->tail->next = w;
+	} else {
+		fk->head = w;
+		fk->wprev = NULL;
+		fk->wnext = f->waited;
+		if (f->waited)
+			f->waited->wprev = fk;
+		f->waited = fk;
+	}
+	fk->tail = w;
+}
+
+void flk_int_waited_del(struct flk *f, struct fkey *fk)
+{
+	if (fk->wprev)
+		fk->wprev->wnext = fk->wnext;
+	else if (f->waited == fk)
+		f->waited = fk->wnext;
+	if (fk->wnext)
+		fk->wnext->wprev = fk->wprev;
+	fk->wprev = fk->wnext = NULL;
+}
+
+static void queue_remove(struct flk *f, struct fkey *fk, struct waiter *w)
 {
 	struct waiter **pp;
 
@@ -135,20 +162,20 @@ static void queue_remove(struct fkey *fk, struct waiter *w)
 	fk->tail = NULL;
 	for (w = fk->head; w; w = w->next)
 		fk->tail = w;
+	if (!fk->head)
+		flk_int_waited_del(f, fk);
 }
 
-void flk_int_find_req_cb(void *arg, const char *key, void *value)
+struct waiter *flk_int_find_req(struct flk *f, void *req, struct fkey **fkp)
 {
-	struct find_req *fr = arg;
-	struct fkey *fk = value;
-	struct waiter *w;
-
-	for (w = fk->head; w && !fr->w; w = w->next) {
-		if (w->req == fr->req) {
-			fr->fk = fk;
-			fr->w = w;
-		}
-	}
+	for (struct fkey *fk = f->waited; fk; fk = fk->wnext)
+		for (struct waiter *w = fk->head; w; w = w->next)
+			if (w->req == req) {
+				*fkp = fk;
+				return w;
+			}
+	*fkp = NULL;
+	return NULL;
 }
 
 /* mu held. Adds a holder of fk; lk (referenced) becomes fk's lock when
@@ -177,7 +204,7 @@ int flk_int_add_holder(struct fkey *fk, struct lock *lk, bool shared,
 void flk_int_dequeue(struct flk *f, struct fkey *fk, struct waiter *w, bool *um,
 		     char *v, char **key)
 {
-	queue_remove(fk, w);
+	queue_remove(f, fk, w);
 	*um = mark_to_clear(fk, v);
 	*key = *um ? strdup(fk->key) : NULL;
 	if (!*key)

@@ -76,10 +76,9 @@ static void note_due(struct pick *p, struct fkey *fk)
 		p->due[latest] = fk;
 }
 
-static void pick_cb(void *arg, const char *key, void *value)
+/* Considers fk, a waited key, for p. */
+static void consider(struct pick *p, struct fkey *fk)
 {
-	struct pick *p = arg;
-	struct fkey *fk = value;
 	struct waiter *w = fk->head;
 
 	if (!w || w->state != W_PARKED || fk->taking)
@@ -429,7 +428,8 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	bool local;
 	size_t b;
 
-	smap_each(&f->keys, pick_cb, &p);
+	for (struct fkey *k = f->waited; k; k = k->wnext)
+		consider(&p, k);
 	*wake = p.wake;
 	if (p.skipped)
 		f->want_worker = true;
@@ -437,7 +437,7 @@ static bool serve_one(struct flk *f, int64_t *wake)
 		return false;
 	fk = p.fk;
 	w = fk->head;
-	local = flk_int_holder_alive(f, fk); /* shared here (pick_cb) */
+	local = flk_int_holder_alive(f, fk); /* shared here (consider) */
 	if (local && w->shared) {
 		/* A reader behind our readers: it shares the mount's lock. */
 		if (flk_int_add_holder(fk, fk->lk, true, w->owner, w->kind,
@@ -590,6 +590,7 @@ int flk_start(struct flk *f)
 }
 
 struct drain {
+	struct flk *f;
 	struct waiter *list;
 	struct drain_mark {
 		struct drain_mark *next;
@@ -625,11 +626,12 @@ static void drain_cb(void *arg, const char *key, void *value)
 		d->list = w;
 	}
 	fk->tail = NULL;
+	flk_int_waited_del(d->f, fk);
 }
 
 void flk_stop(struct flk *f)
 {
-	struct drain d = { NULL, NULL };
+	struct drain d = { f, NULL, NULL };
 
 	pthread_mutex_lock(&f->mu);
 	f->stopping = true;

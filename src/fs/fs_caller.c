@@ -87,24 +87,10 @@ bool fs_int_is_holder(const struct fs_ctx *ctx, struct lock *lk)
 	return ctx->uid == 0 || (int64_t)ctx->uid == lock_holder(lk)->uid;
 }
 
-/* Exact count for fs_quota_lock_begin: the locks uid holds here. */
-struct held_count {
-	uint32_t uid;
-	size_t n;
-};
-
-static void held_count_cb(void *arg, const struct lock_info *li)
-{
-	struct held_count *c = arg;
-
-	if (li->state == LOCK_HELD && li->holder->uid == (int64_t)c->uid)
-		c->n++;
-}
-
+/* The count for fs_quota_lock_begin: the locks uid holds here (one
+ * look-up: a caller at its limit may retry as often as it likes without
+ * costing other locks anything). */
 size_t fs_int_count_held(void *arg, uint32_t uid)
 {
-	struct held_count c = { uid, 0 };
-
-	lock_each(arg, held_count_cb, &c);
-	return c.n;
+	return lock_count_held_by(arg, uid);
 }

@@ -340,6 +340,10 @@ struct lock_info {
 void lock_each(struct lock_engine *e,
 	       void (*fn)(void *arg, const struct lock_info *info), void *arg);
 size_t lock_count_held(struct lock_engine *e);
+/* How many of the locks this mount holds (or is releasing, or has not
+ * yet found past their safe period) belong to holders of uid: one
+ * look-up, whatever the number of locks. */
+size_t lock_count_held_by(struct lock_engine *e, int64_t uid);
 
 /* Releases every held lock (unmount, SIGTERM), each bounded by the
  * operation timeout. Returns the number that could not be released. */

@@ -234,6 +234,7 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 {
 	const char *key = rec->key;
 	struct lock *lk = calloc(1, sizeof(*lk));
+	bool nomem;
 
 	if (!lk || !(lk->key = strdup(key))) {
 		free(lk);
@@ -271,8 +272,13 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 	lk->refs = 2; /* the engine's and the caller's */
 
 	pthread_mutex_lock(&e->mu);
-	if (lease_index_reserve_locked(e, e->n_listed + 1) ||
-	    smap_put(&e->by_key, lk->key, lk)) {
+	nomem = lease_index_reserve_locked(e, e->n_listed + 1) ||
+		lock_int_held_uid_add_locked(e, lk->holder.uid, 1);
+	if (!nomem && smap_put(&e->by_key, lk->key, lk)) {
+		lock_int_held_uid_add_locked(e, lk->holder.uid, -1);
+		nomem = true;
+	}
+	if (nomem) {
 		pthread_mutex_unlock(&e->mu);
 		if (shared)
 			lock_int_add_orphan(e, &lk->rec, true);

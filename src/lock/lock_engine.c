@@ -74,6 +74,7 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	clk_cond_init_mono(&e->sess_cv);
 	pthread_cond_init(&e->work_cv, NULL);
 	smap_init(&e->by_key);
+	imap_init(&e->held_by_uid);
 	smap_init(&e->recent);
 	return e;
 }
@@ -106,6 +107,7 @@ void lock_engine_free(struct lock_engine *e)
 	smap_each(&e->recent, lock_int_free_recent, NULL);
 	smap_fini(&e->recent);
 	smap_fini(&e->by_key);
+	imap_fini(&e->held_by_uid);
 	pthread_cond_destroy(&e->cv);
 	pthread_cond_destroy(&e->sched_cv);
 	pthread_cond_destroy(&e->sess_cv);
@@ -308,6 +310,16 @@ void lock_each(struct lock_engine *e,
 		fn(arg, &li);
 	}
 	pthread_mutex_unlock(&e->mu);
+}
+
+size_t lock_count_held_by(struct lock_engine *e, int64_t uid)
+{
+	size_t n;
+
+	pthread_mutex_lock(&e->mu);
+	n = (uintptr_t)imap_get(&e->held_by_uid, (uint64_t)uid);
+	pthread_mutex_unlock(&e->mu);
+	return n;
 }
 
 size_t lock_count_held(struct lock_engine *e)

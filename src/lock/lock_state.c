@@ -101,12 +101,24 @@ static void list_del(struct lock_engine *e, struct lock *lk)
 	lease_index_forget_locked(e, lk);
 }
 
+int lock_int_held_uid_add_locked(struct lock_engine *e, int64_t uid, int d)
+{
+	uintptr_t n = (uintptr_t)imap_get(&e->held_by_uid, (uint64_t)uid);
+
+	if (d < 0 && n <= 1) {
+		imap_del(&e->held_by_uid, (uint64_t)uid);
+		return 0;
+	}
+	return imap_put(&e->held_by_uid, (uint64_t)uid, (void *)(n + d));
+}
+
 void lock_int_detach_key_locked(struct lock_engine *e, struct lock *lk)
 {
 	if (!lk->in_table)
 		return;
 	smap_del(&e->by_key, lk->key);
 	lk->in_table = false;
+	lock_int_held_uid_add_locked(e, lk->holder.uid, -1);
 	e->n_held--;
 	metrics_set_held(e->metrics, e->n_held);
 }

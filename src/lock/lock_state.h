@@ -155,6 +155,10 @@ struct lock_engine {
 	struct lock *all;	 /* every tracked lock; mu */
 	struct smap recent;	 /* key -> released time (int64 *); mu */
 	size_t n_held;		 /* mu */
+	/* uid -> how many of by_key's locks its holders have (a count in
+	 * the pointer), so that a quota check costs one look-up, not a
+	 * pass over every lock under mu; mu */
+	struct imap held_by_uid;
 
 	/* The lease scheduler thread (never makes a request) and its
 	 * workers (make the requests, one lock each at a time). Started and
@@ -242,6 +246,9 @@ void lock_int_free_recent(void *arg, const char *key, void *value);
 /* mu held. lk joins the engine's list (its place in the index reserved
  * with lease_index_reserve_locked), or leaves the key table. */
 void lock_int_list_add_locked(struct lock_engine *e, struct lock *lk);
+/* held_by_uid[uid] += d (d is 1 or -1; the entry goes at 0). 0, or
+ * -ENOMEM (only when d is 1). */
+int lock_int_held_uid_add_locked(struct lock_engine *e, int64_t uid, int d);
 void lock_int_detach_key_locked(struct lock_engine *e, struct lock *lk);
 /* mu held: drops the engine's reference once lk is done with (released,
  * or lost, cleaned up, unreferenced and let go of by its acquirer); it

@@ -9,10 +9,12 @@
  * users are uids 1001 and 1002. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "clk.h"
 #include "fs.h"
 #include "fs_mount.h"
 #include "fs_wb.h"
@@ -259,6 +261,60 @@ static void test_limits(void)
 	fs_mount_fini(&q);
 }
 
+/* Microseconds per create u1 is refused (at its limit of one lock). */
+static int64_t refused_us(struct fs_mount *q, int n)
+{
+	int64_t t0 = clk_sys_mono_us();
+	uint64_t fh;
+
+	for (int i = 0; i < n; i++)
+		CHECK_INT(create(q, &u1, FS_ROOT_INO, "over", 0644,
+				 O_CREAT | O_EXCL, &fh),
+			  -EDQUOT);
+	return (clk_sys_mono_us() - t0) / n;
+}
+
+/* A uid at its limit costs the mount no more per attempt when other users
+ * hold 10,000 locks: its count is one look-up. It was a pass over every
+ * lock of the mount with the engine's mutex held, which a user retrying
+ * at its limit could keep busy for every other lock's renewal. */
+static void test_limit_check_cost(void)
+{
+	enum { HELD = 10000, TRIES = 200 };
+	struct fs_config fc = {
+		.prefix = "cost/",
+		.table = "t",
+		.max_locks_per_user = 1,
+	};
+	static uint64_t fh[HELD];
+	struct fs_mount q;
+	int64_t base, loaded;
+	uint64_t mine;
+	char name[32];
+
+	mount_init(&q, "Q", &fc);
+	CHECK_INT(create(&q, &u1, FS_ROOT_INO, "mine", 0644, O_CREAT | O_EXCL,
+			 &mine),
+		  0);
+	refused_us(&q, 20); /* warm up */
+	base = refused_us(&q, TRIES);
+	for (int i = 0; i < HELD; i++) {
+		snprintf(name, sizeof(name), "r%d", i);
+		CHECK_INT(create(&q, &root_ctx, FS_ROOT_INO, name, 0644,
+				 O_CREAT | O_EXCL, &fh[i]),
+			  0);
+	}
+	loaded = refused_us(&q, TRIES);
+	printf("# a refused create: %lld us with 1 lock held, %lld us with "
+	       "%d more\n",
+	       (long long)base, (long long)loaded, HELD);
+	CHECK(loaded < 3 * base + 100);
+	for (int i = 0; i < HELD; i++)
+		fs_release(q.fs, fh[i]);
+	fs_release(q.fs, mine);
+	fs_mount_fini(&q);
+}
+
 /* Item 4: data writes are coalesced. */
 static void test_write_coalescing(struct fs_mount *a, struct fs_mount *b)
 {
@@ -367,6 +423,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_create_taken, &a, &b);
 	CHECK_CASE(test_foreign_rows, &a);
 	CHECK_CASE(test_limits);
+	CHECK_CASE(test_limit_check_cost);
 	CHECK_CASE(test_write_coalescing, &a, &b);
 	CHECK_CASE(test_status_view, &a);
 	fs_mount_fini(&a);

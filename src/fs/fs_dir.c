@@ -354,7 +354,7 @@ static int add_own_locks(struct list_walk *w, const char *under)
 	struct own_keys o = { under, w->skip, NULL, 0, 0, 0 };
 	int rc;
 
-	lock_each(w->fs->eng, own_key, &o);
+	lock_each_in_dir(w->fs->eng, under, own_key, &o);
 	rc = o.rc;
 	for (size_t i = 0; i < o.n; i++) {
 		const char *name = o.keys[i] + w->skip;

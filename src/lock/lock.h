@@ -340,6 +340,12 @@ struct lock_info {
 void lock_each(struct lock_engine *e,
 	       void (*fn)(void *arg, const struct lock_info *info), void *arg);
 size_t lock_count_held(struct lock_engine *e);
+/* lock_each for the locks this mount holds (or is releasing) directly in
+ * directory dir (a key prefix ending in '/', or "" for the top): visits
+ * those alone, whatever the number of locks elsewhere. */
+void lock_each_in_dir(struct lock_engine *e, const char *dir,
+		      void (*fn)(void *arg, const struct lock_info *info),
+		      void *arg);
 /* How many of the locks this mount holds (or is releasing, or has not
  * yet found past their safe period) belong to holders of uid: one
  * look-up, whatever the number of locks. */

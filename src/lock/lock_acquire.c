@@ -236,7 +236,12 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 	struct lock *lk = calloc(1, sizeof(*lk));
 	bool nomem;
 
-	if (!lk || !(lk->key = strdup(key))) {
+	const char *slash = strrchr(key, '/');
+
+	if (!lk || !(lk->key = strdup(key)) ||
+	    !(lk->dir = strndup(key, slash ? (size_t)(slash - key + 1) : 0))) {
+		if (lk)
+			free(lk->key);
 		free(lk);
 		if (shared)
 			lock_int_add_orphan(e, rec, true);
@@ -274,8 +279,13 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 	pthread_mutex_lock(&e->mu);
 	nomem = lease_index_reserve_locked(e, e->n_listed + 1) ||
 		lock_int_held_uid_add_locked(e, lk->holder.uid, 1);
+	if (!nomem && lock_int_by_dir_add_locked(e, lk)) {
+		lock_int_held_uid_add_locked(e, lk->holder.uid, -1);
+		nomem = true;
+	}
 	if (!nomem && smap_put(&e->by_key, lk->key, lk)) {
 		lock_int_held_uid_add_locked(e, lk->holder.uid, -1);
+		lock_int_by_dir_del_locked(e, lk);
 		nomem = true;
 	}
 	if (nomem) {

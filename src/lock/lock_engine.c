@@ -75,6 +75,7 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	pthread_cond_init(&e->work_cv, NULL);
 	smap_init(&e->by_key);
 	imap_init(&e->held_by_uid);
+	smap_init(&e->by_dir);
 	smap_init(&e->recent);
 	return e;
 }
@@ -108,6 +109,7 @@ void lock_engine_free(struct lock_engine *e)
 	smap_fini(&e->recent);
 	smap_fini(&e->by_key);
 	imap_fini(&e->held_by_uid);
+	smap_fini(&e->by_dir);
 	pthread_cond_destroy(&e->cv);
 	pthread_cond_destroy(&e->sched_cv);
 	pthread_cond_destroy(&e->sess_cv);
@@ -280,6 +282,29 @@ void lock_current_rvn(struct lock_engine *e, struct lock *lk,
 	pthread_mutex_unlock(&e->mu);
 }
 
+/* mu held: fn on lk, unless released. */
+static void each_one(struct lock_engine *e, struct lock *lk, int64_t now,
+		     void (*fn)(void *arg, const struct lock_info *info),
+		     void *arg)
+{
+	struct lock_info li = {
+		.key = lk->key,
+		.state = lk->state,
+		.lost_reason = lk->lost_reason,
+		.rvn = lk->rec.rvn,
+		.holder = &lk->holder,
+		.acquired_real_ms = lk->rec.acquired_real_ms,
+		.last_ok_age_ms = now - lock_int_last_ok(e, lk),
+		.fence = lk->rec.fence,
+		.file_open = lk->file_open,
+		.shared = lk->shared,
+		.row = lk->row,
+	};
+
+	if (lk->state != LOCK_RELEASED)
+		fn(arg, &li);
+}
+
 void lock_each(struct lock_engine *e,
 	       void (*fn)(void *arg, const struct lock_info *info), void *arg)
 {
@@ -290,25 +315,27 @@ void lock_each(struct lock_engine *e,
 	now = now_mono(e);
 	for (lk = e->all; lk; lk = lk->next)
 		lock_int_trusted_locked(e, lk, now);
-	for (lk = e->all; lk; lk = lk->next) {
-		struct lock_info li = {
-			.key = lk->key,
-			.state = lk->state,
-			.lost_reason = lk->lost_reason,
-			.rvn = lk->rec.rvn,
-			.holder = &lk->holder,
-			.acquired_real_ms = lk->rec.acquired_real_ms,
-			.last_ok_age_ms = now - lock_int_last_ok(e, lk),
-			.fence = lk->rec.fence,
-			.file_open = lk->file_open,
-			.shared = lk->shared,
-			.row = lk->row,
-		};
+	for (lk = e->all; lk; lk = lk->next)
+		each_one(e, lk, now, fn, arg);
+	pthread_mutex_unlock(&e->mu);
+}
 
-		if (lk->state == LOCK_RELEASED)
-			continue;
-		fn(arg, &li);
+void lock_each_in_dir(struct lock_engine *e, const char *dir,
+		      void (*fn)(void *arg, const struct lock_info *info),
+		      void *arg)
+{
+	struct lock *lk, *next;
+	int64_t now;
+
+	pthread_mutex_lock(&e->mu);
+	now = now_mono(e);
+	/* A lock found past its safe period here leaves the list. */
+	for (lk = smap_get(&e->by_dir, dir); lk; lk = next) {
+		next = lk->dir_next;
+		lock_int_trusted_locked(e, lk, now);
 	}
+	for (lk = smap_get(&e->by_dir, dir); lk; lk = lk->dir_next)
+		each_one(e, lk, now, fn, arg);
 	pthread_mutex_unlock(&e->mu);
 }
 

@@ -67,6 +67,7 @@ void lock_int_free(struct lock *lk)
 	record_fini(&lk->rec);
 	lock_int_free_row(lk);
 	free(lk->key);
+	free(lk->dir);
 	free(lk);
 }
 
@@ -101,6 +102,33 @@ static void list_del(struct lock_engine *e, struct lock *lk)
 	lease_index_forget_locked(e, lk);
 }
 
+int lock_int_by_dir_add_locked(struct lock_engine *e, struct lock *lk)
+{
+	struct lock *head = smap_get(&e->by_dir, lk->dir);
+	int rc = smap_put(&e->by_dir, lk->dir, lk);
+
+	if (rc)
+		return rc;
+	lk->dir_prev = NULL;
+	lk->dir_next = head;
+	if (head)
+		head->dir_prev = lk;
+	return 0;
+}
+
+void lock_int_by_dir_del_locked(struct lock_engine *e, struct lock *lk)
+{
+	if (lk->dir_prev)
+		lk->dir_prev->dir_next = lk->dir_next;
+	else if (lk->dir_next)
+		smap_put(&e->by_dir, lk->dir, lk->dir_next); /* replaces */
+	else
+		smap_del(&e->by_dir, lk->dir);
+	if (lk->dir_next)
+		lk->dir_next->dir_prev = lk->dir_prev;
+	lk->dir_prev = lk->dir_next = NULL;
+}
+
 int lock_int_held_uid_add_locked(struct lock_engine *e, int64_t uid, int d)
 {
 	uintptr_t n = (uintptr_t)imap_get(&e->held_by_uid, (uint64_t)uid);
@@ -119,6 +147,7 @@ void lock_int_detach_key_locked(struct lock_engine *e, struct lock *lk)
 	smap_del(&e->by_key, lk->key);
 	lk->in_table = false;
 	lock_int_held_uid_add_locked(e, lk->holder.uid, -1);
+	lock_int_by_dir_del_locked(e, lk);
 	e->n_held--;
 	metrics_set_held(e->metrics, e->n_held);
 }

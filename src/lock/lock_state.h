@@ -29,6 +29,9 @@ struct lock {
 	struct lock *prev, *next; /* engine->all; mu */
 	/* Set at creation, then read-only: read without mu. */
 	char *key;
+	char *dir; /* key's directory: up to its last '/' ("" at the top) */
+	/* In engine->by_dir's list of its directory while in_table; mu. */
+	struct lock *dir_prev, *dir_next;
 	struct lock_holder holder; /* the acquirer (lock.h) */
 
 	/* Atomic, not under mu: lock_ref is called by whoever holds a
@@ -159,6 +162,10 @@ struct lock_engine {
 	 * the pointer), so that a quota check costs one look-up, not a
 	 * pass over every lock under mu; mu */
 	struct imap held_by_uid;
+	/* A directory's key prefix (lock->dir) -> the first of its locks in
+	 * by_key (dir_next): a listing of one directory visits its own
+	 * locks, not every lock of the mount; mu */
+	struct smap by_dir;
 
 	/* The lease scheduler thread (never makes a request) and its
 	 * workers (make the requests, one lock each at a time). Started and
@@ -249,6 +256,9 @@ void lock_int_list_add_locked(struct lock_engine *e, struct lock *lk);
 /* held_by_uid[uid] += d (d is 1 or -1; the entry goes at 0). 0, or
  * -ENOMEM (only when d is 1). */
 int lock_int_held_uid_add_locked(struct lock_engine *e, int64_t uid, int d);
+/* lk joins (0, or -ENOMEM) or leaves its directory's list in by_dir. */
+int lock_int_by_dir_add_locked(struct lock_engine *e, struct lock *lk);
+void lock_int_by_dir_del_locked(struct lock_engine *e, struct lock *lk);
 void lock_int_detach_key_locked(struct lock_engine *e, struct lock *lk);
 /* mu held: drops the engine's reference once lk is done with (released,
  * or lost, cleaned up, unreferenced and let go of by its acquirer); it

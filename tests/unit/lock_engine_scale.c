@@ -2,8 +2,10 @@
  * clock and the in-memory store: every one renewed in every period and
  * evenly spread, an automatic release among them made at once, and the
  * scheduler's and the group checks' CPU cost bounded by what is due, not
- * what is held. Threads: the test's. */
+ * what is held; a directory's locks are visited without the others.
+ * Threads: the test's. */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -121,11 +123,93 @@ static void test_many_locks(void)
 	teardown();
 }
 
+struct visits {
+	int n;
+	bool bad; /* a key not directly in the directory asked for */
+	const char *dir;
+};
+
+static void visit(void *arg, const struct lock_info *li)
+{
+	struct visits *v = arg;
+	size_t len = strlen(v->dir);
+
+	v->n++;
+	if (strncmp(li->key, v->dir, len) || strchr(li->key + len, '/'))
+		v->bad = true;
+}
+
+static struct visits visits_in(const char *dir)
+{
+	struct visits v = { 0, false, dir };
+
+	lock_each_in_dir(eng, dir, visit, &v);
+	return v;
+}
+
+/* 10,000 locks in big/, three in small/, two at the top and one in
+ * small/sub/: the locks of one directory are visited alone (a listing
+ * holds the engine's mutex for what it lists, not for every lock), and
+ * a release or a uid count follows every change. */
+static void test_locks_by_directory(void)
+{
+	struct lock_config cfg = long_lease(HOLD_UNLINK);
+	struct lock_holder h = holder(getpgrp()), other = h;
+	static struct lock *lks[MANY];
+	const char *few[] = { "small/a", "small/b", "small/c",
+			      "top1",	 "top2",    "small/sub/d" };
+	struct lock *fl[6];
+	struct visits v;
+	char key[24];
+
+	other.uid = h.uid + 1;
+	setup_cfg(&cfg, NULL, false);
+	for (int i = 0; i < MANY; i++) {
+		snprintf(key, sizeof(key), "big/k%d", i);
+		CHECK_INT(lock_acquire(eng, key, &h, &lks[i], NULL, NULL), 0);
+	}
+	for (int i = 0; i < 6; i++)
+		CHECK_INT(lock_acquire(eng, few[i], &other, &fl[i], NULL, NULL),
+			  0);
+	v = visits_in("small/");
+	CHECK_INT(v.n, 3);
+	CHECK(!v.bad);
+	v = visits_in("");
+	CHECK_INT(v.n, 2);
+	CHECK(!v.bad);
+	CHECK_INT(visits_in("small/sub/").n, 1);
+	CHECK_INT(visits_in("big/").n, MANY);
+	CHECK_INT(visits_in("none/").n, 0);
+	CHECK_INT((long)lock_count_held_by(eng, other.uid), 6);
+	CHECK_INT((long)lock_count_held_by(eng, h.uid), MANY);
+	/* Releases leave the lists (the first, a middle and the last of
+	 * small/'s list alike) and the counts. */
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(lock_release(eng, fl[i]), 0);
+		CHECK_INT(visits_in("small/").n, 2 - i);
+	}
+	CHECK_INT(visits_in("small/sub/").n, 1);
+	CHECK_INT((long)lock_count_held_by(eng, other.uid), 3);
+	for (int i = 0; i < MANY; i += 2)
+		CHECK_INT(lock_release(eng, lks[i]), 0);
+	CHECK_INT(visits_in("big/").n, MANY / 2);
+	CHECK_INT((long)lock_count_held_by(eng, h.uid), MANY / 2);
+	for (int i = 0; i < MANY; i++)
+		lock_unref(eng, lks[i]);
+	for (int i = 0; i < 6; i++)
+		lock_unref(eng, fl[i]);
+	CHECK_INT(lock_release_all(eng), 0);
+	CHECK_INT((long)lock_count_held_by(eng, h.uid), 0);
+	CHECK_INT(visits_in("big/").n, 0);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
 	check_cases(argc, argv);
 	CHECK_CASE(test_many_locks);
 	CHECK_CASE(test_many_pgrp_locks);
+	CHECK_CASE(test_locks_by_directory);
 	CHECK_DONE();
 }

@@ -351,8 +351,12 @@ void lock_each_in_dir(struct lock_engine *e, const char *dir,
  * look-up, whatever the number of locks. */
 size_t lock_count_held_by(struct lock_engine *e, int64_t uid);
 
-/* Releases every held lock (unmount, SIGTERM), each bounded by the
- * operation timeout. Returns the number that could not be released. */
+/* Releases every held lock (unmount, SIGTERM): 16 at a time, each
+ * bounded by the operation timeout, and none started once a whole
+ * operation timeout has gone by (so that stopping takes at most about
+ * two of them, however many locks and whether DynamoDB answers or not).
+ * Returns the number that could not be released (they lapse after their
+ * lease). */
 int lock_release_all(struct lock_engine *e);
 
 #endif

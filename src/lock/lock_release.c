@@ -1,11 +1,12 @@
 /* lock_release: giving keys back: a release (held -> releasing ->
  * released, or lost when not confirmed), letting go of a lost lock, the
  * cleanup of a lost lock's row by the lease path, and the release of every
- * lock when the daemon stops (held -> lost, stopped, then the rows go).
+ * lock when the daemon stops (held -> lost, stopped, then the rows go,
+ * many at once, for at most an operation timeout).
  *
  * Threads: FUSE workers (release, unlink), lease workers (automatic
- * releases, cleanups), main (stop). engine->mu is taken around the
- * bookkeeping, never across a store request. */
+ * releases, cleanups), main (stop) and the threads it starts for it. engine->mu
+ * is taken around the bookkeeping, never across a store request. */
 #include "lock_int.h"
 
 #include <errno.h>
@@ -255,36 +256,105 @@ static void stop_all_held(struct lock_engine *e)
 	lock_int_notify_lost(e);
 }
 
+/* The releases of lock_release_all: RELEASE_ALL_THREADS at a time, none
+ * started once a whole op_timeout_ms has gone since the first (a row not
+ * deleted by then lapses after its lease, as when DynamoDB cannot be
+ * reached at all). */
+#define RELEASE_ALL_THREADS 16
+
+struct release_all {
+	struct lock_engine *e;
+	struct lock **todo;
+	size_t n;
+	size_t next;   /* mu: the next of todo to release */
+	int failed;    /* mu */
+	int64_t until; /* no release starts after this (our clock) */
+};
+
+static void *release_some(void *arg)
+{
+	struct release_all *ra = arg;
+	struct lock_engine *e = ra->e;
+
+	for (;;) {
+		struct lock *lk;
+		bool late;
+		int rc;
+
+		pthread_mutex_lock(&e->mu);
+		late = now_mono(e) >= ra->until;
+		if (ra->next >= ra->n || late) {
+			if (late)
+				ra->failed += (int)(ra->n - ra->next);
+			ra->next = ra->n;
+			pthread_mutex_unlock(&e->mu);
+			return NULL;
+		}
+		lk = ra->todo[ra->next++];
+		pthread_mutex_unlock(&e->mu);
+		rc = lock_int_release(e, lk, false);
+		/* Released, or lost if DynamoDB could not confirm it: either
+		 * way, not picked again. */
+		pthread_mutex_lock(&e->mu);
+		lk->cleanup_wanted = false;
+		ra->failed += rc != 0;
+		pthread_mutex_unlock(&e->mu);
+	}
+}
+
+static bool to_release(const struct lock *lk)
+{
+	return lk->state == LOCK_HELD ||
+	       (lk->state == LOCK_LOST && lk->cleanup_wanted);
+}
+
+/* mu held: the locks still to give back, referenced, in a new array of
+ * *n; NULL when there are none (*n 0) or no memory for it (*n how many
+ * there are). */
+static struct lock **to_release_locked(struct lock_engine *e, size_t *n)
+{
+	struct lock **todo, *lk;
+
+	*n = 0;
+	for (lk = e->all; lk; lk = lk->next)
+		*n += to_release(lk);
+	todo = *n ? calloc(*n, sizeof(*todo)) : NULL;
+	if (!todo)
+		return NULL;
+	*n = 0;
+	for (lk = e->all; lk; lk = lk->next) {
+		if (to_release(lk)) {
+			lock_ref(lk);
+			todo[(*n)++] = lk;
+		}
+	}
+	return todo;
+}
+
 int lock_release_all(struct lock_engine *e)
 {
-	struct lock *todo[64];
-	int failed = 0, n, i, rounds = 0;
+	struct release_all ra = { .e = e };
+	pthread_t t[RELEASE_ALL_THREADS];
+	int started = 0;
 
 	stop_all_held(e);
-	do {
-		struct lock *lk;
-
-		n = 0;
-		pthread_mutex_lock(&e->mu);
-		for (lk = e->all; lk && n < 64; lk = lk->next) {
-			if (lk->state == LOCK_HELD ||
-			    (lk->state == LOCK_LOST && lk->cleanup_wanted)) {
-				lock_ref(lk);
-				todo[n++] = lk;
-			}
-		}
-		pthread_mutex_unlock(&e->mu);
-		for (i = 0; i < n; i++) {
-			if (lock_int_release(e, todo[i], false))
-				failed++;
-			/* Released, or lost if DynamoDB could not confirm it:
-			 * either way, do not pick it again in the next round.
-			 */
-			pthread_mutex_lock(&e->mu);
-			todo[i]->cleanup_wanted = false;
-			pthread_mutex_unlock(&e->mu);
-			lock_unref(e, todo[i]);
-		}
-	} while (n == 64 && ++rounds < 1000);
-	return failed;
+	pthread_mutex_lock(&e->mu);
+	ra.todo = to_release_locked(e, &ra.n);
+	ra.until = now_mono(e) + e->cfg.op_timeout_ms;
+	pthread_mutex_unlock(&e->mu);
+	if (!ra.todo)
+		return (int)ra.n; /* no memory: they lapse after their lease */
+	/* Every release waits one round trip: many in flight, so that a
+	 * mount holding thousands stops in seconds, not one round trip
+	 * after another. */
+	while (started < RELEASE_ALL_THREADS && (size_t)started < ra.n &&
+	       !pthread_create(&t[started], NULL, release_some, &ra))
+		started++;
+	release_some(&ra); /* this thread too */
+	while (started > 0)
+		pthread_join(t[--started], NULL);
+	for (size_t i = 0; i < ra.n; i++)
+		lock_unref(e, ra.todo[i]);
+	free(ra.todo);
+	return ra.failed;
 }

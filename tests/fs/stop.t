@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# stop.t: a mount that holds many locks stops in a bounded time. Its locks
+# are given back many at a time, so that at a 50 ms round trip (through
+# the fault proxy) 300 locks go in about a second, not 300 round trips
+# (15 s) one after another; and when DynamoDB stops answering, the daemon
+# gives up after an operation timeout (10 s) instead of one per lock, and
+# the rows it could not delete lapse after their lease: another mount takes
+# one only then, never before.
+. "$(dirname "$0")/lib.sh"
+
+plan 9
+
+new_table || { echo "Bail out! cannot create a table"; exit 1; }
+proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
+OPT=lease=3,heartbeat=0.5,safe_period=1.5,entry_timeout=0,attr_timeout=0
+ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=stop-a,$OPT,hold=unlink" &&
+	mount_start b "owner=stop-b,$OPT" ||
+	{ echo "Bail out! cannot mount"; exit 1; }
+A=$(mnt a) B=$(mnt b)
+
+# stop_timed NAME SECS: unmounts NAME; STOP_MS is how long its daemon took
+# to exit after the unmount (empty: not within SECS).
+stop_timed() {
+	local m pid t0
+	m=$(mnt "$1") pid=$(daemon_pid "$1") t0=$(now_ms)
+	timeout 10 fusermount3 -u "$m"
+	STOP_MS=
+	_reap "$pid" "$2" && STOP_MS=$(($(now_ms) - t0))
+	unset "_daemon[$1]"
+}
+
+# ---- 300 locks at a 50 ms round trip ---------------------------------------
+N=300
+for i in $(seq $N); do try_acquire "$A/s$i" || break; done
+is "$(ls "$B" | grep -c '^s[0-9]')" $N "A holds $N locks"
+proxy_ctl latency 25 >/dev/null
+stop_timed a 30
+diag "A stopped $STOP_MS ms after its unmount, releasing $N locks at a 50 ms round trip"
+ok $((!(${STOP_MS:-99999} < 5000))) "A gives its $N locks back within 5 s (${STOP_MS:-not within 30 s} ms; one at a time took 15 s)"
+is "$(ls "$B" | grep -c '^s[0-9]')" 0 "every row is gone"
+grep -q "all locks released" "$WORK/daemon-a.log"
+ok $? "A's log says all locks were released"
+
+# ---- DynamoDB stops answering --------------------------------------------------
+proxy_ctl latency 0 >/dev/null
+ENDPOINT=$PROXY_ENDPOINT mount_start c "owner=stop-c,$OPT,hold=unlink" ||
+	{ echo "Bail out! cannot mount c"; exit 1; }
+C=$(mnt c)
+M=60
+for i in $(seq $M); do try_acquire "$C/t$i" || break; done
+# (Counted on C: B must not see these rows before C stops, so that its
+# watch of them starts after that.)
+is "$(ls "$C" | grep -c '^t[0-9]')" $M "C holds $M locks"
+proxy_ctl stall on >/dev/null
+stop_timed c 40
+stopped=$(now_ms)
+proxy_ctl clear >/dev/null
+diag "C stopped $STOP_MS ms after its unmount with DynamoDB not answering"
+ok $((!(${STOP_MS:-99999} < 25000))) "C stops within 25 s, not an operation timeout per lock (${STOP_MS:-not within 40 s} ms)"
+grep -q "locks could not be released; they lapse" "$WORK/daemon-c.log"
+ok $? "C's log says which locks lapse"
+# Its rows are still there; B may take one only once it has seen it
+# unchanged for a whole lease (3 s) of its own clock.
+took=
+try_acquire "$B/t1" && took=$(($(now_ms) - stopped))
+ok $((!(${#took} == 0))) "B cannot take t1 at once (${took:-refused})"
+wait_for 15 try_acquire "$B/t2"
+got=$(($(now_ms) - stopped))
+diag "B took t2 $got ms after C stopped"
+ok $((!(got >= 3000 && got < 15000))) "B takes t2 once it lapses, a lease after its first sighting ($got ms)"

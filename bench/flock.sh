@@ -23,6 +23,10 @@
 # ratio held / none of the throughput (target about 1.0x: a cycle's cost
 # should not depend on how many keys other file locks hold) and the
 # daemon's CPU time per cycle in both (/proc/PID/stat, user + system).
+# After each flock run it times the direct floor in the same state (N
+# PutItem + DeleteItem cycles x THREADS sent by lockfs's own client, as in
+# bench/cycle.sh): on a shared machine the load moves both, and the ratio
+# held / none of flock against its floor is the steadier figure.
 #
 # --rtt MS (or RTT_MS=MS): lockfs-faultproxy with MS/2 ms of latency each
 # way (an odd MS is rounded down), added after the warm-up.
@@ -197,12 +201,12 @@ locks_held() {
 }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"; }
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-declare -A PS P50 P90 P99 CPU
+declare -A PS P50 P90 P99 CPU DPS
 CYCLE_MAX_S=$((60 + N * THREADS / 10)) # 10 cycles a second at the least
 # measure KIND: one run of N cycles x THREADS; its line and the daemon's
 # CPU per cycle.
 measure() {
-	local held c0 c1 line cpu
+	local held c0 c1 line cpu d
 	held=$(locks_held)
 	c0=$(cpu_ticks)
 	line=$(timeout "$CYCLE_MAX_S" "$CYCLE" flock "$MNT" "$N" "$THREADS" {HOLD_FD}>&-) || {
@@ -213,6 +217,14 @@ measure() {
 	cpu=$(awk -v t=$((c1 - c0)) -v hz="$TICKS" -v n=$((N * THREADS)) \
 		'BEGIN { printf "%.0f", t / hz * 1e6 / n }')
 	echo "round $r, $1 (locks held ${held:-?}): $line daemon_cpu_us=$cpu"
+	# The direct floor in the same state: DynamoDB Local's share of any
+	# difference (the held keys are rows in its table too).
+	d=$(timeout "$CYCLE_MAX_S" "$CYCLE" direct "$E" bench "$N" "$THREADS" {HOLD_FD}>&-) || {
+		echo "flock.sh: direct cycles failed: $d" >&2
+		exit 1
+	}
+	echo "round $r, $1, direct floor: $d"
+	DPS[$1]+="$(field per_s "$d") "
 	PS[$1]+="$(field per_s "$line") "
 	P50[$1]+="$(field p50_us "$line") "
 	P90[$1]+="$(field p90_us "$line") "
@@ -223,6 +235,8 @@ measure() {
 # (the holder starts holding): one change of the holder's a round, and
 # drift over the run hits both alike.
 ratios=()
+dratios=()
+nratios=()
 held_now=1
 for r in $(seq 1 "$ROUNDS"); do
 	order="held none"
@@ -243,7 +257,15 @@ for r in $(seq 1 "$ROUNDS"); do
 	# shellcheck disable=SC2086
 	set -- ${PS[held]}
 	ratios+=("$(awk -v a="$a" -v b="${!#}" 'BEGIN { printf "%.3f", b / a }')")
-	echo "round $r: throughput held / none ${ratios[-1]}x"
+	# shellcheck disable=SC2086
+	set -- ${DPS[none]}
+	a=${!#}
+	# shellcheck disable=SC2086
+	set -- ${DPS[held]}
+	dratios+=("$(awk -v a="$a" -v b="${!#}" 'BEGIN { printf "%.3f", b / a }')")
+	nratios+=("$(awk -v a="${ratios[-1]}" -v b="${dratios[-1]}" 'BEGIN { printf "%.3f", a / b }')")
+	echo "round $r: throughput held / none ${ratios[-1]}x, direct floor ${dratios[-1]}x;" \
+		"each against its floor ${nratios[-1]}x"
 done
 # Let go before the holder ends, so that the unmount finds nothing open.
 [ "$held_now" = 1 ] && holder free "$HOLD_MAX_S"
@@ -263,6 +285,11 @@ for k in none held; do
 		"$(median ${P99[$k]})" "$(median ${CPU[$k]})"
 done
 echo "  throughput, held / none: $(median "${ratios[@]}")x (target about 1.0x; per round: ${ratios[*]})"
+# shellcheck disable=SC2086
+echo "  direct floor (PutItem + DeleteItem, lockfs's client): $(median ${DPS[none]}) cycles/s with none held," \
+	"$(median ${DPS[held]}) with the $H rows; held / none $(median "${dratios[@]}")x (per round: ${dratios[*]})"
+echo "  throughput held / none, each against the direct floor of its round and state:" \
+	"$(median "${nratios[@]}")x (per round: ${nratios[*]}; less swayed by the machine's load)"
 # shellcheck disable=SC2086
 echo "  daemon CPU per cycle, held / none: $(awk -v a="$(median ${CPU[none]})" \
 	-v b="$(median ${CPU[held]})" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "-" }')x"

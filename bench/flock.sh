@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
 	--rtt=*) RTT=${1#--rtt=}; shift ;;
 	--opts) MOPTS=${2:?--opts needs OPTIONS}; shift 2 ;;
 	--opts=*) MOPTS=${1#--opts=}; shift ;;
-	-h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "flock.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
 	*) args+=("$1"); shift ;;
 	esac

@@ -6,8 +6,22 @@
  *           over HTTP with lockfs's own client: PutItem conditioned on
  *           attribute_not_exists, then DeleteItem conditioned on the RVN
  *
+ *   flock   flock(LOCK_EX) + flock(LOCK_UN) on a file each thread opened
+ *           (O_RDWR|O_CREAT) once before timing (bench/flock.sh)
+ *   hold    no cycles: takes H keys with flock for bench/flock.sh and keeps
+ *           them until told (below)
+ *
  * usage: cycle mount DIR N THREADS [fresh|dirs|fresh,dirs]
  *        cycle direct ENDPOINT TABLE N THREADS
+ *        cycle flock DIR N THREADS        (thread i cycles on DIR/f<i>)
+ *        cycle hold DIR H
+ * hold raises RLIMIT_NOFILE as needed, opens DIR/h<i> (O_RDWR|O_CREAT) and
+ * flocks it (LOCK_EX|LOCK_NB) for i < H in a few threads, and prints
+ * "held H s=SECONDS"; then it reads commands from stdin, one a line:
+ * "free" lets go of every key (LOCK_UN, then close) and prints "free H
+ * s=SECONDS", "hold" takes them again and prints "held ...". It exits on
+ * stdin's EOF (or SIGTERM), which lets go of whatever it holds; a failed
+ * open or flock ends it with status 1.
  * Each thread cycles on its own key (with "fresh", a new key every cycle),
  * all in DIR, or with "dirs" each in a directory of its own (DIR/d<i>,
  * made first): the kernel serializes creates and unlinks per directory.
@@ -20,10 +34,12 @@
  * line (for the plots). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,6 +97,30 @@ static void *mount_worker(void *arg)
 	return NULL;
 }
 
+static void *flock_worker(void *arg)
+{
+	struct worker *w = arg;
+	char path[4096];
+	long i;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/f%d", w->dir, w->id);
+	fd = open(path, O_RDWR | O_CREAT, 0644);
+	if (fd < 0) {
+		w->failures = (int)w->n;
+		return NULL;
+	}
+	for (i = 0; i < w->n; i++) {
+		int64_t t0 = clk_sys_mono_us();
+
+		if (flock(fd, LOCK_EX) || flock(fd, LOCK_UN))
+			w->failures++;
+		w->lat_us[i] = clk_sys_mono_us() - t0;
+	}
+	close(fd);
+	return NULL;
+}
+
 static void *direct_worker(void *arg)
 {
 	struct worker *w = arg;
@@ -131,6 +171,125 @@ static void *direct_worker(void *arg)
 		ddb_item_free(vals);
 	}
 	return NULL;
+}
+
+/* hold: H keys taken with flock by HOLD_THREADS threads, each taking the
+ * next index; "take" 0 lets them go (LOCK_UN, then close). */
+#define HOLD_THREADS 4
+
+struct holder {
+	const char *dir;
+	long h;
+	int *fds;
+	int take;
+	atomic_long next;
+	atomic_int failed;
+};
+
+static void *hold_worker(void *arg)
+{
+	struct holder *hd = arg;
+	char path[4096];
+	long i;
+	int fd;
+
+	while (!atomic_load(&hd->failed) &&
+	       (i = atomic_fetch_add(&hd->next, 1)) < hd->h) {
+		snprintf(path, sizeof(path), "%s/h%ld", hd->dir, i);
+		if (!hd->take) {
+			if (flock(hd->fds[i], LOCK_UN))
+				goto fail;
+			close(hd->fds[i]);
+			hd->fds[i] = -1;
+			continue;
+		}
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			goto fail;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			goto fail;
+		}
+		hd->fds[i] = fd;
+	}
+	return NULL;
+fail:
+	fprintf(stderr, "cycle hold: %s: %s\n", path, strerror(errno));
+	atomic_store(&hd->failed, 1);
+	return NULL;
+}
+
+/* Takes (take 1) or lets go of (take 0) every key; prints the line. */
+static int hold_all(struct holder *hd, int take)
+{
+	pthread_t tid[HOLD_THREADS];
+	int64_t t0 = clk_sys_mono_us();
+	int i, started = 0;
+
+	hd->take = take;
+	atomic_store(&hd->next, 0);
+	for (i = 0; i < HOLD_THREADS; i++)
+		if (!pthread_create(&tid[started], NULL, hold_worker, hd))
+			started++;
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	if (!started || atomic_load(&hd->failed))
+		return 1;
+	printf("%s %ld s=%.1f\n", take ? "held" : "free", hd->h,
+	       (clk_sys_mono_us() - t0) / 1e6);
+	fflush(stdout);
+	return 0;
+}
+
+/* RLIMIT_NOFILE at least NEED (the hard limit too, when we may). */
+static int raise_nofile(rlim_t need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur >= need)
+		return 0;
+	rl.rlim_cur = need;
+	if (rl.rlim_max < need)
+		rl.rlim_max = need;
+	return setrlimit(RLIMIT_NOFILE, &rl) ? -errno : 0;
+}
+
+static int hold(const char *dir, long h)
+{
+	struct holder hd = { .dir = dir, .h = h };
+	char line[64];
+	int held, rc;
+
+	rc = raise_nofile((rlim_t)h + 64);
+	if (rc) {
+		fprintf(stderr, "cycle hold: RLIMIT_NOFILE %ld: %s\n", h + 64,
+			strerror(-rc));
+		return 1;
+	}
+	hd.fds = calloc((size_t)h, sizeof(int));
+	if (!hd.fds)
+		return 1;
+	rc = hold_all(&hd, 1);
+	held = !rc;
+	while (!rc && fgets(line, sizeof(line), stdin)) {
+		if (!strcmp(line, "free\n") && held) {
+			rc = hold_all(&hd, 0);
+			held = 0;
+		} else if (!strcmp(line, "hold\n") && !held) {
+			rc = hold_all(&hd, 1);
+			held = !rc;
+		} else {
+			fprintf(stderr, "cycle hold: ignored: %s", line);
+		}
+	}
+	/* EOF: exiting closes whatever is held, which lets it go. */
+	free(hd.fds);
+	return rc;
 }
 
 static int cmp64(const void *a, const void *b)
@@ -261,8 +420,25 @@ int main(int argc, char **argv)
 		creds_chain_free(creds);
 		return rc;
 	}
+	if (argc == 5 && !strcmp(argv[1], "flock")) {
+		n = atol(argv[3]);
+		threads = atoi(argv[4]);
+		if (n < 1 || threads < 1 || threads > 256)
+			return 2;
+		for (int i = 0; i < threads; i++)
+			ws[i].dir = argv[2];
+		return run("flock", ws, threads, n, flock_worker);
+	}
+	if (argc == 4 && !strcmp(argv[1], "hold")) {
+		n = atol(argv[3]);
+		if (n < 1 || n > 10000000)
+			return 2;
+		return hold(argv[2], n);
+	}
 	fprintf(stderr,
 		"usage: cycle mount DIR N THREADS [fresh|dirs|fresh,dirs]\n"
-		"       cycle direct ENDPOINT TABLE N THREADS\n");
+		"       cycle direct ENDPOINT TABLE N THREADS\n"
+		"       cycle flock DIR N THREADS\n"
+		"       cycle hold DIR H\n");
 	return 2;
 }

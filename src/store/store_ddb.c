@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "clk.h"
+#include "log.h"
 #include "text.h"
 
 static int sd_get_lock(struct store *s, const char *key, int64_t deadline,
@@ -78,20 +79,35 @@ static void get_batch(struct store_ddb *sd, const char *const *keys, size_t n,
 }
 
 /* store_ops.get_locks: one BatchGetItem per DDB_BATCH_GET_MAX keys; a
- * single key is a GetItem, as get_lock. */
+ * single key is a GetItem, as get_lock. A policy that allows GetItem but
+ * not BatchGetItem (written for an older lockfs) is said once in the log,
+ * and the keys are read one by one from then on: waits work, at one
+ * request per key. */
 static void sd_get_locks(struct store *s, const char *const *keys, size_t n,
 			 int64_t deadline, struct lock_record *outs, int *rcs)
 {
-	size_t at, chunk;
+	struct store_ddb *sd = to_sd(s);
+	size_t at, chunk, i;
 
-	if (n == 1) {
-		rcs[0] = sd_get_lock(s, keys[0], deadline, &outs[0]);
-		return;
-	}
 	for (at = 0; at < n; at += chunk) {
 		chunk = n - at < DDB_BATCH_GET_MAX ? n - at : DDB_BATCH_GET_MAX;
-		get_batch(to_sd(s), keys + at, chunk, deadline, outs + at,
-			  rcs + at);
+		if (chunk > 1 && !atomic_load(&sd->batch_refused)) {
+			get_batch(sd, keys + at, chunk, deadline, outs + at,
+				  rcs + at);
+			if (rcs[at] != -EACCES)
+				continue; /* (a refusal is every key's) */
+			if (!atomic_exchange(&sd->batch_refused, true))
+				log_warn(
+					"store",
+					"BatchGetItem refused (access denied): "
+					"file-lock waits read their keys with "
+					"one GetItem each until the policy "
+					"allows dynamodb:BatchGetItem "
+					"(contrib/iam/lockfs-policy.json) and "
+					"the mount is restarted");
+		}
+		for (i = at; i < at + chunk; i++)
+			rcs[i] = sd_get_lock(s, keys[i], deadline, &outs[i]);
 	}
 }
 

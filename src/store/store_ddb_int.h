@@ -78,6 +78,9 @@ struct store_ddb {
 	bool index_active;
 	bool swept; /* -o sweep: python rows get tagged, auto keeps the index */
 	atomic_bool untagged_seen; /* a lock row without lockfs_parent */
+	/* BatchGetItem was refused (access denied): get_locks reads one
+	 * GetItem per key from then on. */
+	atomic_bool batch_refused;
 };
 
 static inline struct store_ddb *to_sd(struct store *s)

@@ -3,7 +3,8 @@
  * many keys whose answer holds a lock row, a directory marker (no lock),
  * an unprocessed key (-EAGAIN for it alone) and an absent key; a single key
  * read by GetItem as get_lock does; a failed request every key's error;
- * a malformed answer nothing believed. */
+ * a malformed answer nothing believed; a BatchGetItem the policy refuses,
+ * the keys read one by one instead. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -20,6 +21,8 @@ static struct {
 	pthread_mutex_t mu;
 	int status;
 	const char *body;
+	int batch_status; /* BatchGetItem's own answer, when set */
+	const char *batch_body;
 	int gets, batches;
 } fx = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -31,12 +34,17 @@ static void handler(const struct fakehttp_request *req,
 	(void)arg;
 	fakehttp_header(req, "X-Amz-Target", target, sizeof(target));
 	pthread_mutex_lock(&fx.mu);
-	if (strstr(target, ".BatchGetItem"))
-		fx.batches++;
-	else if (strstr(target, ".GetItem"))
-		fx.gets++;
 	resp->status = fx.status;
 	resp->body = fx.body;
+	if (strstr(target, ".BatchGetItem")) {
+		fx.batches++;
+		if (fx.batch_status) {
+			resp->status = fx.batch_status;
+			resp->body = fx.batch_body;
+		}
+	} else if (strstr(target, ".GetItem")) {
+		fx.gets++;
+	}
 	pthread_mutex_unlock(&fx.mu);
 }
 
@@ -148,6 +156,32 @@ static void check_failures(struct store *st)
 	fini_outs(N);
 }
 
+/* A policy without dynamodb:BatchGetItem (AccessDenied): the keys are
+ * read with a GetItem each, at once and from then on (no BatchGetItem
+ * again). Run last: the store remembers the refusal. */
+static void check_refused(struct store *st)
+{
+	answer(200, "{\"Item\":" ROW("held", "r3") "}");
+	pthread_mutex_lock(&fx.mu);
+	fx.batch_status = 400;
+	fx.batch_body = "{\"__type\":\"com.amazon.coral.service#"
+			"AccessDeniedException\",\"message\":\"no\"}";
+	pthread_mutex_unlock(&fx.mu);
+	get_locks(st, N);
+	CHECK_INT(seen(true), 1);
+	CHECK_INT(seen(false), N);
+	for (size_t i = 0; i < N; i++)
+		CHECK_INT(rcs[i], 0);
+	fini_outs(N);
+	answer(200, "{\"Item\":" ROW("held", "r3") "}");
+	get_locks(st, N);
+	CHECK_INT(seen(true), 0);
+	CHECK_INT(seen(false), N);
+	for (size_t i = 0; i < N; i++)
+		CHECK_INT(rcs[i], 0);
+	fini_outs(N);
+}
+
 int main(int argc, char **argv)
 {
 	struct creds_config cc = { 0 };
@@ -182,6 +216,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(check_batch, st);
 	CHECK_CASE(check_single, st);
 	CHECK_CASE(check_failures, st);
+	CHECK_CASE(check_refused, st);
 	store_free(st);
 	ddb_free(d);
 	awsreq_free(r);

@@ -78,36 +78,53 @@ static void get_batch(struct store_ddb *sd, const char *const *keys, size_t n,
 	}
 }
 
-/* store_ops.get_locks: one BatchGetItem per DDB_BATCH_GET_MAX keys; a
- * single key is a GetItem, as get_lock. A policy that allows GetItem but
+/* keys[0..n) (n <= DDB_BATCH_GET_MAX) in one BatchGetItem, or fewer
+ * keys per request when it must: an answer too big for the response cap
+ * (rows with data up to 64 KiB, or many readers) is asked for again in
+ * halves, down to one GetItem per key; a policy that allows GetItem but
  * not BatchGetItem (written for an older lockfs) is said once in the log,
- * and the keys are read one by one from then on: waits work, at one
- * request per key. */
+ * and the keys are read one by one from then on. Either way every key gets
+ * its answer: waits work, at more requests. */
+static void read_rows(struct store_ddb *sd, const char *const *keys, size_t n,
+		      int64_t deadline, struct lock_record *outs, int *rcs)
+{
+	size_t i, half = n / 2;
+
+	if (n > 1 && !atomic_load(&sd->batch_refused)) {
+		get_batch(sd, keys, n, deadline, outs, rcs);
+		/* (a failed request is every key's error) */
+		if (rcs[0] == -EMSGSIZE) {
+			read_rows(sd, keys, half, deadline, outs, rcs);
+			read_rows(sd, keys + half, n - half, deadline,
+				  outs + half, rcs + half);
+			return;
+		}
+		if (rcs[0] != -EACCES)
+			return;
+		if (!atomic_exchange(&sd->batch_refused, true))
+			log_warn("store",
+				 "BatchGetItem refused (access denied): "
+				 "file-lock waits read their keys with one "
+				 "GetItem each until the policy allows "
+				 "dynamodb:BatchGetItem "
+				 "(contrib/iam/lockfs-policy.json) and the "
+				 "mount is restarted");
+	}
+	for (i = 0; i < n; i++)
+		rcs[i] = sd_get_lock(&sd->base, keys[i], deadline, &outs[i]);
+}
+
+/* store_ops.get_locks: one BatchGetItem per DDB_BATCH_GET_MAX keys
+ * (read_rows); a single key is a GetItem, as get_lock. */
 static void sd_get_locks(struct store *s, const char *const *keys, size_t n,
 			 int64_t deadline, struct lock_record *outs, int *rcs)
 {
-	struct store_ddb *sd = to_sd(s);
-	size_t at, chunk, i;
+	size_t at, chunk;
 
 	for (at = 0; at < n; at += chunk) {
 		chunk = n - at < DDB_BATCH_GET_MAX ? n - at : DDB_BATCH_GET_MAX;
-		if (chunk > 1 && !atomic_load(&sd->batch_refused)) {
-			get_batch(sd, keys + at, chunk, deadline, outs + at,
-				  rcs + at);
-			if (rcs[at] != -EACCES)
-				continue; /* (a refusal is every key's) */
-			if (!atomic_exchange(&sd->batch_refused, true))
-				log_warn(
-					"store",
-					"BatchGetItem refused (access denied): "
-					"file-lock waits read their keys with "
-					"one GetItem each until the policy "
-					"allows dynamodb:BatchGetItem "
-					"(contrib/iam/lockfs-policy.json) and "
-					"the mount is restarted");
-		}
-		for (i = at; i < at + chunk; i++)
-			rcs[i] = sd_get_lock(s, keys[i], deadline, &outs[i]);
+		read_rows(to_sd(s), keys + at, chunk, deadline, outs + at,
+			  rcs + at);
 	}
 }
 

@@ -3,8 +3,9 @@
  * many keys whose answer holds a lock row, a directory marker (no lock),
  * an unprocessed key (-EAGAIN for it alone) and an absent key; a single key
  * read by GetItem as get_lock does; a failed request every key's error;
- * a malformed answer nothing believed; a BatchGetItem the policy refuses,
- * the keys read one by one instead. */
+ * a malformed answer nothing believed; an answer over the response cap
+ * asked for in halves; a BatchGetItem the policy refuses, the keys read
+ * one by one instead. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -156,6 +157,32 @@ static void check_failures(struct store *st)
 	fini_outs(N);
 }
 
+/* An answer bigger than the response cap (4 MiB: rows with big data):
+ * asked for again in halves, then one GetItem per key; every key gets its
+ * row. */
+static void check_too_big(struct store *st)
+{
+	static char big[5 << 20];
+
+	memset(big, ' ', sizeof(big) - 1);
+	answer(200, "{\"Item\":" ROW("held", "r4") "}");
+	pthread_mutex_lock(&fx.mu);
+	fx.batch_status = 200;
+	fx.batch_body = big;
+	pthread_mutex_unlock(&fx.mu);
+	get_locks(st, N);
+	CHECK_INT(seen(true), 3); /* all four, then two and two */
+	CHECK_INT(seen(false), N);
+	for (size_t i = 0; i < N; i++) {
+		CHECK_INT(rcs[i], 0);
+		CHECK_STR(outs[i].rvn, "r4");
+	}
+	fini_outs(N);
+	pthread_mutex_lock(&fx.mu);
+	fx.batch_status = 0;
+	pthread_mutex_unlock(&fx.mu);
+}
+
 /* A policy without dynamodb:BatchGetItem (AccessDenied): the keys are
  * read with a GetItem each, at once and from then on (no BatchGetItem
  * again). Run last: the store remembers the refusal. */
@@ -216,6 +243,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(check_batch, st);
 	CHECK_CASE(check_single, st);
 	CHECK_CASE(check_failures, st);
+	CHECK_CASE(check_too_big, st);
 	CHECK_CASE(check_refused, st);
 	store_free(st);
 	ddb_free(d);

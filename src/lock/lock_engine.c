@@ -76,6 +76,7 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	smap_init(&e->by_key);
 	imap_init(&e->held_by_uid);
 	smap_init(&e->by_dir);
+	smap_init(&e->lost_by_key);
 	smap_init(&e->recent);
 	return e;
 }
@@ -110,6 +111,7 @@ void lock_engine_free(struct lock_engine *e)
 	smap_fini(&e->by_key);
 	imap_fini(&e->held_by_uid);
 	smap_fini(&e->by_dir);
+	smap_fini(&e->lost_by_key);
 	pthread_cond_destroy(&e->cv);
 	pthread_cond_destroy(&e->sched_cv);
 	pthread_cond_destroy(&e->sess_cv);
@@ -184,8 +186,9 @@ struct lock *lock_find_any(struct lock_engine *e, const char *key)
 
 	pthread_mutex_lock(&e->mu);
 	lk = smap_get(&e->by_key, key);
-	if (!lk && e->n_lost_listed)
-		for (lk = e->all; lk; lk = lk->next)
+	if (!lk)
+		for (lk = lock_int_lost_first_locked(e, key); lk;
+		     lk = lock_int_lost_next_locked(e, lk))
 			if (lk->state == LOCK_LOST && !strcmp(lk->key, key))
 				break;
 	if (lk)

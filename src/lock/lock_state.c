@@ -76,6 +76,42 @@ void lock_int_free_recent(void *arg, const char *key, void *value)
 	free(value);
 }
 
+/* mu held: lk (lost, listed) joins the head of its key's list in
+ * lost_by_key, or is counted unindexed. */
+static void lost_index_add(struct lock_engine *e, struct lock *lk)
+{
+	struct lock *head = smap_get(&e->lost_by_key, lk->key);
+
+	if (smap_put(&e->lost_by_key, lk->key, lk)) {
+		e->lost_unindexed++;
+		return;
+	}
+	lk->lost_indexed = true;
+	lk->lost_prev = NULL;
+	lk->lost_next = head;
+	if (head)
+		head->lost_prev = lk;
+}
+
+static void lost_index_del(struct lock_engine *e, struct lock *lk)
+{
+	if (!lk->lost_indexed) {
+		e->lost_unindexed--;
+		return;
+	}
+	if (lk->lost_prev)
+		lk->lost_prev->lost_next = lk->lost_next;
+	else if (lk->lost_next)
+		smap_put(&e->lost_by_key, lk->key,
+			 lk->lost_next); /* replaces */
+	else
+		smap_del(&e->lost_by_key, lk->key);
+	if (lk->lost_next)
+		lk->lost_next->lost_prev = lk->lost_prev;
+	lk->lost_prev = lk->lost_next = NULL;
+	lk->lost_indexed = false;
+}
+
 void lock_int_list_add_locked(struct lock_engine *e, struct lock *lk)
 {
 	lk->prev = NULL;
@@ -84,7 +120,10 @@ void lock_int_list_add_locked(struct lock_engine *e, struct lock *lk)
 		e->all->prev = lk;
 	e->all = lk;
 	e->n_listed++;
-	e->n_lost_listed += lk->state == LOCK_LOST;
+	if (lk->state == LOCK_LOST) {
+		e->n_lost_listed++;
+		lost_index_add(e, lk);
+	}
 	lease_index_note_locked(e, lk); /* its place was reserved */
 }
 
@@ -98,7 +137,10 @@ static void list_del(struct lock_engine *e, struct lock *lk)
 		lk->next->prev = lk->prev;
 	lk->prev = lk->next = NULL;
 	e->n_listed--;
-	e->n_lost_listed -= lk->state == LOCK_LOST;
+	if (lk->state == LOCK_LOST) {
+		e->n_lost_listed--;
+		lost_index_del(e, lk);
+	}
 	lease_index_forget_locked(e, lk);
 }
 
@@ -236,14 +278,29 @@ struct lock *lock_int_find_settled_locked(struct lock_engine *e,
  * pgid_start; 0: unknown) has not let go of. A group number is reused: a
  * newcomer group of the same number, whose leader started at another time,
  * is not that holder. */
+struct lock *lock_int_lost_first_locked(struct lock_engine *e, const char *key)
+{
+	if (!e->n_lost_listed)
+		return NULL;
+	if (e->lost_unindexed)
+		return e->all; /* the walk: every lock, the caller checks */
+	return smap_get(&e->lost_by_key, key);
+}
+
+struct lock *lock_int_lost_next_locked(struct lock_engine *e, struct lock *lk)
+{
+	return e->lost_unindexed ? lk->next : lk->lost_next;
+}
+
 struct lock *lock_int_find_lost_locked(struct lock_engine *e, const char *key,
 				       int64_t pgid, uint64_t pgid_start)
 {
 	struct lock *lk;
 
 	if (pgid <= 0 || !e->n_lost_listed)
-		return NULL; /* the common case: no walk of every lock */
-	for (lk = e->all; lk; lk = lk->next)
+		return NULL; /* the common case: nothing lost */
+	for (lk = lock_int_lost_first_locked(e, key); lk;
+	     lk = lock_int_lost_next_locked(e, lk))
 		if (lk->state == LOCK_LOST && !lk->dismissed &&
 		    lk->lost_reason != LOST_RELEASING &&
 		    lk->hold == HOLD_PGRP && lk->holder.pgid == pgid &&
@@ -309,8 +366,10 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 	if (lk->state == LOCK_LOST || lk->state == LOCK_RELEASED)
 		return;
 	lk->state = LOCK_LOST;
-	if (lk->prev || e->all == lk)
+	if (lk->prev || e->all == lk) {
 		e->n_lost_listed++; /* (a lost lock stays lost) */
+		lost_index_add(e, lk);
+	}
 	lk->lost_reason = why;
 	lk->cleanup_wanted = why == LOST_SAFE_PERIOD || why == LOST_STOPPED;
 	lk->lost_notified = why == LOST_RELEASING;

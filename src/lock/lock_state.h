@@ -32,6 +32,10 @@ struct lock {
 	char *dir; /* key's directory: up to its last '/' ("" at the top) */
 	/* In engine->by_dir's list of its directory while in_table; mu. */
 	struct lock *dir_prev, *dir_next;
+	/* In engine->lost_by_key's list of its key while lost and listed
+	 * (lost_indexed); mu. */
+	struct lock *lost_prev, *lost_next;
+	bool lost_indexed;
 	struct lock_holder holder; /* the acquirer (lock.h) */
 
 	/* Atomic, not under mu: lock_ref is called by whoever holds a
@@ -202,6 +206,12 @@ struct lock_engine {
 	struct lock **hb_heap;
 	size_t hb_n, hb_cap, n_listed;
 	size_t n_lost_listed; /* lost locks on the list: none, no search */
+	/* key -> the lost locks on the list of that key, latest lost first
+	 * (lost_next), so that finding one costs a look-up, not a walk of
+	 * every lock; lost_unindexed counts those missing from it (no
+	 * memory): then the walk. */
+	struct smap lost_by_key;
+	size_t lost_unindexed;
 	struct lock *urgent;
 	int64_t next_sweep_mono_ms; /* the once-a-second check of them all */
 
@@ -256,6 +266,11 @@ void lock_int_list_add_locked(struct lock_engine *e, struct lock *lk);
 /* held_by_uid[uid] += d (d is 1 or -1; the entry goes at 0). 0, or
  * -ENOMEM (only when d is 1). */
 int lock_int_held_uid_add_locked(struct lock_engine *e, int64_t uid, int d);
+/* The lost locks on the list whose key is key, latest lost first: a
+ * look-up in lost_by_key, or (some missing from it) every lock of the
+ * list; the caller checks each one's state and key. */
+struct lock *lock_int_lost_first_locked(struct lock_engine *e, const char *key);
+struct lock *lock_int_lost_next_locked(struct lock_engine *e, struct lock *lk);
 /* lk joins (0, or -ENOMEM) or leaves its directory's list in by_dir. */
 int lock_int_by_dir_add_locked(struct lock_engine *e, struct lock *lk);
 void lock_int_by_dir_del_locked(struct lock_engine *e, struct lock *lk);

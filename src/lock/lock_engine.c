@@ -334,10 +334,10 @@ void lock_each_in_dir(struct lock_engine *e, const char *dir,
 	now = now_mono(e);
 	/* A lock found past its safe period here leaves the list. */
 	for (lk = smap_get(&e->by_dir, dir); lk; lk = next) {
-		next = lk->dir_next;
+		next = lk->dir_link.next;
 		lock_int_trusted_locked(e, lk, now);
 	}
-	for (lk = smap_get(&e->by_dir, dir); lk; lk = lk->dir_next)
+	for (lk = smap_get(&e->by_dir, dir); lk; lk = lk->dir_link.next)
 		each_one(e, lk, now, fn, arg);
 	pthread_mutex_unlock(&e->mu);
 }

@@ -9,6 +9,7 @@
 #include "lock_state.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,21 +77,54 @@ void lock_int_free_recent(void *arg, const char *key, void *value)
 	free(value);
 }
 
-/* mu held: lk (lost, listed) joins the head of its key's list in
- * lost_by_key, or is counted unindexed. */
+static struct lock_link *link_at(struct lock *lk, size_t off)
+{
+	return (struct lock_link *)((char *)lk + off);
+}
+
+/* mu held: lk joins the head of the list map keeps under key, through its
+ * link at offset off (offsetof(struct lock, ...)). 0, or -ENOMEM. */
+static int keyed_add(struct smap *map, const char *key, struct lock *lk,
+		     size_t off)
+{
+	struct lock *head = smap_get(map, key);
+	int rc = smap_put(map, key, lk);
+
+	if (rc)
+		return rc;
+	link_at(lk, off)->prev = NULL;
+	link_at(lk, off)->next = head;
+	if (head)
+		link_at(head, off)->prev = lk;
+	return 0;
+}
+
+/* mu held: lk leaves that list (the map's entry goes with its last). */
+static void keyed_del(struct smap *map, const char *key, struct lock *lk,
+		      size_t off)
+{
+	struct lock_link *l = link_at(lk, off);
+
+	if (l->prev)
+		link_at(l->prev, off)->next = l->next;
+	else if (l->next)
+		smap_put(map, key, l->next); /* replaces: no allocation */
+	else
+		smap_del(map, key);
+	if (l->next)
+		link_at(l->next, off)->prev = l->prev;
+	l->prev = l->next = NULL;
+}
+
+/* mu held: lk (lost, listed) joins its key's list in lost_by_key, or is
+ * counted unindexed. */
 static void lost_index_add(struct lock_engine *e, struct lock *lk)
 {
-	struct lock *head = smap_get(&e->lost_by_key, lk->key);
-
-	if (smap_put(&e->lost_by_key, lk->key, lk)) {
+	if (keyed_add(&e->lost_by_key, lk->key, lk,
+		      offsetof(struct lock, lost_link)))
 		e->lost_unindexed++;
-		return;
-	}
-	lk->lost_indexed = true;
-	lk->lost_prev = NULL;
-	lk->lost_next = head;
-	if (head)
-		head->lost_prev = lk;
+	else
+		lk->lost_indexed = true;
 }
 
 static void lost_index_del(struct lock_engine *e, struct lock *lk)
@@ -99,16 +133,8 @@ static void lost_index_del(struct lock_engine *e, struct lock *lk)
 		e->lost_unindexed--;
 		return;
 	}
-	if (lk->lost_prev)
-		lk->lost_prev->lost_next = lk->lost_next;
-	else if (lk->lost_next)
-		smap_put(&e->lost_by_key, lk->key,
-			 lk->lost_next); /* replaces */
-	else
-		smap_del(&e->lost_by_key, lk->key);
-	if (lk->lost_next)
-		lk->lost_next->lost_prev = lk->lost_prev;
-	lk->lost_prev = lk->lost_next = NULL;
+	keyed_del(&e->lost_by_key, lk->key, lk,
+		  offsetof(struct lock, lost_link));
 	lk->lost_indexed = false;
 }
 
@@ -146,29 +172,13 @@ static void list_del(struct lock_engine *e, struct lock *lk)
 
 int lock_int_by_dir_add_locked(struct lock_engine *e, struct lock *lk)
 {
-	struct lock *head = smap_get(&e->by_dir, lk->dir);
-	int rc = smap_put(&e->by_dir, lk->dir, lk);
-
-	if (rc)
-		return rc;
-	lk->dir_prev = NULL;
-	lk->dir_next = head;
-	if (head)
-		head->dir_prev = lk;
-	return 0;
+	return keyed_add(&e->by_dir, lk->dir, lk,
+			 offsetof(struct lock, dir_link));
 }
 
 void lock_int_by_dir_del_locked(struct lock_engine *e, struct lock *lk)
 {
-	if (lk->dir_prev)
-		lk->dir_prev->dir_next = lk->dir_next;
-	else if (lk->dir_next)
-		smap_put(&e->by_dir, lk->dir, lk->dir_next); /* replaces */
-	else
-		smap_del(&e->by_dir, lk->dir);
-	if (lk->dir_next)
-		lk->dir_next->dir_prev = lk->dir_prev;
-	lk->dir_prev = lk->dir_next = NULL;
+	keyed_del(&e->by_dir, lk->dir, lk, offsetof(struct lock, dir_link));
 }
 
 int lock_int_held_uid_add_locked(struct lock_engine *e, int64_t uid, int d)
@@ -289,7 +299,7 @@ struct lock *lock_int_lost_first_locked(struct lock_engine *e, const char *key)
 
 struct lock *lock_int_lost_next_locked(struct lock_engine *e, struct lock *lk)
 {
-	return e->lost_unindexed ? lk->next : lk->lost_next;
+	return e->lost_unindexed ? lk->next : lk->lost_link.next;
 }
 
 struct lock *lock_int_find_lost_locked(struct lock_engine *e, const char *key,

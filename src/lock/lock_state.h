@@ -25,16 +25,22 @@ struct procwatch;
 #define LOCK_PENDING_MAX 8
 #define LOCK_OUR_RVN_MAX 37 /* the RVNs we write: UUIDs, NUL included */
 
+/* A lock's place in one of the lists an engine map keeps by a string
+ * (by_dir, lost_by_key): the map holds the first, link.next the rest. */
+struct lock_link {
+	struct lock *prev, *next;
+};
+
 struct lock {
 	struct lock *prev, *next; /* engine->all; mu */
 	/* Set at creation, then read-only: read without mu. */
 	char *key;
 	char *dir; /* key's directory: up to its last '/' ("" at the top) */
 	/* In engine->by_dir's list of its directory while in_table; mu. */
-	struct lock *dir_prev, *dir_next;
+	struct lock_link dir_link;
 	/* In engine->lost_by_key's list of its key while lost and listed
 	 * (lost_indexed); mu. */
-	struct lock *lost_prev, *lost_next;
+	struct lock_link lost_link;
 	bool lost_indexed;
 	struct lock_holder holder; /* the acquirer (lock.h) */
 
@@ -167,7 +173,7 @@ struct lock_engine {
 	 * pass over every lock under mu; mu */
 	struct imap held_by_uid;
 	/* A directory's key prefix (lock->dir) -> the first of its locks in
-	 * by_key (dir_next): a listing of one directory visits its own
+	 * by_key (dir_link): a listing of one directory visits its own
 	 * locks, not every lock of the mount; mu */
 	struct smap by_dir;
 
@@ -207,7 +213,7 @@ struct lock_engine {
 	size_t hb_n, hb_cap, n_listed;
 	size_t n_lost_listed; /* lost locks on the list: none, no search */
 	/* key -> the lost locks on the list of that key, latest lost first
-	 * (lost_next), so that finding one costs a look-up, not a walk of
+	 * (lost_link), so that finding one costs a look-up, not a walk of
 	 * every lock; lost_unindexed counts those missing from it (no
 	 * memory): then the walk. */
 	struct smap lost_by_key;

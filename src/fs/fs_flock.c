@@ -52,8 +52,8 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 	pthread_mutex_lock(&fs->mu);
 	r.handle_lock = h->holding ? h->lk : NULL; /* compared, not used */
 	pthread_mutex_unlock(&fs->mu);
-	/* Per-uid limits: a lock more (a grant is counted by fs_on_granted;
-	 * the open file's own O_CREAT lock is no new one), and a waiter
+	/* Per-uid limits: a lock more (the open file's own O_CREAT lock is
+	 * no new one; a later grant is in the engine's count), and a waiter
 	 * while parked (given back by fs_filelock_wait_done). */
 	rc = r.handle_lock ? 0
 			   : fs_quota_lock_begin(fs->quota, ctx->uid,
@@ -62,14 +62,14 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		rc = fs_quota_take(fs->quota, ctx->uid, FSQ_WAITERS);
 	if (rc) {
 		if (!r.handle_lock)
-			fs_quota_lock_end(fs->quota, ctx->uid, 0);
+			fs_quota_lock_end(fs->quota, ctx->uid);
 		free(key);
 		return rc;
 	}
 	fs_int_holder_from_ctx(fs, ctx, 0644, &r.holder);
 	rc = flk_lock(fs->flk, &r);
 	if (!r.handle_lock)
-		fs_quota_lock_end(fs->quota, ctx->uid, 0);
+		fs_quota_lock_end(fs->quota, ctx->uid);
 	if (wait && rc != -EINPROGRESS)
 		fs_quota_give(fs->quota, ctx->uid, FSQ_WAITERS);
 	if (rc != -EINPROGRESS && rc != -EWOULDBLOCK && rc != -EAGAIN)
@@ -97,8 +97,6 @@ void fs_on_granted(void *arg, void *handle, struct lock *lk)
 	h->lk = lk;
 	h->by_holder = true;
 	pthread_mutex_unlock(&fs->mu);
-	if (old != lk)
-		fs_quota_lock_add(fs->quota, (uint32_t)lock_holder(lk)->uid);
 	if (old)
 		lock_unref(fs->eng, old);
 }

@@ -221,7 +221,7 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	rc = lock_acquire_hold(fs->eng, full, &holder,
 			       lc->hold == HOLD_FD ? HOLD_UNLINK : lc->hold,
 			       &lk, NULL, NULL);
-	fs_quota_lock_end(fs->quota, (uint32_t)holder.uid, rc == 0);
+	fs_quota_lock_end(fs->quota, (uint32_t)holder.uid);
 	if (rc == -EISDIR)
 		rc = -EEXIST; /* the new name is a directory */
 	if (rc) {

@@ -114,7 +114,7 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	record_init(&cur);
 	rc = lock_acquire(fs->eng, full, &holder, &lk, &cur, &has);
 	acquired = rc == 0;
-	fs_quota_lock_end(fs->quota, ctx->uid, acquired);
+	fs_quota_lock_end(fs->quota, ctx->uid);
 	if (rc == -EEXIST && !(flags & O_EXCL) && !has)
 		rc = refused_row(fs, rel, &cur, &has);
 	if (rc == -EEXIST && !(flags & O_EXCL) && has) {

@@ -16,7 +16,7 @@
 #define LOG_GAP_MS 60000
 
 struct uid_use {
-	uint32_t used[FSQ_N]; /* FSQ_LOCKS: the estimate (>= the truth) */
+	uint32_t used[FSQ_N]; /* FSQ_LOCKS unused: the engine counts those */
 	uint32_t pending;     /* acquires in flight */
 	int64_t logged_mono_ms[FSQ_N];
 };
@@ -170,7 +170,7 @@ int fs_quota_lock_begin(struct fs_quota *q, uint32_t uid,
 	const uint32_t max = q ? q->lim.max[FSQ_LOCKS] : 0;
 	struct uid_use *u;
 	bool say = false;
-	size_t exact;
+	size_t held;
 	int rc = 0;
 
 	if (!q || !limited(q, uid, FSQ_LOCKS))
@@ -181,20 +181,15 @@ int fs_quota_lock_begin(struct fs_quota *q, uint32_t uid,
 		pthread_mutex_unlock(&q->mu);
 		return -ENOMEM;
 	}
-	u->pending++; /* keeps u alive while mu is dropped */
-	if (u->used[FSQ_LOCKS] + u->pending > max) {
-		/* The estimate says full: ask the engine. */
-		pthread_mutex_unlock(&q->mu);
-		exact = count(arg, uid);
-		pthread_mutex_lock(&q->mu);
-		u->used[FSQ_LOCKS] =
-			exact > UINT32_MAX ? UINT32_MAX : (uint32_t)exact;
-		if (u->used[FSQ_LOCKS] + u->pending > max) {
-			u->pending--;
-			rc = -EDQUOT;
-			say = log_due(q, u, FSQ_LOCKS);
-			maybe_drop(q, uid, u);
-		}
+	u->pending++; /* this acquire; also keeps u alive while mu is dropped */
+	pthread_mutex_unlock(&q->mu);
+	held = count(arg, uid);
+	pthread_mutex_lock(&q->mu);
+	if (held + u->pending > max) {
+		u->pending--;
+		rc = -EDQUOT;
+		say = log_due(q, u, FSQ_LOCKS);
+		maybe_drop(q, uid, u);
 	}
 	pthread_mutex_unlock(&q->mu);
 	if (say)
@@ -202,7 +197,7 @@ int fs_quota_lock_begin(struct fs_quota *q, uint32_t uid,
 	return rc;
 }
 
-void fs_quota_lock_end(struct fs_quota *q, uint32_t uid, int acquired)
+void fs_quota_lock_end(struct fs_quota *q, uint32_t uid)
 {
 	struct uid_use *u;
 
@@ -213,23 +208,8 @@ void fs_quota_lock_end(struct fs_quota *q, uint32_t uid, int acquired)
 	if (u) {
 		if (u->pending)
 			u->pending--;
-		if (acquired && u->used[FSQ_LOCKS] < UINT32_MAX)
-			u->used[FSQ_LOCKS]++;
 		maybe_drop(q, uid, u);
 	}
-	pthread_mutex_unlock(&q->mu);
-}
-
-void fs_quota_lock_add(struct fs_quota *q, uint32_t uid)
-{
-	struct uid_use *u;
-
-	if (!q || !limited(q, uid, FSQ_LOCKS))
-		return;
-	pthread_mutex_lock(&q->mu);
-	u = use_of(q, uid, true);
-	if (u && u->used[FSQ_LOCKS] < UINT32_MAX)
-		u->used[FSQ_LOCKS]++;
 	pthread_mutex_unlock(&q->mu);
 }
 

@@ -5,9 +5,8 @@
  * request fails with EDQUOT ("Disk quota exceeded"), and the log says
  * which limit (once a minute per uid and limit).
  *
- * Held locks are counted without a hook in the engine: an estimate that
- * only grows (acquires) and is replaced by an exact count from the engine
- * (the caller's count function) whenever it reaches the limit.
+ * Held locks are the engine's count (the caller's count function, one
+ * look-up there) plus the acquires in flight, counted here.
  *
  * Threads: any; q->mu guards everything and is never held across the
  * count function or a log line's I/O. */
@@ -44,15 +43,12 @@ int fs_quota_take(struct fs_quota *q, uint32_t uid, enum fs_quota_res r);
 /* Gives back one taken with fs_quota_take. */
 void fs_quota_give(struct fs_quota *q, uint32_t uid, enum fs_quota_res r);
 
-/* Before an acquire by uid: 0 (a slot is reserved), or -EDQUOT when uid
- * holds its limit of locks; count(arg, uid) gives the exact number held
- * when the estimate reaches the limit. Every 0 is followed by one
- * fs_quota_lock_end, acquired or not. */
+/* Before an acquire by uid: 0 (a slot is reserved), or -EDQUOT when the
+ * locks uid holds (count(arg, uid)) and its acquires in flight reach its
+ * limit. Every 0 is followed by one fs_quota_lock_end, acquired or not. */
 int fs_quota_lock_begin(struct fs_quota *q, uint32_t uid,
 			size_t (*count)(void *arg, uint32_t uid), void *arg);
-void fs_quota_lock_end(struct fs_quota *q, uint32_t uid, int acquired);
-/* A lock acquired without a reservation (a waiter's flock granted). */
-void fs_quota_lock_add(struct fs_quota *q, uint32_t uid);
+void fs_quota_lock_end(struct fs_quota *q, uint32_t uid);
 
 /* Directories: after fs_quota_take(FSQ_DIRS) and a successful mkdir, the
  * key is remembered, so that whoever removes the directory gives it back

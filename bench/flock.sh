@@ -103,30 +103,11 @@ cleanup() {
 	if [ -n "$HOLD_PID" ]; then
 		# EOF on its stdin ends it; its keys go with its files.
 		[ -n "$HOLD_FD" ] && exec {HOLD_FD}>&-
-		if ! wait_for 60 not alive "$HOLD_PID"; then
-			kill -TERM "$HOLD_PID" 2>/dev/null
-			wait_for 10 not alive "$HOLD_PID" || kill -KILL "$HOLD_PID" 2>/dev/null
-		fi
+		wait_for 60 not alive "$HOLD_PID" || bench_kill "$HOLD_PID"
 		wait "$HOLD_PID" 2>/dev/null
 	fi
-	if [ -n "$DAEMON_PID" ]; then
-		mounted && timeout 10 fusermount3 -u "$MNT" 2>/dev/null
-		if ! wait_for 60 not alive "$DAEMON_PID"; then
-			echo "flock.sh: daemon still running 60 s after unmount; killing it" >&2
-			kill -TERM "$DAEMON_PID" 2>/dev/null
-			wait_for 10 not alive "$DAEMON_PID" ||
-				kill -KILL "$DAEMON_PID" 2>/dev/null
-		fi
-		mounted && timeout 10 fusermount3 -u -z "$MNT" 2>/dev/null
-		wait "$DAEMON_PID" 2>/dev/null
-	fi
-	if [ -n "$PROXY_PID" ]; then
-		kill -TERM "$PROXY_PID" 2>/dev/null
-		wait_for 10 not alive "$PROXY_PID" || kill -KILL "$PROXY_PID" 2>/dev/null
-		wait "$PROXY_PID" 2>/dev/null
-	fi
-	timeout 30 "$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" stop \
-		>/dev/null 2>&1
+	[ -n "$DAEMON_PID" ] && bench_unmount "$DAEMON_PID"
+	bench_stop
 	chattr -i "$MNT" 2>/dev/null # lockfs makes its mountpoint immutable
 	rm -rf "$TMP"
 }

@@ -57,11 +57,30 @@ bench_start() {
 # bench_ctl CMD...: one control command to the proxy.
 bench_ctl() { timeout 10 "$PROXY" --control "$TMP/proxy.ctl" "$@" >/dev/null; }
 
+# bench_kill PID: SIGTERM, SIGKILL if it is still there 10 s later; reaped.
+bench_kill() {
+	kill -TERM "$1" 2>/dev/null || true
+	wait_for 10 not alive "$1" || kill -KILL "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
+# bench_unmount PID [DIR]: unmounts DIR (default MNT) and waits at most 60 s
+# for its daemon PID to exit (it releases its locks first), then kills it
+# and lazily unmounts what is left.
+bench_unmount() {
+	local m=${2:-$MNT}
+	mounted "$m" && timeout 10 fusermount3 -u "$m" 2>/dev/null
+	if ! wait_for 60 not alive "$1"; then
+		echo "${0##*/}: daemon still running 60 s after unmount; killing it" >&2
+		bench_kill "$1"
+	fi
+	mounted "$m" && timeout 10 fusermount3 -u -z "$m" 2>/dev/null
+	wait "$1" 2>/dev/null || true
+}
+
 # bench_stop: stops the proxy and DynamoDB Local (from the EXIT trap).
 bench_stop() {
-	if [ -n "$PROXY_PID" ]; then
-		kill "$PROXY_PID" 2>/dev/null || true
-		wait "$PROXY_PID" 2>/dev/null || true
-	fi
-	"$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" stop >/dev/null 2>&1 || true
+	if [ -n "$PROXY_PID" ]; then bench_kill "$PROXY_PID"; fi
+	timeout 30 "$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" stop \
+		>/dev/null 2>&1 || true
 }

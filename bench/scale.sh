@@ -81,9 +81,10 @@ MNT=$TMP/mnt
 PROXY=$BUILD/tests/tools/lockfs-faultproxy
 PROXY_PID=
 DAEMON_PID=
-# The fake credentials, bench_ctl, mounted, alive, wait_for, not (its
-# bench_build and bench_start are not used: this script builds a Release
-# build and starts DynamoDB Local and the proxy itself).
+# The fake credentials, bench_ctl, mounted, alive, wait_for, not,
+# bench_unmount and bench_stop (its bench_build and bench_start are not
+# used: this script builds a Release build and starts DynamoDB Local and
+# the proxy itself).
 . "$ROOT/bench/lib.sh"
 
 cleanup() {
@@ -91,24 +92,8 @@ cleanup() {
 	set +e
 	# Unmounting releases the held locks: let that go at loopback speed.
 	[ -n "$PROXY_PID" ] && bench_ctl latency 0 2>/dev/null
-	if [ -n "$DAEMON_PID" ]; then
-		mounted && timeout 10 fusermount3 -u "$MNT" 2>/dev/null
-		if ! wait_for 60 not alive "$DAEMON_PID"; then
-			echo "scale.sh: daemon still running 60 s after unmount; killing it" >&2
-			kill -TERM "$DAEMON_PID" 2>/dev/null
-			wait_for 10 not alive "$DAEMON_PID" ||
-				kill -KILL "$DAEMON_PID" 2>/dev/null
-		fi
-		mounted && timeout 10 fusermount3 -u -z "$MNT" 2>/dev/null
-		wait "$DAEMON_PID" 2>/dev/null
-	fi
-	if [ -n "$PROXY_PID" ]; then
-		kill -TERM "$PROXY_PID" 2>/dev/null
-		wait_for 10 not alive "$PROXY_PID" || kill -KILL "$PROXY_PID" 2>/dev/null
-		wait "$PROXY_PID" 2>/dev/null
-	fi
-	timeout 30 "$ROOT/contrib/dynamodb-local" --state-dir "$TMP/ddb" stop \
-		>/dev/null 2>&1
+	[ -n "$DAEMON_PID" ] && bench_unmount "$DAEMON_PID"
+	bench_stop
 	# lockfs makes its mountpoint immutable.
 	chattr -i "$MNT" 2>/dev/null
 	rm -rf "$TMP"

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "ddb.h"
+#include "fake_aws.h"
 #include "fakehttp.h"
 
 #define MAX_SEEN 32
@@ -741,28 +742,17 @@ static void check_tables(struct ddb *d)
 
 int main(int argc, char **argv)
 {
-	struct creds_config cc = { 0 };
 	struct creds_chain *chain;
 	struct fakehttp *s;
 	struct awsreq *r, *r_short;
 	struct ddb *d, *d_short;
 
 	CHECK_INT(http_global_init(), 0);
-	setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
-	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
-	unsetenv("AWS_SESSION_TOKEN");
-	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
-	chain = creds_chain_new(&cc);
+	chain = fake_aws_creds();
 	CHECK(chain);
 	s = fakehttp_start(handler, NULL);
 	CHECK(s);
-	struct awsreq_config cfg = {
-		.endpoint = fakehttp_url(s),
-		.region = "us-east-1",
-		.service = "dynamodb",
-		.creds = chain,
-		.retry = { .base_ms = 5, .cap_ms = 20 },
-	};
+	struct awsreq_config cfg = fake_aws_ddb_config(s, chain);
 	r = awsreq_new(&cfg);
 	cfg.attempt_timeout_ms = 200;
 	r_short = awsreq_new(&cfg);

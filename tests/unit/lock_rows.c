@@ -173,6 +173,17 @@ static uint64_t rnd_top(uint64_t n)
 	return n - 1;
 }
 
+/* What each of a, b, c and d reads: a row, none, c's fault, a row. */
+static void check_abcd(const struct lock_record *outs, const int *rcs)
+{
+	CHECK_INT(rcs[0], 0);
+	CHECK_STR(outs[0].rvn, "rvn-a");
+	CHECK_INT(rcs[1], -ENOENT);
+	CHECK_INT(rcs[2], -EIO);
+	CHECK_INT(rcs[3], 0);
+	CHECK_STR(outs[3].rvn, "rvn-d");
+}
+
 /* lock_rows_get_many through the fault store: one request (one latency,
  * the engine's deadline), but each key its own fault; through two fault
  * stores, the keys the outer one lets through go to the inner one's
@@ -198,12 +209,7 @@ static void test_get_many_faults_per_key(void)
 	CHECK_INT(clk_mono_ms(&fclk.clk), t0 + 9); /* one request */
 	CHECK_INT(store_fault_last_deadline(&sf), t0 + OP_TIMEOUT_MS);
 	CHECK_INT(reads_seen, 4);
-	CHECK_INT(rcs[0], 0);
-	CHECK_STR(outs[0].rvn, "rvn-a");
-	CHECK_INT(rcs[1], -ENOENT);
-	CHECK_INT(rcs[2], -EIO);
-	CHECK_INT(rcs[3], 0);
-	CHECK_STR(outs[3].rvn, "rvn-d");
+	check_abcd(outs, rcs);
 	for (i = 0; i < 4; i++)
 		record_fini(&outs[i]);
 
@@ -217,12 +223,7 @@ static void test_get_many_faults_per_key(void)
 		record_init(&outs[i]);
 	outer.base.ops->get_locks(&outer.base, keys, 4, 0, outs, rcs);
 	CHECK_INT(reads_seen, 4);
-	CHECK_INT(rcs[0], 0);
-	CHECK_STR(outs[0].rvn, "rvn-a");
-	CHECK_INT(rcs[1], -ENOENT);
-	CHECK_INT(rcs[2], -EIO);
-	CHECK_INT(rcs[3], 0);
-	CHECK_STR(outs[3].rvn, "rvn-d");
+	check_abcd(outs, rcs);
 	for (i = 0; i < 4; i++)
 		record_fini(&outs[i]);
 

@@ -219,6 +219,25 @@ struct daemon {
 
 /* Secrets in memory: no core dump, no ptrace or /proc/PID/mem by other
  * processes of our uid. Inherited by the daemonized child. */
+/* Every shared object bound at start, not only lockfs (-z now): a library
+ * built without it (libc's interposable calls, NSS modules, some of curl's
+ * dependencies) resolves a symbol at its first call, and the resolver saves
+ * every vector register, credential bytes included, on that thread's
+ * stack, outside the pages kept out of core dumps. The dynamic linker reads
+ * LD_BIND_NOW only at exec, so lockfs runs itself again with it, once,
+ * before anything else; without /proc it goes on as it is. */
+static void bind_libraries_now(char **argv)
+{
+	const char *now = getenv("LD_BIND_NOW");
+
+	if (now && now[0])
+		return;
+	if (setenv("LD_BIND_NOW", "1", 1))
+		return;
+	execv("/proc/self/exe", argv);
+	unsetenv("LD_BIND_NOW");
+}
+
 static void harden_process(void)
 {
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -677,6 +696,7 @@ int main(int argc, char **argv)
 	struct daemon d = { .args = FUSE_ARGS_INIT(argc, argv) };
 	int exit_code = 0;
 
+	bind_libraries_now(argv);
 	harden_process();
 	if (parse_options(&d, argc, argv))
 		return 0; /* --help, --version */

@@ -230,6 +230,7 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 	struct resolved r;
 	bool is_dir, fixed;
 	char *rel = NULL;
+	int64_t asked_mono_ms;
 	int rc;
 
 	*timeout_s = fs->cfg.attr_timeout_s;
@@ -252,10 +253,11 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 		free(rel);
 		return 0;
 	}
+	asked_mono_ms = clk_mono_ms(fs->host->clk);
 	fs_int_resolved_init(&r);
 	rc = fs_int_resolve(fs, rel, is_dir, &r);
 	if (!rc && r.kind == K_NONE && !is_dir &&
-	    fs_int_file_vanished(fs, ino, a)) {
+	    fs_int_file_vanished(fs, ino, asked_mono_ms, a)) {
 		/* Released since the lookup that found it (an open's
 		 * permission check): the file that lookup found. */
 		fs_int_resolved_fini(&r);

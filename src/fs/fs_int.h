@@ -58,14 +58,15 @@ struct fs_node {
 	 * create with them, and when (0: never). The kernel checks an open's
 	 * permission right after the lookup, by a getattr when attr_timeout
 	 * is 0: a key released in between (on any mount) is still answered
-	 * from here for FS_VANISHED_MS, as the file the lookup found, so
-	 * that the open does not fail with ENOENT (see fs_getattr). */
+	 * from here, as the file the lookup found, by a getattr that began
+	 * within FS_VANISHED_MS of that answer (however long its own read
+	 * takes), so that the open does not fail with ENOENT (fs_getattr). */
 	int64_t file_ok_mono_ms;
 	struct fs_attr file_attr;
 };
 
-/* How long a file whose key is gone still answers getattr as the lookup
- * (or create) that found it, in ms. */
+/* How soon after the lookup (or create) that found a file a getattr must
+ * begin to be answered as that file once its key is gone, in ms. */
 #define FS_VANISHED_MS 500
 
 struct fs_handle {
@@ -188,8 +189,11 @@ void fs_int_dir_view_forget(struct fs *fs, const char *rel);
 /* mu held: n's attributes a as a lookup or create answers them. */
 void fs_int_file_seen_locked(struct fs *fs, struct fs_node *n,
 			     const struct fs_attr *a);
-/* File ino's attributes as last answered, if within FS_VANISHED_MS. */
-bool fs_int_file_vanished(struct fs *fs, uint64_t ino, struct fs_attr *a);
+/* File ino's attributes as last answered, if that answer came less than
+ * FS_VANISHED_MS before asked_mono_ms (when the caller's request began, so
+ * that its own round trip does not count). */
+bool fs_int_file_vanished(struct fs *fs, uint64_t ino, int64_t asked_mono_ms,
+			  struct fs_attr *a);
 
 /* ---- fs_resolve.c ---- */
 void fs_int_resolved_init(struct resolved *r);

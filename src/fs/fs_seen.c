@@ -198,7 +198,8 @@ void fs_int_file_seen_locked(struct fs *fs, struct fs_node *n,
 	n->file_ok_mono_ms = clk_mono_ms(fs->host->clk);
 }
 
-bool fs_int_file_vanished(struct fs *fs, uint64_t ino, struct fs_attr *a)
+bool fs_int_file_vanished(struct fs *fs, uint64_t ino, int64_t asked_mono_ms,
+			  struct fs_attr *a)
 {
 	struct fs_node *n;
 	bool ok = false;
@@ -206,7 +207,7 @@ bool fs_int_file_vanished(struct fs *fs, uint64_t ino, struct fs_attr *a)
 	pthread_mutex_lock(&fs->mu);
 	n = fs_int_find_node(fs, ino);
 	if (n && !n->is_dir && n->file_ok_mono_ms &&
-	    clk_mono_ms(fs->host->clk) - n->file_ok_mono_ms < FS_VANISHED_MS) {
+	    asked_mono_ms - n->file_ok_mono_ms < FS_VANISHED_MS) {
 		*a = n->file_attr;
 		a->nlink = fs_int_node_nlink(n);
 		ok = true;

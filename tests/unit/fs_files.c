@@ -14,6 +14,7 @@
 #include "fs_mount.h"
 #include "lease.h"
 #include "log.h"
+#include "store_fault.h"
 #include "store_mem.h"
 
 static struct store *st;
@@ -202,6 +203,49 @@ static void test_vanished(struct fs_mount *a, struct fs_mount *b)
 	CHECK_INT(fs_getattr(b->fs, e.attr.ino, &at, &timeout), 0);
 	CHECK(S_ISREG(at.mode));
 	fs_release(b->fs, fb);
+	CHECK_INT(store_mem_lock_count(st), 0);
+}
+
+/* Every request of the slow mount's store takes this long, when set. */
+static int slow_ms;
+
+static int slow_hook(void *arg, enum store_fault_op op, const char *key)
+{
+	int ms = __atomic_load_n(&slow_ms, __ATOMIC_ACQUIRE);
+
+	if (ms)
+		usleep((useconds_t)ms * 1000);
+	return 0;
+}
+
+/* The same over a slow store (a round trip longer than FS_VANISHED_MS, as
+ * when DynamoDB throttles): the getattr begins right after the lookup, so
+ * it answers the file the lookup found, however long its own read takes.
+ * It said ENOENT when the 500 ms counted from the end of that read. */
+static void test_vanished_slow(struct fs_mount *a, struct fs_mount *slow)
+{
+	struct fs_entry e;
+	struct fs_attr at;
+	double timeout;
+	uint64_t fa, fh;
+
+	CHECK_INT(create(a, &user_ctx, FS_ROOT_INO, "slowchurn",
+			 O_CREAT | O_EXCL, &fa),
+		  0);
+	CHECK_INT(fs_lookup(slow->fs, FS_ROOT_INO, "slowchurn", &e), 0);
+	CHECK(S_ISREG(e.attr.mode));
+	CHECK_INT(fs_unlink(a->fs, &user_ctx, FS_ROOT_INO, "slowchurn"), 0);
+	fs_release(a->fs, fa);
+	__atomic_store_n(&slow_ms, 700, __ATOMIC_RELEASE);
+	CHECK_INT(fs_getattr(slow->fs, e.attr.ino, &at, &timeout), 0);
+	__atomic_store_n(&slow_ms, 0, __ATOMIC_RELEASE);
+	CHECK_INT(at.ino, e.attr.ino);
+	CHECK(S_ISREG(at.mode));
+	CHECK_INT(fs_open(slow->fs, &user_ctx, e.attr.ino, O_RDONLY, &fh), 0);
+	fs_release(slow->fs, fh);
+	/* A getattr that begins later still says it is gone. */
+	usleep(600 * 1000);
+	CHECK_INT(fs_getattr(slow->fs, e.attr.ino, &at, &timeout), -ENOENT);
 	CHECK_INT(store_mem_lock_count(st), 0);
 }
 
@@ -397,7 +441,9 @@ static void test_ctl(struct fs_mount *a)
 
 int main(int argc, char **argv)
 {
-	struct fs_mount a, b, c;
+	struct fs_mount a, b, c, d;
+	struct fs_config fc = fs_mount_config();
+	struct store_fault slow;
 
 	log_setup(LOGL_ERR, false, NULL);
 	st = store_mem_new();
@@ -405,9 +451,13 @@ int main(int argc, char **argv)
 	mount_init(&a, "A", false);
 	mount_init(&b, "B", false);
 	mount_init(&c, "C", true);
+	store_fault_init(&slow, st);
+	slow.before = slow_hook;
+	fs_mount_init(&d, &slow.base, "D", &fc);
 	CHECK_CASE(test_names, &a);
 	CHECK_CASE(test_exclusion, &a, &b);
 	CHECK_CASE(test_vanished, &a, &b);
+	CHECK_CASE(test_vanished_slow, &a, &d);
 	CHECK_CASE(test_break, &a, &c);
 	CHECK_CASE(test_write_after_loss, &a, &c);
 	CHECK_CASE(test_flush_after_failed_write, &a, &c);
@@ -416,6 +466,8 @@ int main(int argc, char **argv)
 	fs_mount_fini(&a);
 	fs_mount_fini(&b);
 	fs_mount_fini(&c);
+	fs_mount_fini(&d);
+	store_free(&slow.base);
 	store_free(st);
 	CHECK_DONE();
 }

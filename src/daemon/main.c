@@ -225,16 +225,24 @@ struct daemon {
  * every vector register, credential bytes included, on that thread's
  * stack, outside the pages kept out of core dumps. The dynamic linker reads
  * LD_BIND_NOW only at exec, so lockfs runs itself again with it, once,
- * before anything else; without /proc it goes on as it is. */
+ * before anything else, by its own path (not /proc/self/exe, whose name
+ * would become the process's: ps and pgrep would show "exe"); when that
+ * cannot be done it goes on as it is. */
 static void bind_libraries_now(char **argv)
 {
 	const char *now = getenv("LD_BIND_NOW");
+	char self[PATH_MAX];
+	ssize_t n;
 
 	if (now && now[0])
 		return;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(self) - 1)
+		return;
+	self[n] = '\0';
 	if (setenv("LD_BIND_NOW", "1", 1))
 		return;
-	execv("/proc/self/exe", argv);
+	execv(self, argv);
 	unsetenv("LD_BIND_NOW");
 }
 

@@ -124,7 +124,7 @@ rm -f "$A/k"
 
 # ---- a dead mount --------------------------------------------------------------
 dpid=$(daemon_on "$A")
-kill -9 "${dpid:-0}"
+[ -n "$dpid" ] && kill -9 "$dpid"
 wait_for 10 gone "${dpid:-0}"
 qs --status
 ok "$([ "$RC" -ne 0 ] && echo 0)" "--status with A's daemon killed: non-zero (status $RC)"
@@ -148,7 +148,7 @@ mount_stop foreign
 
 # ---- --stop with a dead mount ----------------------------------------------------
 dpid=$(daemon_on "$A")
-kill -9 "${dpid:-0}"
+[ -n "$dpid" ] && kill -9 "$dpid"
 wait_for 10 gone "${dpid:-0}"
 pid=$(ddb_pid)
 qs --stop

@@ -12,7 +12,7 @@
 # nothing ever leaves the machine, even if the check were broken.
 . "$(dirname "$0")/lib.sh"
 
-plan 35
+plan 36
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 MP=$WORK/mp
@@ -139,6 +139,8 @@ like "$envd" "PRIVATE_TEST_VAR=visible$$" "(other variables are left alone)"
 # secret bytes included, on the stack at a symbol's first call): lockfs is
 # linked with -z now and runs itself again with LD_BIND_NOW for its libraries.
 like "$envd" $'(^|\n)LD_BIND_NOW=1(\n|$)' "the daemon binds every library at start (LD_BIND_NOW)"
+is "$(cat "/proc/$pid/comm")" "${LOCKFS_BIN##*/}" \
+	"(run again by its own path, the daemon keeps its name for ps and pgrep)"
 ok "$(readelf -d "$LOCKFS_BIN" | grep -q 'BIND_NOW' && readelf -lW "$LOCKFS_BIN" |
 	grep -q GNU_RELRO && echo 0)" "lockfs is linked with -z now and full RELRO"
 setpriv --regid=4321 --clear-groups sleep 30 &

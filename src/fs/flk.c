@@ -51,12 +51,22 @@ static int conflict_err(enum flk_kind kind)
 }
 
 /* mu held. True if the requesting open file acquired the key itself (with
- * O_CREAT) and still holds it: then the key is already the requester's and
- * it is granted at once, ahead of waiters (who wait for that very lock). */
+ * O_CREAT) and still holds it, or the requester's process group does
+ * (hold=pgrp): then the key is already the requester's and it is granted
+ * at once, ahead of waiters (who wait for that very lock). */
 static bool own_lock(struct flk *f, const struct flk_req *r)
 {
-	return r->handle_lock &&
-	       lock_get_state(f->eng, r->handle_lock) == LOCK_HELD;
+	struct lock *local;
+	bool ours;
+
+	if (r->handle_lock)
+		return lock_get_state(f->eng, r->handle_lock) == LOCK_HELD;
+	local = lock_find(f->eng, r->key);
+	if (!local)
+		return false;
+	ours = lock_held_by_group(f->eng, local, &r->holder);
+	lock_unref(f->eng, local);
+	return ours;
 }
 
 /* mu held. The request's slot among the entering ones, or -1. */
@@ -98,12 +108,13 @@ static int take_locked(struct flk *f, struct fkey **fkp,
 {
 	struct lock *lk = NULL;
 	struct fkey *fk = *fkp;
+	bool lent;
 	int rc;
 
 	fk->taking = true;
 	pthread_mutex_unlock(&f->mu);
 	rc = flk_int_try_take(f, r->key, &r->holder, r->handle_lock, r->shared,
-			      false, &lk, NULL, NULL, 0);
+			      false, &lk, &lent, NULL, NULL, 0);
 	pthread_mutex_lock(&f->mu);
 	/* The entry stays while taking is set: nobody frees it. */
 	fk->taking = false;
@@ -111,10 +122,11 @@ static int take_locked(struct flk *f, struct fkey **fkp,
 	if (!rc && flk_int_add_holder(fk, lk, r->shared, r->owner, r->kind,
 				      r->holder.pid)) {
 		pthread_mutex_unlock(&f->mu);
-		lock_release(f->eng, lk);
-		lock_unref(f->eng, lk);
+		flk_int_let_go(f, lk, lent);
 		pthread_mutex_lock(&f->mu);
 		rc = -ENOMEM;
+	} else if (!rc && lent) {
+		flk_int_lend(fk);
 	}
 	return rc;
 }
@@ -130,6 +142,7 @@ static int convert_locked(struct flk *f, struct fkey **fkp,
 {
 	struct fkey *fk = *fkp;
 	struct lock *lk;
+	bool lent;
 	int rc;
 
 	if (r->shared) {
@@ -146,11 +159,10 @@ static int convert_locked(struct flk *f, struct fkey **fkp,
 		lock_unref(f->eng, lk);
 		return rc;
 	}
-	lk = flk_int_remove_holder(fk, h);
+	lk = flk_int_remove_holder(fk, h, &lent);
 	if (lk) {
 		pthread_mutex_unlock(&f->mu);
-		lock_release(f->eng, lk);
-		lock_unref(f->eng, lk);
+		flk_int_let_go(f, lk, lent);
 		pthread_mutex_lock(&f->mu);
 		pthread_cond_broadcast(&f->cv);
 	}
@@ -185,9 +197,9 @@ again:
 	if (flk_int_holder_alive(f, fk)) {
 		struct fholder *h = flk_int_find_holder(fk, r->owner, r->kind);
 
-		if (h && fk->shared == r->shared) {
-			/* Already ours so (the same open file or process): a
-			 * no-op. */
+		if (h && (fk->shared == r->shared || fk->lent)) {
+			/* Already ours so (the same open file or process), or
+			 * its group's lock, exclusive, lent to it: a no-op. */
 			rc = 0;
 		} else if (h) {
 			rc = convert_locked(f, &fk, r, h);
@@ -323,6 +335,7 @@ int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 {
 	struct lock *lk = NULL;
 	struct fkey *fk;
+	bool lent = false;
 	int rc = 0;
 
 	pthread_mutex_lock(&f->mu);
@@ -333,14 +346,17 @@ int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 		/* The lock goes with its last holder; other local readers
 		 * keep it. */
 		if (h)
-			lk = flk_int_remove_holder(fk, h);
+			lk = flk_int_remove_holder(fk, h, &lent);
 		if (h && !lk && fk->head)
 			fk->head->next_poll_mono_ms = flk_int_now(f);
 	}
 	pthread_mutex_unlock(&f->mu);
 	if (!lk)
 		return 0;
-	rc = lock_release(f->eng, lk);
+	if (lent) /* the group holds on: nothing to release */
+		rc = 0;
+	else
+		rc = lock_release(f->eng, lk);
 	lock_unref(f->eng, lk);
 	pthread_mutex_lock(&f->mu);
 	fk = flk_int_fkey_get(f, key, false);

@@ -66,8 +66,13 @@ struct fkey {
 	 * for its outcome instead of racing it, so that a grant is never
 	 * undone under its holder. */
 	bool taking;
-	struct lock *lk;	 /* held by file locks, or NULL */
-	bool shared;		 /* lk is held shared by every holder */
+	struct lock *lk; /* held by file locks, or NULL */
+	bool shared;	 /* lk is held shared by every holder */
+	/* lk is a process group's lock (a create under hold=pgrp) that a file
+	 * lock of that group uses: the last holder gives lk back to the group
+	 * instead of releasing it, and lk is never shared with other readers
+	 * (the group holds the key exclusively). */
+	bool lent;
 	struct fholder *holders; /* non-empty exactly while lk is set */
 	struct waiter *head, *tail;
 	/* In f->waited exactly while head is set (flk_int_waited_*). */
@@ -132,9 +137,16 @@ void flk_int_drop_holders(struct fkey *fk);
 bool flk_int_holder_alive(struct flk *f, struct fkey *fk);
 struct fholder *flk_int_find_holder(struct fkey *fk, uint64_t owner,
 				    enum flk_kind kind);
-/* Removes h; returns the lock to release when it was the last holder
- * (the caller releases it without mu), else NULL. */
-struct lock *flk_int_remove_holder(struct fkey *fk, struct fholder *h);
+/* After the first holder's add: fk's lock is its group's, lent (fk->lent). */
+void flk_int_lend(struct fkey *fk);
+/* The lock to let go of when fk's last holder goes (from
+ * flk_int_remove_holder): released, or only unreferenced when it was
+ * lent by its group. mu not held. */
+void flk_int_let_go(struct flk *f, struct lock *lk, bool lent);
+/* Removes h; returns the lock to let go of when it was the last holder
+ * (the caller does, without mu: flk_int_let_go, with *lent), else NULL. */
+struct lock *flk_int_remove_holder(struct fkey *fk, struct fholder *h,
+				   bool *lent);
 /* Another mount's writer waits on fk's shared lock (seen by its last
  * renewal). */
 bool flk_int_writer_waits(struct flk *f, struct fkey *fk);
@@ -160,8 +172,8 @@ void flk_int_unmark(struct flk *f, bool um, const char *v, char *key);
 /* ---- flk_take.c (mu not held) ---- */
 int flk_int_try_take(struct flk *f, const char *key,
 		     const struct lock_holder *h, struct lock *handle_lock,
-		     bool shared, bool poll, struct lock **out, char *mark_v,
-		     int64_t *mark_mono_ms, int64_t waited_ms);
+		     bool shared, bool poll, struct lock **out, bool *lent,
+		     char *mark_v, int64_t *mark_mono_ms, int64_t waited_ms);
 /* A poll's verdict on the row a read gave (read_rc, row: lock_rows_get's
  * result for key): 0 when the row admits a take (gone, judged lapsed, or
  * shareable for a reader), -EEXIST when it is held (a writer's poll marks

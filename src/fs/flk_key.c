@@ -44,6 +44,7 @@ void flk_int_drop_holders(struct fkey *fk)
 		free(h);
 	}
 	fk->shared = false;
+	fk->lent = false;
 }
 
 /* Drops the holders' lock if it was released (unlink) or lost meanwhile.
@@ -76,11 +77,13 @@ struct fholder *flk_int_find_holder(struct fkey *fk, uint64_t owner,
 
 /* Removes h; returns the lock to release when it was the last holder
  * (the caller releases it without mu), else NULL. */
-struct lock *flk_int_remove_holder(struct fkey *fk, struct fholder *h)
+struct lock *flk_int_remove_holder(struct fkey *fk, struct fholder *h,
+				   bool *lent)
 {
 	struct fholder **pp;
 	struct lock *lk = NULL;
 
+	*lent = false;
 	for (pp = &fk->holders; *pp; pp = &(*pp)->next) {
 		if (*pp == h) {
 			*pp = h->next;
@@ -90,10 +93,25 @@ struct lock *flk_int_remove_holder(struct fkey *fk, struct fholder *h)
 	}
 	if (!fk->holders) {
 		lk = fk->lk;
+		*lent = fk->lent;
 		fk->lk = NULL;
 		fk->shared = false;
+		fk->lent = false;
 	}
 	return lk;
+}
+
+void flk_int_lend(struct fkey *fk)
+{
+	fk->lent = true;
+	fk->shared = false;
+}
+
+void flk_int_let_go(struct flk *f, struct lock *lk, bool lent)
+{
+	if (!lent)
+		lock_release(f->eng, lk);
+	lock_unref(f->eng, lk);
 }
 
 /* mu held: another mount's writer waits on fk's shared lock (seen by its

@@ -5,7 +5,9 @@
  * shared, so that no new reader joins; held exclusively, so that its
  * release reserves it for us (lock_writer_mark). Called without f->mu, by
  * the thread that set the key's taking flag (a request or the wait
- * thread); every store request goes through the engine (lock_rows.h). */
+ * thread); every store request goes through the engine (lock_rows.h).
+ * A key the requester's process group holds by a create is lent to its
+ * file lock, without a request. */
 #include "flk_int.h"
 
 #include <errno.h>
@@ -73,15 +75,26 @@ int flk_int_poll_verdict(struct flk *f, const char *key, int read_rc,
  * key costs a read, not a failed conditional write; a writer's poll that
  * finds the row held marks it (mark_v, *mark_mono_ms: fk's mark). A
  * shared request that finds the open file's own O_CREAT lock downgrades
- * it. */
+ * it; a request whose process group holds the key gets that lock as it
+ * is, lent (*lent). */
 int flk_int_try_take(struct flk *f, const char *key,
 		     const struct lock_holder *h, struct lock *handle_lock,
-		     bool shared, bool poll, struct lock **out, char *mark_v,
-		     int64_t *mark_mono_ms, int64_t waited_ms)
+		     bool shared, bool poll, struct lock **out, bool *lent,
+		     char *mark_v, int64_t *mark_mono_ms, int64_t waited_ms)
 {
 	struct lock *local = lock_find(f->eng, key);
 	int rc;
 
+	*lent = false;
+	if (local && local != handle_lock &&
+	    lock_held_by_group(f->eng, local, h)) {
+		/* The requester's process group holds the key (a create under
+		 * hold=pgrp): its file lock uses that lock, which stays the
+		 * group's (exclusive, even for a shared request). */
+		*lent = true;
+		*out = local;
+		return 0;
+	}
 	if (local) {
 		if (local == handle_lock) {
 			/* The open file that acquired it with O_CREAT: the file

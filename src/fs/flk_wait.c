@@ -138,6 +138,7 @@ struct flk_job {
 	int64_t since;
 	bool local;   /* a writer behind our readers: a mark refresh */
 	bool no_read; /* the row was read (by a batch): the take at once */
+	bool lent;    /* the take's lock is the waiter's group's (lent) */
 	int verdict;  /* a batch member's: its poll's (flk_int_poll_verdict) */
 	/* A batch: the polls of these jobs' keys, read in one request
 	 * (run_batch); its own fields above are unused. */
@@ -146,20 +147,18 @@ struct flk_job {
 };
 
 /* mu held, unlocked meanwhile: answers w (dequeued here) with err; a
- * grant (!err) hands over the reference to lk the caller holds. */
+ * grant (!err) hands over the reference to lk the caller holds (lent: lk
+ * is w's group's, only given back on an error). */
 static void answer(struct flk *f, struct fkey *fk, struct waiter *w, char *key,
-		   struct lock *lk, int err)
+		   struct lock *lk, bool lent, int err)
 {
 	char v[RECORD_RVN_MAX], *ukey = NULL;
 	bool um = false;
 
 	flk_int_dequeue(f, fk, w, &um, v, &ukey);
 	pthread_mutex_unlock(&f->mu);
-	if (err && lk) {
-		/* Interrupted while we took it: leave nothing behind. */
-		lock_release(f->eng, lk);
-		lock_unref(f->eng, lk);
-	}
+	if (err && lk) /* interrupted while we took it: nothing behind */
+		flk_int_let_go(f, lk, lent);
 	if (!err && f->cfg.on_granted)
 		f->cfg.on_granted(f->cfg.arg, w->handle, lk);
 	if (!err)
@@ -197,6 +196,8 @@ static void job_done(struct flk *f, struct flk_job *j, int rc, struct lock *lk)
 					 w->holder.pid)
 			      ? ENOMEM
 			      : 0;
+		if (!err && j->lent)
+			flk_int_lend(fk);
 	} else {
 		if (rc != -EBUSY && rc != -EEXIST && log_enabled(LOGL_DEBUG)) {
 			char why[LOG_ERRNO_MAX];
@@ -218,7 +219,7 @@ static void job_done(struct flk *f, struct flk_job *j, int rc, struct lock *lk)
 	}
 	if (!err)
 		lock_ref(lk); /* the answer's, until on_granted took its own */
-	answer(f, fk, w, j->key, lk, err);
+	answer(f, fk, w, j->key, lk, j->lent, err);
 	free(j);
 }
 
@@ -246,8 +247,8 @@ static void run_job(struct flk *f, struct flk_job *j)
 	else
 		rc = flk_int_try_take(
 			f, j->key, &w->holder, NULL, w->shared, !j->no_read,
-			&lk, w->shared ? NULL : j->mark_v, &j->mark_mono_ms,
-			flk_int_now(f) - j->since);
+			&lk, &j->lent, w->shared ? NULL : j->mark_v,
+			&j->mark_mono_ms, flk_int_now(f) - j->since);
 	pthread_mutex_lock(&f->mu);
 	job_done(f, j, rc, lk);
 }
@@ -446,7 +447,7 @@ static bool serve_one(struct flk *f, int64_t *wake)
 			return true;
 		}
 		lock_ref(fk->lk);
-		answer(f, fk, w, strdup(fk->key), fk->lk, 0);
+		answer(f, fk, w, strdup(fk->key), fk->lk, false, 0);
 		return true;
 	}
 	b = local ? 0 : batch_size(f, &p);

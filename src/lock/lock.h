@@ -312,6 +312,11 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence);
 int lock_snapshot(struct lock_engine *e, struct lock *lk,
 		  struct lock_record *out, enum lock_state *state);
 enum lock_state lock_get_state(struct lock_engine *e, struct lock *lk);
+/* Whether lk is held, and trusted, by h's process group through a create
+ * under hold=pgrp (same group, leader start time and uid): that group
+ * holds the key already, so its file locks may use lk without a request. */
+bool lock_held_by_group(struct lock_engine *e, struct lock *lk,
+			const struct lock_holder *h);
 const char *lock_key(const struct lock *lk);
 const struct lock_holder *lock_holder(const struct lock *lk);
 /* The RVN we hold now ("" once lost or released). */

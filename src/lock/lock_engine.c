@@ -232,6 +232,21 @@ enum lock_state lock_get_state(struct lock_engine *e, struct lock *lk)
 	return st;
 }
 
+bool lock_held_by_group(struct lock_engine *e, struct lock *lk,
+			const struct lock_holder *h)
+{
+	bool yes;
+
+	pthread_mutex_lock(&e->mu);
+	yes = lock_int_trusted_locked(e, lk, now_mono(e)) &&
+	      lk->state == LOCK_HELD && lk->hold == HOLD_PGRP && h->pgid > 0 &&
+	      lk->holder.pgid == h->pgid && lk->holder.pgid_start &&
+	      lk->holder.pgid_start == h->pgid_start &&
+	      lk->holder.uid == h->uid;
+	pthread_mutex_unlock(&e->mu);
+	return yes;
+}
+
 const char *lock_key(const struct lock *lk)
 {
 	return lk->key;

@@ -313,8 +313,12 @@ int lock_snapshot(struct lock_engine *e, struct lock *lk,
 		  struct lock_record *out, enum lock_state *state);
 enum lock_state lock_get_state(struct lock_engine *e, struct lock *lk);
 /* Whether lk is held, and trusted, by h's process group through a create
- * under hold=pgrp (same group, leader start time and uid): that group
- * holds the key already, so its file locks may use lk without a request. */
+ * under hold=pgrp (same group, leader start time and uid) whose open file
+ * is closed: that group holds the key already, so its file locks may use
+ * lk without a request. While the creating file is open, its own file
+ * lock takes lk over (flock(1) does so): lending it to another process of
+ * the group then could make that one wait behind the borrower and give
+ * up, leaving the group's lock behind. */
 bool lock_held_by_group(struct lock_engine *e, struct lock *lk,
 			const struct lock_holder *h);
 const char *lock_key(const struct lock *lk);

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # flock_group.t: a file lock asked for by a process whose group holds the
-# key (a create under hold=pgrp, the default) is granted at once, and the
-# key stays the group's after it: a script that took a lock with `: > f`
+# key (a create under hold=pgrp, the default) whose file is closed is
+# granted at once, and the key stays the group's after it: a script that took a lock with `: > f`
 # and then runs `flock f cmd` waited on its own lock until the timeout.
 # Processes of the group still exclude each other by their file locks; an
 # outsider, on this mount or another, still waits for the group. Mount a
 # is behind the fault proxy (a 20 ms round trip).
 . "$(dirname "$0")/lib.sh"
 
-plan 9
+plan 10
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -29,13 +29,23 @@ out=$(script ": > '$A/k1'
 is "$(echo $out)" "flock=0 other=1 still rm=0" \
 	"a script's flock of the lock it created is granted; the lock stays its own"
 
-out=$(script "exec 3>'$A/k2'
+out=$(script ": > '$A/k2'
 	flock -s -w 5 '$A/k2' true; echo shared=\$?
 	flock -s -n '$B/k2' true; echo reader=\$?")
 is "$(echo $out)" "shared=0 reader=1" \
 	"a shared request of the group is granted; no other mount's reader joins"
 wait_for 10 sh -c "! test -e '$A/k2'"
 ok $? "the group's end releases its lock"
+
+# While the creating file is open, its own file lock takes the key over
+# (flock(1) does): another process of the group waits for it. Lent then,
+# a flock(1) loop of one script could leave its group's lock behind
+# (churn.t).
+out=$(script "exec 3>'$A/k6'
+	flock -w 1 '$A/k6' true; echo other=\$?
+	flock -w 1 3 true; echo own=\$?")
+is "$(echo $out)" "other=1 own=0" \
+	"while the creating file is open, only its own file lock gets the key"
 
 # An outsider on the same mount waits for the group.
 script ": > '$A/k3'; touch '$WORK/k3-held'; sleep 3" >/dev/null &

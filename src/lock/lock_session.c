@@ -166,6 +166,38 @@ static void session_lost_locked(struct lock_engine *e, bool dead)
 	lock_int_wake_session_locked(e);
 }
 
+/* mu held: no heartbeat of the session was confirmed for a safe period,
+ * so no lock of it is trusted any more: it is abandoned, never beaten
+ * again, so that its version stands still and another owner fences it
+ * after a lease. Every row it kept can then lapse, even one our cleanup
+ * cannot remove: were it beaten again once DynamoDB answers, such a row
+ * would stay held for as long as this mount runs. Its locks are lost
+ * (their rows removed when we can) and a new session follows. */
+static void session_abandon_locked(struct lock_engine *e)
+{
+	struct lock *lk;
+	int n = 0;
+
+	e->sess.live = false;
+	for (lk = e->all; lk; lk = lk->next) {
+		if (lk->in_session && lk->sess_gen == e->sess.gen &&
+		    (lk->state == LOCK_HELD || lk->state == LOCK_RELEASING)) {
+			lock_int_mark_lost_locked(e, lk, LOST_SAFE_PERIOD);
+			n++;
+		}
+	}
+	log_err(TAG,
+		"session %s: no heartbeat confirmed within the safe period: "
+		"abandoned, its rows lapse after a lease (%d locks lost now); "
+		"a new session follows",
+		e->sess.key, n);
+	e->sess.gen++;
+	e->sess.n_pending = 0;
+	e->sess.next_due_mono_ms = now_mono(e);
+	lock_int_kick_locked(e);
+	lock_int_wake_session_locked(e);
+}
+
 /* mu held: rvn is a heartbeat of ours whose answer was lost: it landed. */
 static bool adopt_pending_locked(struct lock_engine *e, const char *rvn)
 {
@@ -263,6 +295,9 @@ static int beat(struct lock_engine *e)
 			 key, log_errno(rc, why, sizeof(why)),
 			 (long long)(e->sess.last_ok_mono_ms +
 				     e->cfg.safe_period_ms - now_mono(e)));
+		if (now_mono(e) >=
+		    e->sess.last_ok_mono_ms + e->cfg.safe_period_ms)
+			session_abandon_locked(e);
 	}
 	pthread_mutex_unlock(&e->mu);
 	return rc;

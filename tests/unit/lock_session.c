@@ -54,6 +54,7 @@ struct mount {
 	bool session;
 	bool stopped;	      /* its lease path does not run (stopped) */
 	int fail_session;     /* its session writes fail (-ETIMEDOUT) */
+	int fail_delete;      /* its row deletes fail (-ETIMEDOUT) */
 	const char *keep_key; /* set: session writes to other keys fail */
 	int ops[SF_SESSION_READ + 1]; /* its requests, by kind */
 	int lost;		      /* on_lost calls */
@@ -69,6 +70,8 @@ static int count_op(void *arg, enum store_fault_op op, const char *key)
 
 	__atomic_add_fetch(&m->ops[op], 1, __ATOMIC_SEQ_CST);
 	if (op == SF_SESSION && m->fail_session)
+		return -ETIMEDOUT;
+	if (op == SF_DELETE && m->fail_delete)
 		return -ETIMEDOUT;
 	if (op == SF_SESSION && m->keep_key && strcmp(key, m->keep_key))
 		return -ETIMEDOUT;
@@ -327,6 +330,42 @@ static void test_stalled_beats(void)
 	teardown();
 }
 
+/* A's heartbeats fail past the safe period (its lock lost), then
+ * DynamoDB answers again but A cannot remove its row. The session whose
+ * trust ended is abandoned, not beaten again: B takes the key once the
+ * session stood still for a lease. Beaten again, it kept the row held for
+ * as long as A ran. A's new session holds new keys. */
+static void test_abandoned_session_rows_lapse(void)
+{
+	struct lock *a, *b = NULL, *n = NULL;
+	int64_t back;
+	int rc;
+
+	setup(false, false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	advance(HB_MS * 2);
+	A.fail_session = 1;
+	A.fail_delete = 1;
+	advance(SAFE_MS + HB_MS);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
+	A.fail_session = 0;
+	back = clk_mono_ms(&fclk.clk);
+	while ((rc = poll_once(&B, "k", &b)) == -EEXIST &&
+	       clk_mono_ms(&fclk.clk) < back + 4 * LEASE_MS)
+		advance(50);
+	CHECK_INT(rc, 0);
+	printf("taken %lld ms after A's heartbeats got through again\n",
+	       (long long)(clk_mono_ms(&fclk.clk) - back));
+	CHECK_INT(lock_get_state(B.e, b), LOCK_HELD);
+	CHECK_INT(excl(&A, "fresh", &n), 0);
+	advance(HB_MS * 4);
+	CHECK_INT(lock_get_state(A.e, n), LOCK_HELD);
+	lock_unref(A.e, a);
+	lock_unref(A.e, n);
+	lock_unref(B.e, b);
+	teardown();
+}
+
 struct racer {
 	struct mount *m;
 	pthread_barrier_t *go;
@@ -557,6 +596,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_dead_session_takeover);
 	CHECK_CASE(test_dead_session_takeover_per_lock_observer);
 	CHECK_CASE(test_stalled_beats);
+	CHECK_CASE(test_abandoned_session_rows_lapse);
 	CHECK_CASE(test_race);
 	CHECK_CASE(test_sync);
 	CHECK_CASE(test_absent_session);

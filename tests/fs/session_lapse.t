@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# session_lapse.t: a session whose heartbeats failed for a safe period is
+# abandoned, never beaten again, so every row it kept lapses after a lease,
+# even one its mount cannot delete. Mount a (session leases, behind the
+# fault proxy) holds k; the proxy stalls past the safe period (a's lock is
+# lost) and then lets everything through except a's deletes. Beaten again,
+# the old session kept k held for as long as a ran: mount b waited for
+# ever. Now b gets k about a lease after a's heartbeats stopped, and a
+# holds new keys in a new session.
+. "$(dirname "$0")/lib.sh"
+
+plan 6
+
+new_table || { echo "Bail out! cannot create a table"; exit 1; }
+proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
+OPT=lease=3,heartbeat=0.5,safe_period=2,entry_timeout=0,attr_timeout=0,hold=unlink
+ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=lapse-a,session,$OPT" &&
+	mount_start b "owner=lapse-b,$OPT" ||
+	{ echo "Bail out! cannot mount"; exit 1; }
+A=$(mnt a) B=$(mnt b)
+
+expect 0 open "$A/k" O_CREAT,O_EXCL,O_RDONLY 0644
+proxy_ctl http500 1000000 DeleteItem >/dev/null
+ok $? "(the proxy fails every delete of mount a from now on)"
+proxy_ctl stall on >/dev/null
+sleep 3
+proxy_ctl stall off >/dev/null
+t0=$(now_ms)
+timeout 30 flock -w 20 "$B/k" true
+ok $? "mount b gets the key a's lost session kept"
+took=$(($(now_ms) - t0))
+ok $((took > 10000)) "(within a few leases of a's heartbeats getting through: $took ms)"
+wait_for 10 grep -q "abandoned" "$WORK/daemon-a.log"
+ok $? "a's log says the session was abandoned"
+wait_for 10 "$T" open "$A/fresh" O_CREAT,O_EXCL,O_RDONLY 0644
+ok $? "a acquires a new key in a new session"
+proxy_ctl clear >/dev/null

@@ -108,7 +108,7 @@ static int release_unconfirmed(struct lock_engine *e, struct lock *lk, int rc)
 {
 	char why[LOG_ERRNO_MAX];
 
-	lk->state = LOCK_HELD;
+	lock_int_set_state_locked(e, lk, LOCK_HELD);
 	lock_int_mark_lost_locked(e, lk, LOST_RELEASING);
 	lk->cleanup_wanted = true;
 	lk->lost_notified = true; /* the acquirer is letting go */
@@ -137,7 +137,7 @@ static void released(struct lock_engine *e, struct lock *lk, bool stolen,
 			 "a retry)",
 			 lk->key);
 	}
-	lk->state = LOCK_RELEASED;
+	lock_int_set_state_locked(e, lk, LOCK_RELEASED);
 	lock_int_detach_key_locked(e, lk);
 	lock_int_note_recent_locked(e, lk->key);
 	lock_int_retire_locked(e, lk);
@@ -168,7 +168,7 @@ static int release_begin(struct lock_engine *e, struct lock *lk)
 		return let_go_of_lost(e, lk);
 	/* 2. held -> releasing: one conditional delete (or a reader's
 	 * leave) on our RVN, made by release_finish. */
-	lk->state = LOCK_RELEASING;
+	lock_int_set_state_locked(e, lk, LOCK_RELEASING);
 	lk->busy = true;
 	pthread_mutex_unlock(&e->mu);
 	return 1;

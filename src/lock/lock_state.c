@@ -370,16 +370,27 @@ void lock_int_end_write_locked(struct lock_engine *e, struct lock *lk)
 	pthread_cond_broadcast(&e->cv);
 }
 
+void lock_int_set_state_locked(struct lock_engine *e, struct lock *lk,
+			       enum lock_state st)
+{
+	bool listed = lk->prev || e->all == lk;
+
+	if (listed && lk->state == LOCK_LOST && st != LOCK_LOST) {
+		e->n_lost_listed--;
+		lost_index_del(e, lk);
+	} else if (listed && lk->state != LOCK_LOST && st == LOCK_LOST) {
+		e->n_lost_listed++;
+		lost_index_add(e, lk);
+	}
+	lk->state = st;
+}
+
 void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 			       enum lost_reason why)
 {
 	if (lk->state == LOCK_LOST || lk->state == LOCK_RELEASED)
 		return;
-	lk->state = LOCK_LOST;
-	if (lk->prev || e->all == lk) {
-		e->n_lost_listed++; /* (a lost lock stays lost) */
-		lost_index_add(e, lk);
-	}
+	lock_int_set_state_locked(e, lk, LOCK_LOST);
 	lk->lost_reason = why;
 	lk->cleanup_wanted = why == LOST_SAFE_PERIOD || why == LOST_STOPPED;
 	lk->lost_notified = why == LOST_RELEASING;

@@ -286,6 +286,13 @@ void lock_int_detach_key_locked(struct lock_engine *e, struct lock *lk);
  * then leaves the list. */
 void lock_int_retire_locked(struct lock_engine *e, struct lock *lk);
 
+/* mu held: lk's state becomes st; a listed lock enters or leaves the lost
+ * locks' index (lost_by_key, n_lost_listed) with it. Every change of a
+ * listed lock's state goes through here: a lock marked lost while its
+ * release was in flight (its session abandoned or fenced) and released
+ * after stayed in that index once freed. */
+void lock_int_set_state_locked(struct lock_engine *e, struct lock *lk,
+			       enum lock_state st);
 /* mu held: a transition to lost (held or releasing -> lost, why); lk
  * leaves the key table; its acquirer is told by lock_int_notify_lost. */
 void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,

@@ -52,10 +52,11 @@ struct mount {
 	struct metrics met;
 	struct lock_engine *e;
 	bool session;
-	bool stopped;	      /* its lease path does not run (stopped) */
-	int fail_session;     /* its session writes fail (-ETIMEDOUT) */
-	int fail_delete;      /* its row deletes fail (-ETIMEDOUT) */
-	const char *keep_key; /* set: session writes to other keys fail */
+	bool stopped;		 /* its lease path does not run (stopped) */
+	int fail_session;	 /* its session writes fail (-ETIMEDOUT) */
+	int fail_delete;	 /* its row deletes fail (-ETIMEDOUT) */
+	void (*on_delete)(void); /* run (once) as its next delete is sent */
+	const char *keep_key;	 /* set: session writes to other keys fail */
 	int ops[SF_SESSION_READ + 1]; /* its requests, by kind */
 	int lost;		      /* on_lost calls */
 };
@@ -73,6 +74,12 @@ static int count_op(void *arg, enum store_fault_op op, const char *key)
 		return -ETIMEDOUT;
 	if (op == SF_DELETE && m->fail_delete)
 		return -ETIMEDOUT;
+	if (op == SF_DELETE && m->on_delete) {
+		void (*f)(void) = m->on_delete;
+
+		m->on_delete = NULL;
+		f();
+	}
 	if (op == SF_SESSION && m->keep_key && strcmp(key, m->keep_key))
 		return -ETIMEDOUT;
 	return 0;
@@ -366,6 +373,42 @@ static void test_abandoned_session_rows_lapse(void)
 	teardown();
 }
 
+/* While A's release of k is in flight, A's session fails past the safe
+ * period and is abandoned: the releasing lock is marked lost, then its
+ * delete lands and it is released. It must leave the lost locks' index
+ * then: it stayed there once freed, and the next acquire of k by the
+ * same group read freed memory (ASan: heap-use-after-free in
+ * lock_int_find_lost_locked, torture_session.t in CI). */
+static void abandon_now(void)
+{
+	A.fail_session = 1;
+	clk_fake_advance(&fclk, SAFE_MS + HB_MS);
+	for (int i = 0; i < 4; i++) {
+		clk_fake_advance(&fclk, TICK_MS);
+		engine_steps_due(A.e, &fclk.clk);
+	}
+	A.fail_session = 0;
+}
+
+static void test_abandoned_while_releasing(void)
+{
+	struct lock *a, *n = NULL;
+
+	setup(false, false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	advance(HB_MS * 2);
+	A.on_delete = abandon_now;
+	lock_release(A.e, a);
+	CHECK(A.on_delete == NULL);
+	CHECK(lock_get_state(A.e, a) != LOCK_HELD);
+	lock_unref(A.e, a);
+	advance(HB_MS * 4); /* a new session; the lost lock's cleanup */
+	CHECK_INT(excl(&A, "k", &n), 0);
+	CHECK_INT(lock_get_state(A.e, n), LOCK_HELD);
+	lock_unref(A.e, n);
+	teardown();
+}
+
 struct racer {
 	struct mount *m;
 	pthread_barrier_t *go;
@@ -597,6 +640,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_dead_session_takeover_per_lock_observer);
 	CHECK_CASE(test_stalled_beats);
 	CHECK_CASE(test_abandoned_session_rows_lapse);
+	CHECK_CASE(test_abandoned_while_releasing);
 	CHECK_CASE(test_race);
 	CHECK_CASE(test_sync);
 	CHECK_CASE(test_absent_session);

@@ -51,9 +51,10 @@ static int conflict_err(enum flk_kind kind)
 }
 
 /* mu held. True if the requesting open file acquired the key itself (with
- * O_CREAT) and still holds it, or the requester's process group does
- * (hold=pgrp): then the key is already the requester's and it is granted
- * at once, ahead of waiters (who wait for that very lock). */
+ * O_CREAT) and still holds it, or the requester's process group does by a
+ * create whose file is closed (lock_held_by_group): then the key is
+ * already the requester's and it is granted at once, ahead of waiters (who
+ * wait for that very lock). */
 static bool own_lock(struct flk *f, const struct flk_req *r)
 {
 	struct lock *local;

@@ -6,8 +6,8 @@
  * release reserves it for us (lock_writer_mark). Called without f->mu, by
  * the thread that set the key's taking flag (a request or the wait
  * thread); every store request goes through the engine (lock_rows.h).
- * A key the requester's process group holds by a create is lent to its
- * file lock, without a request. */
+ * A key the requester's process group holds by a create whose file is
+ * closed is lent to its file lock, without a request. */
 #include "flk_int.h"
 
 #include <errno.h>

@@ -139,9 +139,10 @@ void lock_session_end(struct lock_engine *e)
 		e->store->ops->end_session(e->store, key, rvn, op_deadline(e));
 }
 
-/* mu held: the session is fenced or gone: every lock it kept is lost
- * (told by lock_int_notify_lost), and a new session is created next. */
-static void session_lost_locked(struct lock_engine *e, bool dead)
+/* mu held: the session ends for us: every lock it kept is lost (why;
+ * told by lock_int_notify_lost), it is never beaten again, and a new
+ * session is created next. Returns how many were held until now. */
+static int session_drop_locked(struct lock_engine *e, enum lost_reason why)
 {
 	struct lock *lk;
 	int n = 0;
@@ -150,20 +151,34 @@ static void session_lost_locked(struct lock_engine *e, bool dead)
 	for (lk = e->all; lk; lk = lk->next) {
 		if (lk->in_session && lk->sess_gen == e->sess.gen &&
 		    (lk->state == LOCK_HELD || lk->state == LOCK_RELEASING)) {
-			lock_int_mark_lost_locked(e, lk, LOST_SESSION);
+			lock_int_mark_lost_locked(e, lk, why);
 			n++;
 		}
 	}
+	return n;
+}
+
+/* mu held: after session_drop_locked and its log line: the next session. */
+static void session_next_locked(struct lock_engine *e)
+{
+	e->sess.gen++;
+	e->sess.next_due_mono_ms = now_mono(e);
+	lock_int_kick_locked(e);
+	lock_int_wake_session_locked(e);
+}
+
+/* mu held: the session is fenced or gone. */
+static void session_lost_locked(struct lock_engine *e, bool dead)
+{
+	int n = session_drop_locked(e, LOST_SESSION);
+
 	log_err(TAG,
 		"session %s %s: every lock it kept is lost (%d still held "
 		"until now); a new session follows",
 		e->sess.key,
 		dead ? "was fenced by another owner" : "is gone from the table",
 		n);
-	e->sess.gen++;
-	e->sess.next_due_mono_ms = now_mono(e);
-	lock_int_kick_locked(e);
-	lock_int_wake_session_locked(e);
+	session_next_locked(e);
 }
 
 /* mu held: no heartbeat of the session was confirmed for a safe period,
@@ -171,31 +186,17 @@ static void session_lost_locked(struct lock_engine *e, bool dead)
  * again, so that its version stands still and another owner fences it
  * after a lease. Every row it kept can then lapse, even one our cleanup
  * cannot remove: were it beaten again once DynamoDB answers, such a row
- * would stay held for as long as this mount runs. Its locks are lost
- * (their rows removed when we can) and a new session follows. */
+ * would stay held for as long as this mount runs. */
 static void session_abandon_locked(struct lock_engine *e)
 {
-	struct lock *lk;
-	int n = 0;
+	int n = session_drop_locked(e, LOST_SAFE_PERIOD);
 
-	e->sess.live = false;
-	for (lk = e->all; lk; lk = lk->next) {
-		if (lk->in_session && lk->sess_gen == e->sess.gen &&
-		    (lk->state == LOCK_HELD || lk->state == LOCK_RELEASING)) {
-			lock_int_mark_lost_locked(e, lk, LOST_SAFE_PERIOD);
-			n++;
-		}
-	}
 	log_err(TAG,
 		"session %s: no heartbeat confirmed within the safe period: "
 		"abandoned, its rows lapse after a lease (%d locks lost now); "
 		"a new session follows",
 		e->sess.key, n);
-	e->sess.gen++;
-	e->sess.n_pending = 0;
-	e->sess.next_due_mono_ms = now_mono(e);
-	lock_int_kick_locked(e);
-	lock_int_wake_session_locked(e);
+	session_next_locked(e);
 }
 
 /* mu held: rvn is a heartbeat of ours whose answer was lost: it landed. */

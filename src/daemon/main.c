@@ -217,8 +217,6 @@ struct daemon {
 	char *fsname;
 };
 
-/* Secrets in memory: no core dump, no ptrace or /proc/PID/mem by other
- * processes of our uid. Inherited by the daemonized child. */
 /* Every shared object bound at start, not only lockfs (-z now): a library
  * built without it (libc's interposable calls, NSS modules, some of curl's
  * dependencies) resolves a symbol at its first call, and the resolver saves
@@ -246,6 +244,8 @@ static void bind_libraries_now(char **argv)
 	unsetenv("LD_BIND_NOW");
 }
 
+/* Secrets in memory: no core dump, no ptrace or /proc/PID/mem by other
+ * processes of our uid. Inherited by the daemonized child. */
 static void harden_process(void)
 {
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

@@ -354,11 +354,7 @@ int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 	pthread_mutex_unlock(&f->mu);
 	if (!lk)
 		return 0;
-	if (lent) /* the group holds on: nothing to release */
-		rc = 0;
-	else
-		rc = lock_release(f->eng, lk);
-	lock_unref(f->eng, lk);
+	rc = flk_int_let_go(f, lk, lent);
 	pthread_mutex_lock(&f->mu);
 	fk = flk_int_fkey_get(f, key, false);
 	if (fk)

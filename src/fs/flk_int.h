@@ -141,8 +141,9 @@ struct fholder *flk_int_find_holder(struct fkey *fk, uint64_t owner,
 void flk_int_lend(struct fkey *fk);
 /* The lock to let go of when fk's last holder goes (from
  * flk_int_remove_holder): released, or only unreferenced when it was
- * lent by its group. mu not held. */
-void flk_int_let_go(struct flk *f, struct lock *lk, bool lent);
+ * lent by its group (the group holds on). mu not held. 0 or the
+ * release's -errno. */
+int flk_int_let_go(struct flk *f, struct lock *lk, bool lent);
 /* Removes h; returns the lock to let go of when it was the last holder
  * (the caller does, without mu: flk_int_let_go, with *lent), else NULL. */
 struct lock *flk_int_remove_holder(struct fkey *fk, struct fholder *h,

@@ -75,8 +75,8 @@ struct fholder *flk_int_find_holder(struct fkey *fk, uint64_t owner,
 	return NULL;
 }
 
-/* Removes h; returns the lock to release when it was the last holder
- * (the caller releases it without mu), else NULL. */
+/* Removes h; returns the lock to let go of when it was the last holder
+ * (the caller does, without mu: flk_int_let_go with *lent), else NULL. */
 struct lock *flk_int_remove_holder(struct fkey *fk, struct fholder *h,
 				   bool *lent)
 {
@@ -107,11 +107,12 @@ void flk_int_lend(struct fkey *fk)
 	fk->shared = false;
 }
 
-void flk_int_let_go(struct flk *f, struct lock *lk, bool lent)
+int flk_int_let_go(struct flk *f, struct lock *lk, bool lent)
 {
-	if (!lent)
-		lock_release(f->eng, lk);
+	int rc = lent ? 0 : lock_release(f->eng, lk);
+
 	lock_unref(f->eng, lk);
+	return rc;
 }
 
 /* mu held: another mount's writer waits on fk's shared lock (seen by its

@@ -239,9 +239,9 @@ bool lock_held_by_group(struct lock_engine *e, struct lock *lk,
 
 	pthread_mutex_lock(&e->mu);
 	yes = lock_int_trusted_locked(e, lk, now_mono(e)) &&
-	      lk->state == LOCK_HELD && lk->hold == HOLD_PGRP &&
-	      !lk->file_open && h->pgid > 0 && lk->holder.pgid == h->pgid &&
-	      lk->holder.pgid_start && lk->holder.pgid_start == h->pgid_start &&
+	      lk->hold == HOLD_PGRP && !lk->file_open && h->pgid > 0 &&
+	      lk->holder.pgid == h->pgid && lk->holder.pgid_start &&
+	      lk->holder.pgid_start == h->pgid_start &&
 	      lk->holder.uid == h->uid;
 	pthread_mutex_unlock(&e->mu);
 	return yes;

@@ -1,6 +1,7 @@
 /* lock_acquire: taking a key: an exclusive acquire (one conditional
- * PutItem, a takeover of a row our observation judged lapsed, a lost
- * answer resolved by writing the same row again), a shared one (through
+ * PutItem, a takeover of a row our observation judged lapsed or of a
+ * stray row of our own session (lock_stray.c), a lost answer resolved by
+ * writing the same row again), a shared one (through
  * lock_share.c), the tracking of what we took (none -> held), and the
  * downgrade of an exclusive lock to shared (held -> held shared, or lost).
  *
@@ -160,9 +161,26 @@ static int refuse_if_known(struct lock_engine *e, const char *key,
 	return 0;
 }
 
+/* Whether the row that refused an exclusive acquire is free to take over
+ * at once: shared, with every reader gone; or a stray row, naming our own
+ * live session while no lock here holds it nor takes it but this acquire
+ * (lock_stray.c: nobody holds it, and no other owner ever takes it). */
+static bool free_at_once(struct lock_engine *e, const struct lock_record *row)
+{
+	if (lock_share_row_free(e, row))
+		return true;
+	if (!lock_int_stray(e, row, NULL, 1))
+		return false;
+	log_info(TAG,
+		 "acquire key=%s: taking over a row of our own session that "
+		 "no lock here holds (rvn=%s)",
+		 row->key, row->rvn);
+	return true;
+}
+
 /* Step 3, exclusive: one conditional PutItem (over the RVN our observation
- * judged lapsed, *takeover), once more over the RVN of a shared row every
- * reader has left (free at once), and a lost answer resolved. 0: we hold
+ * judged lapsed, *takeover), once more over the RVN of a row free at once
+ * (free_at_once), and a lost answer resolved. 0: we hold
  * it, *sent the send time of the write that counts; -EEXIST: another
  * owner's row (in *cur when *has); -EISDIR; other -errno (-EIO: outcome
  * unknown, an orphan removes the row). */
@@ -180,10 +198,9 @@ again:
 				     op_deadline(e), now_row, has);
 	if (rc == -ECANCELED && *has && !strcmp(now_row->rvn, rec->rvn))
 		rc = 0; /* an earlier attempt of ours landed */
-	if (rc == -ECANCELED && *has && !freed &&
-	    lock_share_row_free(e, now_row)) {
-		/* Shared, and every reader has left: free to take at once,
-		 * on the RVN we saw (any join since would have changed it). */
+	if (rc == -ECANCELED && *has && !freed && free_at_once(e, now_row)) {
+		/* Taken over on the RVN we saw (a join, or a write of ours,
+		 * since would have changed it). */
 		freed = *takeover = true;
 		text_copy(expired_rvn, RECORD_RVN_MAX, now_row->rvn);
 		record_fini(now_row);
@@ -317,6 +334,7 @@ static int acquire(struct lock_engine *e, const char *key,
 	struct lock_record rec, now_row;
 	char expired_rvn[RECORD_RVN_MAX];
 	bool takeover, has = false;
+	bool taking = !shared && e->cfg.session; /* in e->taking */
 	int64_t sent;
 	int rc, sess_gen = 0;
 
@@ -342,6 +360,17 @@ static int acquire(struct lock_engine *e, const char *key,
 		}
 	}
 	record_init(&now_row);
+	if (taking) {
+		/* In flight from now until tracked (or given up), so that
+		 * no row it writes is taken for a stray one meanwhile. */
+		pthread_mutex_lock(&e->mu);
+		rc = lock_int_taking_add_locked(e, key);
+		pthread_mutex_unlock(&e->mu);
+		if (rc) {
+			taking = false;
+			goto out;
+		}
+	}
 	/* 3. The store's answer: one conditional write (and what it takes to
 	 * learn its outcome). */
 	sent = now_mono(e);
@@ -375,6 +404,11 @@ static int acquire(struct lock_engine *e, const char *key,
 	/* The scheduler was woken by track_taken's note only if the lock is
 	 * due before it means to look. */
 out:
+	if (taking) {
+		pthread_mutex_lock(&e->mu);
+		lock_int_taking_del_locked(e, key);
+		pthread_mutex_unlock(&e->mu);
+	}
 	record_fini(&rec);
 	record_fini(&now_row);
 	return rc;

@@ -77,6 +77,7 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	imap_init(&e->held_by_uid);
 	smap_init(&e->by_dir);
 	smap_init(&e->lost_by_key);
+	smap_init(&e->taking);
 	smap_init(&e->recent);
 	return e;
 }
@@ -112,6 +113,7 @@ void lock_engine_free(struct lock_engine *e)
 	imap_fini(&e->held_by_uid);
 	smap_fini(&e->by_dir);
 	smap_fini(&e->lost_by_key);
+	smap_fini(&e->taking);
 	pthread_cond_destroy(&e->cv);
 	pthread_cond_destroy(&e->sched_cv);
 	pthread_cond_destroy(&e->sess_cv);

@@ -1,8 +1,11 @@
 /* lock_release: giving keys back: a release (held -> releasing ->
  * released, or lost when not confirmed), letting go of a lost lock, the
- * cleanup of a lost lock's row by the lease path, and the release of every
- * lock when the daemon stops (held -> lost, stopped, then the rows go,
- * many at once, for at most an operation timeout).
+ * cleanup of a lost lock's row by the lease path (in session mode, for as
+ * long as the row names our live session), with a row of ours moved on
+ * by a write we lost track of deleted on its new version (lock_stray.c),
+ * and the release of every lock when the daemon stops (held -> lost,
+ * stopped, then the rows go, many at once, for at most an operation
+ * timeout).
  *
  * Threads: FUSE workers (release, unlink), lease workers (automatic
  * releases, cleanups), main (stop) and the threads it starts for it. engine->mu
@@ -19,11 +22,23 @@
 
 #define TAG "lock"
 
+/* The cleanup of a lost lock's row: tries at the heartbeat's pace; past
+ * CLEANUP_TRIES, per-lock rows are left to lapse by observation, but a
+ * row naming our live session never lapses while we run, so its cleanup
+ * goes on, each wait twice the last, up to a lease. */
+#define CLEANUP_TRIES 20
+/* A refused delete whose row, read back, is a stray row of ours
+ * (lock_stray.c): deleted on the version read, this many times at most. */
+#define STRAY_TRIES 3
+
 /* Deletes the row if it still carries one of our RVNs (or, exclusive and
  * marked by a waiting mount, turns it into that mount's reservation:
- * doc/fair-handoff.md). Returns 0 when the
- * row is not ours any more (deleted now, gone, or someone else's: *stolen
- * says which), -errno when DynamoDB could not be asked. Busy claimed. */
+ * doc/fair-handoff.md), or if, moved on by a write of ours whose answer
+ * was lost, it is a stray row of our own session: deleted on the version
+ * read back. Returns 0 when the row is not ours any more (deleted now,
+ * gone, or someone else's: *stolen says which), -errno when DynamoDB
+ * could not be asked (-EAGAIN: a stray row that kept moving). Busy
+ * claimed. */
 static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 		       bool *stolen)
 {
@@ -31,7 +46,7 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 	const char *reader;
 	struct lock_record cur;
 	bool has = false;
-	int attempt, rc = 0;
+	int attempt, strays = 0, rc = 0;
 
 	*stolen = false;
 	pthread_mutex_lock(&e->mu);
@@ -39,7 +54,7 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 	reader = lk->shared ? e->owner : NULL;
 	pthread_mutex_unlock(&e->mu);
 	record_init(&cur);
-	for (attempt = 0; attempt < 2; attempt++) {
+	for (attempt = 0; attempt < 2 + strays; attempt++) {
 		record_fini(&cur);
 		has = false;
 		if (reader) {
@@ -65,6 +80,20 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 		if (lock_int_adopt_landed(e, lk, &cur, reader, expect,
 					  sizeof(expect)))
 			continue;
+		if (!reader && lock_int_stray(e, &cur, lk, 0)) {
+			/* Moved by a write of ours we lost track of: still
+			 * naming our session, held by no lock here. */
+			rc = -EAGAIN; /* it keeps moving: tried again later */
+			if (strays++ == STRAY_TRIES)
+				break;
+			log_info(TAG,
+				 "key=%s: our row moved on (rvn=%s, a write of "
+				 "ours whose answer was lost): deleting it on "
+				 "that version",
+				 lk->key, cur.rvn);
+			text_copy(expect, sizeof(expect), cur.rvn);
+			continue;
+		}
 		*stolen = true;
 		break;
 	}
@@ -212,6 +241,20 @@ int lock_release_finish(struct lock_engine *e, struct lock *lk)
 	return release_finish(e, lk, false);
 }
 
+/* mu held: how long the cleanup of lk waits before its next try: a
+ * heartbeat, then (past CLEANUP_TRIES) twice the last wait, up to a
+ * lease. */
+static int64_t cleanup_wait(const struct lock_engine *e, const struct lock *lk)
+{
+	int64_t hb = e->cfg.heartbeat_ms > 0 ? e->cfg.heartbeat_ms : 1;
+	int64_t cap = e->cfg.lease_ms > hb ? e->cfg.lease_ms : hb;
+	int64_t wait = hb;
+
+	for (int i = CLEANUP_TRIES; i <= lk->cleanup_tries && wait < cap; i++)
+		wait *= 2;
+	return wait < cap ? wait : cap;
+}
+
 void lock_int_cleanup(struct lock_engine *e, struct lock *lk)
 {
 	bool stolen;
@@ -227,10 +270,13 @@ void lock_int_cleanup(struct lock_engine *e, struct lock *lk)
 	rc = delete_ours(e, lk, now_mono(e) + e->cfg.heartbeat_ms, &stolen);
 	pthread_mutex_lock(&e->mu);
 	lock_int_end_write_locked(e, lk);
-	if (!rc || ++lk->cleanup_tries >= 20)
+	if (!rc)
 		lk->cleanup_wanted = false;
+	else if (++lk->cleanup_tries < CLEANUP_TRIES ||
+		 lock_int_session_ours_locked(e, lk->rec.session))
+		lk->next_due_mono_ms = now_mono(e) + cleanup_wait(e, lk);
 	else
-		lk->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+		lk->cleanup_wanted = false;
 	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
 	if (!rc && !stolen)

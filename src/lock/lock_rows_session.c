@@ -1,5 +1,7 @@
 /* lock_rows_session: the expiry rule for a lock row that names a session
- * (doc/session-leases.md), every mount's, whatever its own mode. The row
+ * (doc/session-leases.md), every mount's, whatever its own mode. A row
+ * naming our own live session that no lock of ours holds or takes (a
+ * stray row, lock_stray.c) has lapsed now. Otherwise the row
  * is judged by its session item: dead (fenced) -> lapsed now; its version
  * (or its absence, as a version of its own) unchanged for a whole lease
  * of our monotonic clock since our first sighting (observe.c, under the
@@ -9,8 +11,8 @@
  * conditional write on the row's RVN, as for any row.
  *
  * Threads: any that judges a row (FUSE workers, the flk wait thread, lease
- * workers). No engine mutex: the store, the observation and the session
- * view are thread-safe. */
+ * workers). The engine mutex only inside lock_int_stray; the store, the
+ * observation and the session view are thread-safe. */
 #include "lock_rows.h"
 
 #include <errno.h>
@@ -73,8 +75,20 @@ bool lock_rows_judge_session(struct lock_engine *e,
 	struct session_record sr;
 	struct observation sob;
 	bool absent;
-	int rc = read_session(e, row->session, &sr);
+	int rc;
 
+	if (lock_int_stray(e, row, NULL, 0)) {
+		/* Names our own live session, yet no lock here holds it or
+		 * takes it: held by nobody (lock_stray.c). Lapsed now, for
+		 * our acquire to take over on its RVN; other owners go on
+		 * respecting it until we do (or our cleanup deletes it). */
+		log_debug(TAG,
+			  "key=%s: a row of our own session no lock "
+			  "holds: lapsed",
+			  row->key);
+		return lapsed(e, row, ob);
+	}
+	rc = read_session(e, row->session, &sr);
 	if (rc && rc != -ENOENT)
 		return live(e, row, ob, NULL); /* unknown: never lapsed */
 	if (!rc && sr.dead)

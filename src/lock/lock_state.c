@@ -392,7 +392,17 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 		return;
 	lock_int_set_state_locked(e, lk, LOCK_LOST);
 	lk->lost_reason = why;
-	lk->cleanup_wanted = why == LOST_SAFE_PERIOD || why == LOST_STOPPED;
+	/* A row found moved (stolen) or of unknown form (downgrade) that
+	 * names our live session may be ours still: other owners never take
+	 * it, so it goes unless it is another's (lock_int_cleanup). */
+	lk->cleanup_wanted = why == LOST_SAFE_PERIOD || why == LOST_STOPPED ||
+			     ((why == LOST_STOLEN || why == LOST_DOWNGRADE) &&
+			      lock_int_session_ours_locked(e, lk->rec.session));
+	/* Its cleanup within a heartbeat (a session lock's next job was
+	 * its monthly rewrite). */
+	if (lk->cleanup_wanted &&
+	    lk->next_due_mono_ms > now_mono(e) + e->cfg.heartbeat_ms)
+		lk->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
 	lk->lost_notified = why == LOST_RELEASING;
 	lease_index_note_locked(e, lk);
 	e->next_watch_mono_ms = 0; /* the scheduler looks at every lock */

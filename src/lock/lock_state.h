@@ -218,6 +218,12 @@ struct lock_engine {
 	 * memory): then the walk. */
 	struct smap lost_by_key;
 	size_t lost_unindexed;
+	/* Session mode: key -> how many exclusive acquires of it are in
+	 * flight here (a count in the pointer), from before their write is
+	 * sent until their lock is in by_key or they gave up, so that a row
+	 * of ours whose acquire is not tracked yet is never taken for a
+	 * stray one (lock_stray.c); mu */
+	struct smap taking;
 	struct lock *urgent;
 	int64_t next_sweep_mono_ms; /* the once-a-second check of them all */
 
@@ -325,6 +331,23 @@ void lock_int_wake_scheduler_by_locked(struct lock_engine *e,
  * removes it (an orphan: lost, cleanup_wanted, never shown). */
 void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
 			 bool shared);
+
+/* ---- lock_stray.c: rows of our own session that nobody holds ---- */
+
+/* mu held: an exclusive acquire of key is in flight (add: 0, or -ENOMEM)
+ * or over (del), in e->taking. */
+int lock_int_taking_add_locked(struct lock_engine *e, const char *key);
+void lock_int_taking_del_locked(struct lock_engine *e, const char *key);
+/* mu held: whether session is the key of this mount's live session. */
+bool lock_int_session_ours_locked(const struct lock_engine *e,
+				  const char *session);
+/* Whether row is a stray row of ours: exclusive, naming this mount's live
+ * session, yet no lock of this mount holds its key (self aside: a lock
+ * letting go of it) nor is mid-release of it, and no acquire of it is in
+ * flight here but taking_self of ours (0 or 1). Such a row is held by
+ * nobody: it may go, or be taken over, on its RVN. Takes mu. */
+bool lock_int_stray(struct lock_engine *e, const struct lock_record *row,
+		    struct lock *self, int taking_self);
 
 /* mu held. The lock this mount holds for key, or NULL; a release of it in
  * flight is waited for first (mu dropped meanwhile). */

@@ -97,6 +97,15 @@ static int gate(struct store *s, enum store_fault_op op, const char *key,
 	return rc;
 }
 
+/* The after hook, if any, on a lock row write that reached the inner
+ * store. */
+static void landed(struct store *s, enum store_fault_op op, const char *key,
+		   int rc)
+{
+	if (SF(s)->after)
+		SF(s)->after(SF(s)->arg, op, key, rc);
+}
+
 static int after(bool lose, int rc)
 {
 	return rc == 0 && lose ? -ETIMEDOUT : rc;
@@ -198,6 +207,7 @@ static int f_put(struct store *s, const struct lock_record *rec,
 	rc = in->ops->put_lock(in, rec, expect, d, cur, has);
 	if (again(s, rc))
 		rc = in->ops->put_lock(in, rec, expect, d, cur, has);
+	landed(s, SF_PUT, rec->key, rc);
 	return after(lose, rc);
 }
 
@@ -229,6 +239,7 @@ static int f_delete(struct store *s, const char *key, const char *expect,
 	rc = in->ops->delete_lock(in, key, expect, d, cur, has);
 	if (again(s, rc))
 		rc = in->ops->delete_lock(in, key, expect, d, cur, has);
+	landed(s, SF_DELETE, key, rc);
 	return after(lose, rc);
 }
 
@@ -501,6 +512,7 @@ static int f_release(struct store *s, const char *key, const char *expect,
 	rc = in->ops->release_lock(in, key, expect, resv, d, cur, has);
 	if (again(s, rc))
 		rc = in->ops->release_lock(in, key, expect, resv, d, cur, has);
+	landed(s, SF_DELETE, key, rc);
 	return after(lose, rc);
 }
 

@@ -1,15 +1,17 @@
 /* store_fault: a store that wraps any other store and injects the faults of
  * a network between lockfs and DynamoDB: a link that is down (a partition
  * of this wrapper's client alone), replies lost after the write landed,
- * writes sent again after they landed, latency on a fake clock, and a hook
- * run before every request (to take time on a fake clock, sleep, block one key,
- * or record the order of events). The lock rows of many keys (get_locks)
- * are one request (one latency) whose every key meets the hook (as SF_GET)
- * and the link on its own, so a fault aimed at one key fails that key
- * alone; the keys let through go to the inner store's get_locks (or its
- * get_lock each). Test-only: never linked into lockfs.
+ * writes sent again after they landed, latency on a fake clock, a hook
+ * run before every request (to take time on a fake clock, sleep, block one
+ * key, or record the order of events), and one run after a lock row's put
+ * or delete landed (to act between a write and its writer's next step).
+ * The lock rows of many keys (get_locks) are one request (one latency)
+ * whose every key meets the hook (as SF_GET) and the link on its own, so a
+ * fault aimed at one key fails that key alone; the keys let through go to
+ * the inner store's get_locks (or its get_lock each). Test-only: never
+ * linked into lockfs.
  *
- * Threads: any; the knobs are read atomically, the hook runs in the
+ * Threads: any; the knobs are read atomically, the hooks run in the
  * caller's thread without any lock held. */
 #ifndef LOCKFS_TEST_STORE_FAULT_H
 #define LOCKFS_TEST_STORE_FAULT_H
@@ -44,6 +46,10 @@ struct store_fault {
 	/* Before every request, when set: a non-zero return fails the
 	 * request with that -errno, without reaching the inner store. */
 	int (*before)(void *arg, enum store_fault_op op, const char *key);
+	/* After a lock row's put, delete or release reached the inner store
+	 * (rc, its answer there), when set; arg is the before hook's. */
+	void (*after)(void *arg, enum store_fault_op op, const char *key,
+		      int rc);
 	void *arg;
 	/* Latency on a fake clock, when latency_clk is set: every request
 	 * first advances it by latency_rnd(latency_max_ms) ms (a number in

@@ -1,0 +1,428 @@
+/* lock_session_stray: rows that name a mount's own live session for a key
+ * no lock of that mount holds (doc/session-leases.md, "Rows of our own
+ * session that nobody holds"). Other owners respect such a row for as
+ * long as the session is beaten, so the mount itself must remove it:
+ * the cleanup of a lost lock's row outlasts 25 failed deletes in session
+ * mode (and gives up after 20 in per-lock mode, as before); a row moved
+ * by a write of ours whose answer was lost is deleted on its new version
+ * by the release and by the cleanup; a lock found taken (fsync) while its
+ * row still names our session has that row removed; a stray row met by an
+ * acquire of ours (or a poll, as flk's) is taken over. Never one that a
+ * lock of ours holds or is taking: a second acquire of the key while the
+ * first one's write has landed but is not tracked yet is refused, and a
+ * lost lock's cleanup leaves the row of the key's new holder alone.
+ *
+ * Two mounts on one store_mem and one fake clock, each behind its own
+ * store_fault that counts its requests: A in session mode, B in either. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "engine_steps.h"
+#include "lock.h"
+#include "lock_rows.h"
+#include "store_fault.h"
+#include "store_mem.h"
+#include "text.h"
+
+#define LEASE_MS 3000
+#define HB_MS	 500
+#define SAFE_MS	 2000
+
+struct mount {
+	struct store_fault sf;
+	struct observe *obs;
+	struct metrics met;
+	struct lock_engine *e;
+	int fail_deletes; /* its next n row deletes fail (-ETIMEDOUT) */
+	/* run (once) after its next lock row put landed */
+	void (*after_put)(void);
+	int ops[SF_SESSION_READ + 1]; /* its requests, by kind */
+};
+
+static struct clk_fake fclk;
+static struct store *mem;
+static struct mount A, B;
+
+static int count_op(void *arg, enum store_fault_op op, const char *key)
+{
+	struct mount *m = arg;
+
+	m->ops[op]++;
+	if (op == SF_DELETE && m->fail_deletes > 0) {
+		m->fail_deletes--;
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+static void after_op(void *arg, enum store_fault_op op, const char *key, int rc)
+{
+	struct mount *m = arg;
+	void (*f)(void) = m->after_put;
+
+	if (op != SF_PUT || !f)
+		return;
+	m->after_put = NULL;
+	f();
+}
+
+static void mount_up(struct mount *m, const char *owner, bool session)
+{
+	struct lock_config cfg = {
+		.owner = owner,
+		.host = owner,
+		.lease_ms = LEASE_MS,
+		.heartbeat_ms = HB_MS,
+		.safe_period_ms = SAFE_MS,
+		.hold = HOLD_UNLINK,
+		.session = session,
+	};
+
+	memset(m, 0, sizeof(*m));
+	store_fault_init(&m->sf, mem);
+	m->sf.before = count_op;
+	m->sf.after = after_op;
+	m->sf.arg = m;
+	m->obs = observe_new(&fclk.clk, 0);
+	metrics_init(&m->met);
+	m->e = lock_engine_new(&cfg, &m->sf.base, m->obs, &fclk.clk, &m->met,
+			       NULL);
+	CHECK(m->obs && m->e);
+	CHECK_INT(lock_session_start(m->e), 0);
+}
+
+static void setup(bool b_session)
+{
+	clk_fake_init(&fclk, 1790000000000LL);
+	mem = store_mem_new();
+	CHECK(mem);
+	mount_up(&A, "A", true);
+	mount_up(&B, "B", b_session);
+}
+
+static void teardown(void)
+{
+	lock_engine_free(A.e);
+	observe_free(A.obs);
+	lock_engine_free(B.e);
+	observe_free(B.obs);
+	store_free(mem);
+}
+
+static void run_all(void *arg)
+{
+	engine_steps_due(A.e, &fclk.clk);
+	engine_steps_due(B.e, &fclk.clk);
+}
+
+static void advance(int64_t ms)
+{
+	engine_steps_advance(&fclk, ms, run_all, NULL);
+}
+
+static int excl(struct mount *m, const char *key, struct lock **lk)
+{
+	struct lock_holder h = engine_steps_holder(getpid(), getpid(), "flock");
+
+	*lk = NULL;
+	return lock_acquire(m->e, key, &h, lk, NULL, NULL);
+}
+
+/* One poll of a waiter (as flk's): read the row, judge it, acquire when
+ * it is gone or lapsed. 0 with *lk when taken. */
+static int poll_once(struct mount *m, const char *key, struct lock **lk)
+{
+	struct lock_record r;
+	int rc;
+
+	*lk = NULL;
+	record_init(&r);
+	rc = lock_rows_get(m->e, key, &r);
+	if (!rc && !lock_rows_judge(m->e, &r, NULL))
+		rc = -EEXIST;
+	else if (!rc || rc == -ENOENT)
+		rc = excl(m, key, lk);
+	record_fini(&r);
+	return rc;
+}
+
+static bool row_exists(const char *key)
+{
+	struct lock_record r;
+	bool has;
+
+	record_init(&r);
+	has = engine_steps_row(mem, key, &r);
+	record_fini(&r);
+	return has;
+}
+
+/* key's row rewritten with RVN rvn and nothing else changed: it still
+ * names A's session, as a write of A's own would leave it. */
+static void move_row(const char *key, const char *rvn)
+{
+	struct lock_record r;
+
+	record_init(&r);
+	CHECK(engine_steps_row(mem, key, &r));
+	CHECK(r.session != NULL);
+	text_copy(r.rvn, sizeof(r.rvn), rvn);
+	CHECK_INT(store_mem_put_raw(mem, &r), 0);
+	record_fini(&r);
+}
+
+/* B takes key at once (the row is gone), and gives it back. */
+static void b_takes(const char *key)
+{
+	struct lock *b;
+
+	CHECK_INT(poll_once(&B, key, &b), 0);
+	CHECK_INT(lock_get_state(B.e, b), LOCK_HELD);
+	CHECK_INT(lock_release(B.e, b), 0);
+	lock_unref(B.e, b);
+}
+
+/* A's release of k is not confirmed, and the cleanup's deletes fail 25
+ * times more (DynamoDB throttling deletes only): the cleanup goes on
+ * while the session lives, with a bounded backoff, and the row goes.
+ * It gave up after 20, leaving the key held by nobody for as long as A
+ * ran. */
+static void test_cleanup_outlasts_failing_deletes(void)
+{
+	struct lock *a;
+	int64_t start, last = 0, gap = 0;
+	int seen;
+
+	setup(false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	advance(HB_MS);
+	A.fail_deletes = 1 + 25; /* the release, then 25 cleanups */
+	CHECK(lock_release(A.e, a) != 0);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
+	lock_unref(A.e, a);
+	start = clk_mono_ms(&fclk.clk);
+	seen = A.ops[SF_DELETE];
+	while (row_exists("k") && clk_mono_ms(&fclk.clk) < start + 120000) {
+		advance(10);
+		if (A.ops[SF_DELETE] != seen) {
+			int64_t now = clk_mono_ms(&fclk.clk);
+
+			if (last && now - last > gap)
+				gap = now - last;
+			last = now;
+			seen = A.ops[SF_DELETE];
+		}
+	}
+	printf("row gone %lld ms after the release, %d deletes, longest "
+	       "wait %lld ms\n",
+	       (long long)(clk_mono_ms(&fclk.clk) - start), A.ops[SF_DELETE],
+	       (long long)gap);
+	CHECK(!row_exists("k"));
+	CHECK_INT(A.ops[SF_DELETE], 1 + 25 + 1);
+	CHECK(gap <= LEASE_MS + 10); /* the backoff is bounded */
+	b_takes("k");
+	teardown();
+}
+
+/* Per-lock mode keeps its bound: 20 cleanups, then the row lapses by
+ * observation. */
+static void test_per_lock_cleanup_gives_up(void)
+{
+	struct lock *b;
+
+	setup(false);
+	CHECK_INT(excl(&B, "p", &b), 0);
+	B.fail_deletes = 1000;
+	CHECK(lock_release(B.e, b) != 0);
+	lock_unref(B.e, b);
+	advance(60000);
+	CHECK_INT(B.ops[SF_DELETE], 1 + 20);
+	teardown();
+}
+
+/* A write of ours landed though its answer was lost, and we no longer
+ * know its RVN: the release's delete is refused, yet the row still names
+ * our session and nothing here holds the key. It is deleted on the
+ * version read back; it was taken for another owner's and left behind. */
+static void test_release_moved_row(void)
+{
+	struct lock *a;
+
+	setup(true);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	move_row("k", "landed-unconfirmed");
+	CHECK_INT(lock_release(A.e, a), 0);
+	CHECK(!row_exists("k"));
+	lock_unref(A.e, a);
+	b_takes("k");
+	teardown();
+}
+
+/* The same row met by the cleanup of a lock whose release was not
+ * confirmed: deleted on the version read back. */
+static void test_cleanup_moved_row(void)
+{
+	struct lock *a;
+
+	setup(false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	move_row("k", "landed-unconfirmed");
+	A.fail_deletes = 1;
+	CHECK(lock_release(A.e, a) != 0);
+	lock_unref(A.e, a);
+	advance(HB_MS * 3);
+	CHECK(!row_exists("k"));
+	b_takes("k");
+	teardown();
+}
+
+/* A data write's answer is lost (it landed); fsync then finds another
+ * RVN in the row and counts the lock taken. The row names our session
+ * and is ours: it is cleaned up (it was left, held by nobody). */
+static void test_taken_row_of_ours_cleaned(void)
+{
+	struct lock *a;
+
+	setup(false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	store_fault_lose_next(&A.sf, 1);
+	CHECK(lock_modify_data(A.e, a, "x", 1, 0, -1, 64) != 0);
+	CHECK_INT(lock_renew_sync(A.e, a), -EIO);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
+	lock_unref(A.e, a);
+	advance(HB_MS * 3);
+	CHECK(!row_exists("k"));
+	b_takes("k");
+	teardown();
+}
+
+/* A row naming A's live session that no lock of A holds (an acquire's
+ * write that landed after its lock was given up, a cleanup that could
+ * not finish): A's next acquire of the key takes it over, by an acquire
+ * and by a poll (flk's). Other owners still respect it. */
+static void stray_row(const char *key)
+{
+	struct lock *a;
+	struct lock_record r;
+
+	CHECK_INT(excl(&A, key, &a), 0);
+	record_init(&r);
+	CHECK(engine_steps_row(mem, key, &r));
+	CHECK_INT(lock_release(A.e, a), 0);
+	lock_unref(A.e, a);
+	text_copy(r.rvn, sizeof(r.rvn), "stray");
+	CHECK_INT(store_mem_put_raw(mem, &r), 0);
+	record_fini(&r);
+}
+
+static void test_stray_row_at_acquire(void)
+{
+	struct lock *a, *b;
+	char rvn[RECORD_RVN_MAX];
+	struct lock_record r;
+
+	setup(true);
+	stray_row("k");
+	CHECK_INT(poll_once(&B, "k", &b), -EEXIST); /* B respects it */
+	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
+	lock_current_rvn(A.e, a, rvn);
+	record_init(&r);
+	CHECK(engine_steps_row(mem, "k", &r));
+	CHECK_STR(r.rvn, rvn);
+	record_fini(&r);
+	CHECK_INT(lock_release(A.e, a), 0);
+	lock_unref(A.e, a);
+	/* A waiter's poll judges it lapsed and takes it. */
+	stray_row("k");
+	CHECK_INT(poll_once(&A, "k", &a), 0);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
+	CHECK_INT(lock_release(A.e, a), 0);
+	lock_unref(A.e, a);
+	b_takes("k");
+	teardown();
+}
+
+/* Never a row a lock of ours holds: a second acquire is refused and the
+ * row judged live; a lost lock's cleanup, once the key was taken again
+ * here (over its own row), leaves the new holder's row alone. */
+static void test_held_row_left_alone(void)
+{
+	struct lock *a, *a2, *old;
+	char rvn[RECORD_RVN_MAX];
+	struct lock_record r;
+
+	setup(false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(excl(&A, "k", &a2), -EEXIST);
+	record_init(&r);
+	CHECK(engine_steps_row(mem, "k", &r));
+	CHECK(!lock_rows_judge(A.e, &r, NULL));
+	record_fini(&r);
+	/* Lost (release not confirmed); its cleanup is not due yet. */
+	A.fail_deletes = 1;
+	CHECK(lock_release(A.e, a) != 0);
+	old = a;
+	CHECK_INT(excl(&A, "k", &a), 0); /* over the lost lock's row */
+	lock_current_rvn(A.e, a, rvn);
+	advance(HB_MS * 4); /* the lost lock's cleanup */
+	record_init(&r);
+	CHECK(engine_steps_row(mem, "k", &r));
+	CHECK_STR(r.rvn, rvn);
+	record_fini(&r);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
+	CHECK_INT(lock_release(A.e, a), 0);
+	lock_unref(A.e, a);
+	lock_unref(A.e, old);
+	teardown();
+}
+
+/* Two acquires of one key on A: the first one's write has landed but
+ * its lock is not tracked yet when the second finds the row. The row
+ * names A's session and no lock holds it, but an acquire of it is in
+ * flight: the second is refused, never given the key as well. */
+static int second_rc;
+static struct lock *second;
+
+static void second_acquire(void)
+{
+	second_rc = excl(&A, "k", &second);
+}
+
+static void test_acquire_in_flight(void)
+{
+	struct lock *a;
+	char rvn[RECORD_RVN_MAX];
+	struct lock_record r;
+
+	setup(false);
+	A.after_put = second_acquire;
+	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK(A.after_put == NULL);
+	CHECK_INT(second_rc, -EEXIST);
+	CHECK(second == NULL);
+	lock_current_rvn(A.e, a, rvn);
+	record_init(&r);
+	CHECK(engine_steps_row(mem, "k", &r));
+	CHECK_STR(r.rvn, rvn);
+	record_fini(&r);
+	CHECK_INT(lock_release(A.e, a), 0);
+	lock_unref(A.e, a);
+	teardown();
+}
+
+int main(int argc, char **argv)
+{
+	check_cases(argc, argv);
+	CHECK_CASE(test_cleanup_outlasts_failing_deletes);
+	CHECK_CASE(test_per_lock_cleanup_gives_up);
+	CHECK_CASE(test_release_moved_row);
+	CHECK_CASE(test_cleanup_moved_row);
+	CHECK_CASE(test_taken_row_of_ours_cleaned);
+	CHECK_CASE(test_stray_row_at_acquire);
+	CHECK_CASE(test_held_row_left_alone);
+	CHECK_CASE(test_acquire_in_flight);
+	CHECK_DONE();
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# session_stray.t: a row naming a mount's own live session for a key no
+# lock of that mount holds is removed by that mount (doc/session-leases.md,
+# "Rows of our own session that nobody holds"). Other owners respect it
+# while the session is beaten, so it used to keep the key held by nobody
+# for as long as the mount ran. Mount a (session leases, behind the fault
+# proxy, whose DeleteItem requests fail at will) and mount b (session
+# leases, straight to DynamoDB Local).
+#   1. a's release of k is not confirmed and its deletes fail for longer
+#      than 20 cleanups: the cleanup went on, so b takes k soon after the
+#      deletes get through again (it gave up after 20 and b waited for
+#      ever).
+#   2. The same for k2, then callers on both mounts at once while a's
+#      deletes still fail: a's callers take k2 over one after another
+#      (each finds the row of a lock of its own mount that nobody holds),
+#      b's get it once the deletes get through; never two at once.
+. "$(dirname "$0")/lib.sh"
+
+plan 13
+
+bail() { echo "Bail out! $*"; exit 1; }
+new_table || bail "cannot create a table"
+proxy_start || bail "cannot start the proxy"
+OPT=lease=3,heartbeat=0.5,safe_period=2,entry_timeout=0,attr_timeout=0,hold=unlink
+ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=stray-a,session,$OPT" &&
+	mount_start b "owner=stray-b,session,$OPT" || bail "cannot mount"
+A=$(mnt a) B=$(mnt b)
+
+# ---- 1. a cleanup that outlasts 20 failed deletes -------------------------
+
+expect 0 open "$A/k" O_CREAT,O_EXCL,O_RDONLY 0644
+proxy_ctl http500 1000000 DeleteItem >/dev/null
+ok $? "(the proxy fails every delete of mount a from now on)"
+timeout 30 rm "$A/k" 2>/dev/null
+ok $((! $?)) "a's release of k is not confirmed"
+sleep 24 # more than 20 cleanups (each up to 0.5 s, then 0.5 s apart)
+try_acquire "$B/k"
+ok $((! $?)) "(b cannot take k while a's row is there)"
+proxy_ctl clear >/dev/null
+t0=$(now_ms)
+wait_for 15 try_acquire "$B/k"
+ok $? "b takes k once a's deletes get through"
+diag "b took k $(($(now_ms) - t0)) ms after the proxy cleared"
+timeout 30 rm "$B/k"
+ok $? "(b releases k)"
+
+# ---- 2. callers on both mounts, a's deletes failing -----------------------
+
+# caller MNT TAG: flock(1) on MNT/k2 for a short critical section; an
+# overlap (the mkdir fails) is recorded in $WORK/errs, each entry in
+# $WORK/done as TAG.
+caller() {
+	timeout 90 flock -w 80 "$1/k2" sh -c '
+		mkdir "$0/in" 2>/dev/null || echo overlap >>"$0/errs"
+		sleep 0.2
+		rmdir "$0/in"
+		echo "$1" >>"$0/done"' "$WORK" "$2"
+}
+count() {
+	local n=0
+	[ -f "$WORK/done" ] && n=$(grep -c "^$1\$" "$WORK/done")
+	echo "$n"
+}
+
+expect 0 open "$A/k2" O_CREAT,O_EXCL,O_RDONLY 0644
+proxy_ctl http500 1000000 DeleteItem >/dev/null
+timeout 30 rm "$A/k2" 2>/dev/null
+ok $((! $?)) "a's release of k2 is not confirmed"
+pids=()
+for i in 1 2; do
+	caller "$A" a &
+	pids+=($!)
+	track_pid $!
+	caller "$B" b &
+	pids+=($!)
+	track_pid $!
+done
+a_done() { [ "$(count a)" = 2 ]; }
+wait_for 40 a_done
+ok $? "a's two callers take k2 over, one after the other"
+is "$(count b)" 0 "(b's callers still wait: a's rows are not deleted yet)"
+proxy_ctl clear >/dev/null
+failed=0
+for p in "${pids[@]}"; do
+	wait "$p" || failed=$((failed + 1))
+done
+is "$failed" 0 "every caller got the key"
+is "$(count b)" 2 "b's two callers took it once a's deletes got through"
+[ ! -s "$WORK/errs" ]
+ok $? "never two holders at once"

@@ -393,7 +393,7 @@ int64_t lock_int_session_refresh_ms(void)
 int lock_int_session_sync(struct lock_engine *e, struct lock *lk)
 {
 	struct lock_record row;
-	char rvn[RECORD_RVN_MAX];
+	int64_t deadline;
 	int rc;
 
 	/* 1. A heartbeat sent now (after any in flight). */
@@ -411,25 +411,32 @@ int lock_int_session_sync(struct lock_engine *e, struct lock *lk)
 	e->sess.busy = false;
 	pthread_cond_broadcast(&e->cv);
 	lock_int_wake_session_locked(e);
-	text_copy(rvn, sizeof(rvn), lk->rec.rvn);
 	pthread_mutex_unlock(&e->mu);
 	lock_int_notify_lost(e);
 	if (rc)
 		return -EIO;
-	/* 2. Our row still carries our RVN. */
+	/* 2. Our row still carries our RVN, read with the lock claimed (no
+	 * write of ours moves it meanwhile). A version of a write of ours
+	 * whose answer was lost is ours too: that write landed. */
+	pthread_mutex_lock(&e->mu);
+	rc = lock_int_begin_write_locked(e, lk);
+	if (lock_int_write_started(e, lk, rc, e->cfg.op_timeout_ms, &deadline))
+		return -EIO;
 	record_init(&row);
 	rc = lock_rows_get(e, lk->key, &row);
-	if (!rc && strcmp(row.rvn, rvn))
-		rc = -ESTALE;
 	if (rc == -ENOENT)
 		rc = -ESTALE;
-	record_fini(&row);
 	pthread_mutex_lock(&e->mu);
+	if (!rc && strcmp(row.rvn, lk->rec.rvn) &&
+	    !lock_int_pending_adopt_locked(lk, row.rvn))
+		rc = -ESTALE;
+	lock_int_end_write_locked(e, lk);
 	if (rc == -ESTALE)
 		lock_int_mark_lost_locked(e, lk, LOST_STOLEN);
 	if (!rc && !lock_int_trusted_locked(e, lk, now_mono(e)))
 		rc = -EIO;
 	pthread_mutex_unlock(&e->mu);
+	record_fini(&row);
 	lock_int_notify_lost(e);
 	return rc ? -EIO : 0;
 }

@@ -486,6 +486,34 @@ static void test_sync(void)
 	teardown();
 }
 
+/* fsync of a session lock after a data write whose answer was lost (it
+ * landed: the row carries that write's version, one of ours): the lock is
+ * still ours, never taken for stolen. */
+static void test_sync_after_lost_answer(void)
+{
+	struct lock *a;
+	struct lock_record r;
+
+	setup(false, false);
+	CHECK_INT(excl(&A, "k", &a), 0);
+	store_fault_lose_next(&A.sf, 1);
+	CHECK_INT(lock_modify_data(A.e, a, "x", 1, 0, -1, 16), -EIO);
+	record_init(&r);
+	CHECK_INT(mem->ops->get_lock(mem, "k", 0, &r), 0);
+	CHECK(r.has_data && r.data_len == 1 && r.data[0] == 'x');
+	record_fini(&r);
+	CHECK_INT(lock_renew_sync(A.e, a), 0);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
+	CHECK_INT(A.lost, 0);
+	/* Still ours: a release deletes the row. */
+	CHECK_INT(lock_release(A.e, a), 0);
+	record_init(&r);
+	CHECK_INT(mem->ops->get_lock(mem, "k", 0, &r), -ENOENT);
+	record_fini(&r);
+	lock_unref(A.e, a);
+	teardown();
+}
+
 /* A session deleted by hand: A learns at its next heartbeat (lost); an
  * observer treats "absent" as a version that stands still, and takes
  * the key only after a lease. */
@@ -643,6 +671,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_abandoned_while_releasing);
 	CHECK_CASE(test_race);
 	CHECK_CASE(test_sync);
+	CHECK_CASE(test_sync_after_lost_answer);
 	CHECK_CASE(test_absent_session);
 	CHECK_CASE(test_fixed_owner_restart);
 	CHECK_CASE(test_acquire_between_sessions);

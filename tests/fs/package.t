@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# fs-run: alone (builds the package and a Debian root: CPU and disk)
 # package.t: the Debian package, as an operator installs it. Builds
 # lockfs_VERSION_ARCH.deb with cpack, makes a clean Debian 12 root
 # (mmdebstrap, minbase + man-db), installs the .deb there with apt (which

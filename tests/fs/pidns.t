@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# fs-run: alone (sets the next PID of the machine: ns_last_pid)
 # pidns.t: process groups across PID namespaces (issue 12 item 2), on real
 # mounts against a private DynamoDB Local that is paused (SIGSTOP) past the
 # safe period to make locks lost (lease=5,heartbeat=0.5,safe_period=2.5,

@@ -10,7 +10,14 @@
 # tools/ beside lockfs-t's directory), LOCKFS_DDB_ENDPOINT (a running
 # DynamoDB Local; when unset one is started here and stopped at the end),
 # LOCKFS_TMP (scratch directory; default mktemp -d), LOCKFS_KEEP=1 keeps
-# work dirs, LOCKFS_FS_TIMEOUT (seconds per file, default 300).
+# work dirs, LOCKFS_FS_TIMEOUT (seconds per file, default 300),
+# LOCKFS_FS_JOBS (files run at once, default 1). With more than one job,
+# a file whose header has the line "# fs-run: alone" (it loads the CPU,
+# or changes what the whole machine shares, such as the next PID) still
+# runs with no other file beside it: those run first, one at a time, then
+# the rest, JOBS at a time. Most files spend their time waiting for
+# leases to lapse, not on the CPU. Each file's line is printed when it
+# ends.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -55,9 +62,15 @@ cleanup() {
 		rm -rf "$LOCKFS_TMP"
 	fi
 }
-child=
+declare -A running=()  # pid of a running file's session -> the file
+stop_running() {
+	local pid
+	for pid in "${!running[@]}"; do
+		kill -TERM -- "-$pid" 2>/dev/null
+	done
+}
 trap cleanup EXIT
-trap '[ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null; exit 130' INT TERM
+trap 'stop_running; exit 130' INT TERM
 
 export AWS_ACCESS_KEY_ID=fake AWS_SECRET_ACCESS_KEY=fake
 export AWS_EC2_METADATA_DISABLED=true
@@ -82,19 +95,31 @@ else
 fi
 
 passed=0 failed=0 skipped=0
-start=$SECONDS
-for t in "${files[@]}"; do
+jobs_max=${LOCKFS_FS_JOBS:-1}
+[[ $jobs_max =~ ^[1-9][0-9]*$ ]] || jobs_max=1
+declare -A started_at=()
+
+# launch FILE: runs it in a session (and process group) of its own, so that
+# locks held by the process group of one file (hold=pgrp) end with it and
+# an interrupt can stop all of it.
+launch() {
+	local pid
+	setsid timeout -k 10 "$per_file_timeout" bash "$1" \
+		>"$LOCKFS_TMP/$(basename "$1").tap" 2>&1 &
+	pid=$!
+	running[$pid]=$1
+	started_at[$pid]=$SECONDS
+}
+
+# finish: waits for any running file to end, then counts and prints it.
+finish() {
+	local pid rc t name log p s f planned ran status
+	wait -n -p pid "${!running[@]}"
+	rc=$?
+	t=${running[$pid]}
+	unset "running[$pid]"
 	name=$(basename "$t")
 	log=$LOCKFS_TMP/$name.tap
-	t0=$SECONDS
-	# Each file in a session (and process group) of its own, so that locks
-	# held by the process group of one file (hold=pgrp) end with it and an
-	# interrupt can stop all of it.
-	setsid timeout -k 10 "$per_file_timeout" bash "$t" >"$log" 2>&1 &
-	child=$!
-	wait "$child"
-	rc=$?
-	child=
 	p=$(grep -cE '^ok [0-9]+' "$log" | head -n 1)
 	s=$(grep -cE '^ok [0-9]+.*# SKIP' "$log" | head -n 1)
 	f=$(grep -cE '^not ok [0-9]+' "$log" | head -n 1)
@@ -117,11 +142,32 @@ for t in "${files[@]}"; do
 	[ "$f" -gt 0 ] && status=FAIL
 	[ "$rc" -eq 124 ] && status="FAIL (timed out after ${per_file_timeout}s)"
 	printf 'fs: %-12s %s  (%d passed, %d failed, %d skipped, %ds)\n' \
-		"$name" "$status" "$p" "$f" "$s" $((SECONDS - t0))
+		"$name" "$status" "$p" "$f" "$s" $((SECONDS - started_at[$pid]))
 	if [ "$f" -gt 0 ]; then
 		grep -E '^not ok|^#' "$log" | sed 's/^/    /'
 		echo "    (full output: $log)"
 	fi
+}
+
+alone=() together=()
+for t in "${files[@]}"; do
+	if [ "$jobs_max" -gt 1 ] && grep -q '^# fs-run: alone' "$t"; then
+		alone+=("$t")
+	else
+		together+=("$t")
+	fi
+done
+start=$SECONDS
+for t in "${alone[@]}"; do
+	launch "$t"
+	finish
+done
+for t in "${together[@]}"; do
+	[ "${#running[@]}" -lt "$jobs_max" ] || finish
+	launch "$t"
+done
+while [ "${#running[@]}" -gt 0 ]; do
+	finish
 done
 echo "fs: took $((SECONDS - start)) s"
 echo "fs: $passed passed, $failed failed, $skipped skipped"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# fs-run: alone (loads both cores; its timings assume nothing beside it)
 # torture.t: no two holders at once under faults. Three mounts of one table
 # (a: plain, hold=pgrp; b: its daemon's wall clock 2 h behind under
 # libfaketime, hold=fd; c: hold=pgrp, release=async (unlink answers before

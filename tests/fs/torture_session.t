@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# fs-run: alone (loads both cores; its timings assume nothing beside it)
 # torture_session.t: torture.t with session leases (-o session) on mounts a
 # and c, and b per-lock judging their rows by their sessions: no two holders
 # at once when locks are kept by one session heartbeat per mount and taken

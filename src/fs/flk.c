@@ -2,7 +2,8 @@
  * request takes its key at once when it can (a local reader shares the
  * mount's shared lock without a request; otherwise one attempt at a time
  * per key, flk_take.c), converts a lock as flock(2) does, or parks as a
- * waiter that the wait thread (flk_wait.c) serves later. A waiter is
+ * waiter that the wait thread (flk_wait.c) serves later (a blocking
+ * request whose first try DynamoDB did not answer parks too). A waiter is
  * answered exactly once, by whoever removes it from its queue under f->mu.
  * Interrupts find waiters by request pointer and never dereference it.
  * Threads: FUSE workers (requests, interrupts) and the wait workers
@@ -238,6 +239,16 @@ again:
 		return 0;
 	}
 	intr = r->wait && entering_del(f, r->req);
+	if (r->wait && store_err_transient(rc)) {
+		/* DynamoDB did not answer the first try: a blocking request
+		 * waits on ("blocks until acquired"), tried again at the
+		 * waiters' pace, as a waiter's failed try is. */
+		char why[LOG_ERRNO_MAX];
+
+		log_warn(TAG, "file lock key=%s: %s; waiting on", r->key,
+			 log_errno(rc, why, sizeof(why)));
+		rc = -EEXIST;
+	}
 	if (rc == 0 || (rc != -EBUSY && rc != -EEXIST)) {
 		flk_int_fkey_maybe_free(f, fk);
 		pthread_mutex_unlock(&f->mu);

@@ -13,12 +13,23 @@
 #ifndef LOCKFS_STORE_H
 #define LOCKFS_STORE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "record.h"
 
 struct store;
+
+/* Whether rc says the store could not be asked or did not answer (the
+ * network, throttling, a server error), rather than answering no: worth
+ * another try later. */
+static inline bool store_err_transient(int rc)
+{
+	return rc == -EIO || rc == -ETIMEDOUT || rc == -EAGAIN ||
+	       rc == -ECONNREFUSED || rc == -ECONNRESET ||
+	       rc == -EHOSTUNREACH || rc == -EPROTO;
+}
 
 /* What a renewal (heartbeat, data write, fence record) changes. */
 struct lock_renewal {

@@ -10,10 +10,11 @@
 # lost after it landed leaves no orphan; a mkdir whose reply is lost after
 # it landed returns 0 (four at once), and of two mounts making one name at
 # once exactly one succeeds; so does an rmdir whose reply hangs after it
-# landed; a heartbeat whose reply hangs is retried within the safe period.
+# landed; a heartbeat whose reply hangs is retried within the safe period;
+# blocking flocks whose first tries meet HTTP 500s wait on and get the key.
 . "$(dirname "$0")/lib.sh"
 
-plan 58
+plan 63
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -248,6 +249,43 @@ is "$(field "$HOUT" state)" held "... w retried it and still holds hb 5 s after 
 hold_cmd hw fsync 10
 is "$HOUT" 0 "... fsync: 0"
 hold_stop hw
+
+# ---- blocking flocks whose first tries meet HTTP 500s wait on -----------
+# Two open files on a (opened while b held the key, so no create), then
+# b lets go, then 40 PutItems are answered 500 (past the 10 s an acquire
+# tries for), then both flock(2) the key at once: the first try fails,
+# and the flock waits on and gets the key; the second gets it once the
+# first lets go. Before, the first flock(2) failed with EIO (and flock(1)
+# then gave up).
+hold_start ob "$B/outage" O_CREAT,O_EXCL,O_RDWR 0644
+is "$HOUT" ready "b holds outage"
+wait_for 10 test -e "$A/outage"
+hold_start o1 "$A/outage" O_RDONLY
+hold_start o2 "$A/outage" O_RDONLY
+rm "$B/outage"
+hold_stop ob
+wait_for 10 sh -c "! test -e '$A/outage'"
+proxy_ctl clear >/dev/null
+snap
+inj0=$(stat_of injected)
+proxy_ctl http500 40 PutItem >/dev/null
+(hold_cmd o1 "flock ex" 60; echo "$HOUT" >"$WORK/outage-1") &
+p1=$!
+sleep 0.2
+(hold_cmd o2 "flock ex" 60; echo "$HOUT" >"$WORK/outage-2") &
+p2=$!
+wait "$p1"
+is "$(cat "$WORK/outage-1")" 0 \
+	"a blocking flock whose first try met HTTP 500s waits on and gets the key"
+snap
+is "$(($(stat_of injected) - inj0))" 40 "... past the 40 HTTP 500s"
+hold_cmd o1 "flock un"
+wait "$p2"
+is "$(cat "$WORK/outage-2")" 0 "... and the flock beside it gets it next"
+hold_stop o1
+hold_stop o2
+wait_for 10 sh -c "! test -e '$A/outage'"
+ok $? "... and it is free after them"
 
 proxy_ctl clear >/dev/null
 is "$?" 0 "clear"

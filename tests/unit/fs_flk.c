@@ -10,7 +10,8 @@
  * lock, and a writer waiting on another mount's readers marks the row, so
  * that it gets the key although readers keep coming on that mount. A
  * hanging poll of one key delays no waiter of another; due polls that
- * outnumber the wait workers are read together. */
+ * outnumber the wait workers are read together. A blocking request waits
+ * through a DynamoDB outage that fails its first try. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -240,6 +241,38 @@ static void test_interrupt_during_first_attempt(void)
 	pthread_join(t, NULL);
 	CHECK_INT(c.rc, -EINTR);
 	CHECK_INT(answer_of(&req), -1); /* answered by the return, once */
+	teardown();
+}
+
+/* DynamoDB does not answer a blocking request's first try: the request
+ * waits on (flock "blocks until acquired") and is granted once DynamoDB
+ * answers again, instead of failing. A non-blocking one fails, and not
+ * as a conflict. */
+static void test_blocking_waits_through_outage(void)
+{
+	int req, rc;
+	struct flk_req w = { .key = "o",
+			     .owner = 1,
+			     .kind = FLK_FLOCK,
+			     .wait = true,
+			     .req = &req };
+	struct flk_req nb = { .key = "o", .owner = 2, .kind = FLK_FLOCK };
+
+	setup();
+	w.holder = holder();
+	nb.holder = holder();
+	store_fault_set_down(&me.sf, 1);
+	rc = flk_lock(flk, &nb);
+	CHECK(rc != 0 && rc != -EWOULDBLOCK && rc != -EINPROGRESS);
+	CHECK_INT(flk_lock(flk, &w), -EINPROGRESS);
+	flk_arm(flk, &req);
+	usleep(100 * 1000);
+	CHECK_INT(answer_of(&req), -1); /* still waiting */
+	store_fault_set_down(&me.sf, 0);
+	for (int i = 0; i < 300 && answer_of(&req) < 0; i++)
+		usleep(10 * 1000);
+	CHECK_INT(answer_of(&req), 0);
+	CHECK_INT(flk_unlock(flk, "o", 1, FLK_FLOCK), 0);
 	teardown();
 }
 
@@ -706,6 +739,7 @@ int main(int argc, char **argv)
 	log_setup(LOGL_ERR, false, NULL);
 	check_cases(argc, argv);
 	CHECK_CASE(test_interrupt_during_first_attempt);
+	CHECK_CASE(test_blocking_waits_through_outage);
 	CHECK_CASE(test_own_lock_ahead_of_waiters);
 	CHECK_CASE(test_attempts_do_not_undo_grants);
 	CHECK_CASE(test_sweep);

@@ -154,30 +154,6 @@ static void advance(int64_t ms)
 	engine_steps_advance(&fclk, ms, run_all, NULL);
 }
 
-static int excl(struct mount *m, const char *key, struct lock **lk)
-{
-	struct lock_holder h = engine_steps_holder(getpid(), getpid(), "flock");
-
-	return lock_acquire(m->e, key, &h, lk, NULL, NULL);
-}
-
-/* One poll of a waiter (as flk's): read the row, judge it, acquire when
- * it is gone or lapsed. 0 with *lk when taken. */
-static int poll_once(struct mount *m, const char *key, struct lock **lk)
-{
-	struct lock_record r;
-	int rc;
-
-	record_init(&r);
-	rc = lock_rows_get(m->e, key, &r);
-	if (!rc && !lock_rows_judge(m->e, &r, NULL))
-		rc = -EEXIST;
-	else if (!rc || rc == -ENOENT)
-		rc = excl(m, key, lk);
-	record_fini(&r);
-	return rc;
-}
-
 static int writes(struct mount *m)
 {
 	return m->ops[SF_PUT] + m->ops[SF_RENEW] + m->ops[SF_DELETE] +
@@ -202,8 +178,8 @@ static void test_one_write_per_period(void)
 	for (i = 0; i < N_LOCKS; i++) {
 		keyname(key, sizeof(key), i);
 		snprintf(bkey, sizeof(bkey), "b%d", i);
-		CHECK_INT(excl(&A, key, &a[i]), 0);
-		CHECK_INT(excl(&B, bkey, &b[i]), 0);
+		CHECK_INT(engine_steps_excl(A.e, key, &a[i]), 0);
+		CHECK_INT(engine_steps_excl(B.e, bkey, &b[i]), 0);
 	}
 	wa = writes(&A);
 	wb = writes(&B);
@@ -242,7 +218,7 @@ static void dead_session(bool observer_session)
 		char key[16];
 
 		keyname(key, sizeof(key), i);
-		CHECK_INT(excl(&A, key, &a[i]), 0);
+		CHECK_INT(engine_steps_excl(A.e, key, &a[i]), 0);
 	}
 	record_init(&r);
 	CHECK_INT(mem->ops->get_lock(mem, "k0", 0, &r), 0);
@@ -255,7 +231,7 @@ static void dead_session(bool observer_session)
 	A.stopped = true;
 	died = clk_mono_ms(&fclk.clk);
 	a_trust_end = died + SAFE_MS;
-	while ((rc = poll_once(&B, "k0", &b)) == -EEXIST) {
+	while ((rc = engine_steps_poll(B.e, "k0", &b)) == -EEXIST) {
 		CHECK(clk_mono_ms(&fclk.clk) < died + 2 * LEASE_MS);
 		advance(50);
 	}
@@ -278,9 +254,9 @@ static void dead_session(bool observer_session)
 	for (i = 0; i < 3; i++)
 		CHECK_INT(lock_get_state(A.e, a[i]), LOCK_LOST);
 	CHECK_INT(A.lost, 3);
-	CHECK_INT(excl(&A, "k0", &n), -EEXIST); /* B's */
+	CHECK_INT(engine_steps_excl(A.e, "k0", &n), -EEXIST); /* B's */
 	/* A new session (another key) holds new keys. */
-	CHECK_INT(excl(&A, "fresh", &n), 0);
+	CHECK_INT(engine_steps_excl(A.e, "fresh", &n), 0);
 	record_fini(&r);
 	CHECK_INT(mem->ops->get_lock(mem, "fresh", 0, &r), 0);
 	CHECK(r.session && strcmp(r.session, skey));
@@ -315,7 +291,7 @@ static void test_stalled_beats(void)
 	int64_t last_ok;
 
 	setup(false, false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	advance(HB_MS * 2);
 	/* Run until a heartbeat has just been confirmed (sent this tick). */
 	{
@@ -349,7 +325,7 @@ static void test_abandoned_session_rows_lapse(void)
 	int rc;
 
 	setup(false, false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	advance(HB_MS * 2);
 	A.fail_session = 1;
 	A.fail_delete = 1;
@@ -357,14 +333,14 @@ static void test_abandoned_session_rows_lapse(void)
 	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
 	A.fail_session = 0;
 	back = clk_mono_ms(&fclk.clk);
-	while ((rc = poll_once(&B, "k", &b)) == -EEXIST &&
+	while ((rc = engine_steps_poll(B.e, "k", &b)) == -EEXIST &&
 	       clk_mono_ms(&fclk.clk) < back + 4 * LEASE_MS)
 		advance(50);
 	CHECK_INT(rc, 0);
 	printf("taken %lld ms after A's heartbeats got through again\n",
 	       (long long)(clk_mono_ms(&fclk.clk) - back));
 	CHECK_INT(lock_get_state(B.e, b), LOCK_HELD);
-	CHECK_INT(excl(&A, "fresh", &n), 0);
+	CHECK_INT(engine_steps_excl(A.e, "fresh", &n), 0);
 	advance(HB_MS * 4);
 	CHECK_INT(lock_get_state(A.e, n), LOCK_HELD);
 	lock_unref(A.e, a);
@@ -395,7 +371,7 @@ static void test_abandoned_while_releasing(void)
 	struct lock *a, *n = NULL;
 
 	setup(false, false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	advance(HB_MS * 2);
 	A.on_delete = abandon_now;
 	lock_release(A.e, a);
@@ -403,7 +379,7 @@ static void test_abandoned_while_releasing(void)
 	CHECK(lock_get_state(A.e, a) != LOCK_HELD);
 	lock_unref(A.e, a);
 	advance(HB_MS * 4); /* a new session; the lost lock's cleanup */
-	CHECK_INT(excl(&A, "k", &n), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &n), 0);
 	CHECK_INT(lock_get_state(A.e, n), LOCK_HELD);
 	lock_unref(A.e, n);
 	teardown();
@@ -421,7 +397,7 @@ static void *race_main(void *arg)
 	struct racer *r = arg;
 
 	pthread_barrier_wait(r->go);
-	r->rc = poll_once(r->m, "k", &r->lk);
+	r->rc = engine_steps_poll(r->m->e, "k", &r->lk);
 	return NULL;
 }
 
@@ -434,12 +410,12 @@ static void test_race(void)
 	pthread_t tb, tc;
 
 	setup(true, false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	advance(HB_MS);
 	A.stopped = true;
 	/* Both see the session now, and again after a lease. */
-	CHECK_INT(poll_once(&B, "k", &x), -EEXIST);
-	CHECK_INT(poll_once(&C, "k", &x), -EEXIST);
+	CHECK_INT(engine_steps_poll(B.e, "k", &x), -EEXIST);
+	CHECK_INT(engine_steps_poll(C.e, "k", &x), -EEXIST);
 	advance(LEASE_MS + 600); /* past the view's reads; B, C beat on */
 	CHECK_INT(pthread_barrier_init(&go, NULL, 2), 0);
 	CHECK_INT(pthread_create(&tb, NULL, race_main, &rb), 0);
@@ -466,7 +442,7 @@ static void test_sync(void)
 	int s, g, w;
 
 	setup(false, false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	s = A.ops[SF_SESSION];
 	g = A.ops[SF_GET];
 	w = A.ops[SF_RENEW] + A.ops[SF_PUT];
@@ -495,7 +471,7 @@ static void test_sync_after_lost_answer(void)
 	struct lock_record r;
 
 	setup(false, false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	store_fault_lose_next(&A.sf, 1);
 	CHECK_INT(lock_modify_data(A.e, a, "x", 1, 0, -1, 16), -EIO);
 	record_init(&r);
@@ -524,12 +500,12 @@ static void test_absent_session(void)
 	int rc;
 
 	setup(true, false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	A.stopped = true;
 	CHECK_INT(store_mem_session_delete_raw(mem, RECORD_SESSION_PREFIX "A"),
 		  0);
 	gone = clk_mono_ms(&fclk.clk);
-	while ((rc = poll_once(&B, "k", &b)) == -EEXIST) {
+	while ((rc = engine_steps_poll(B.e, "k", &b)) == -EEXIST) {
 		CHECK(clk_mono_ms(&fclk.clk) < gone + 2 * LEASE_MS);
 		advance(50);
 	}
@@ -553,9 +529,9 @@ static void test_fixed_owner_restart(void)
 	struct lock_record r;
 
 	setup(false, false);
-	CHECK_INT(excl(&A, "old", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "old", &a), 0);
 	mount_up(&again, "A", true);
-	CHECK_INT(excl(&again, "new", &n), 0);
+	CHECK_INT(engine_steps_excl(again.e, "new", &n), 0);
 	record_init(&r);
 	CHECK_INT(mem->ops->get_lock(mem, "new", 0, &r), 0);
 	CHECK(r.session && !strncmp(r.session, RECORD_SESSION_PREFIX "A#",
@@ -580,7 +556,7 @@ static void *acquire_main(void *arg)
 {
 	struct acquirer *q = arg;
 
-	q->rc = excl(q->m, q->key, &q->lk);
+	q->rc = engine_steps_excl(q->m->e, q->key, &q->lk);
 	__atomic_store_n(&q->done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
@@ -606,7 +582,7 @@ static void test_acquire_between_sessions(void)
 	int i;
 
 	setup(false, false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	A.keep_key = RECORD_SESSION_PREFIX "A";
 	CHECK_INT(store_mem_session_delete_raw(mem, RECORD_SESSION_PREFIX "A"),
 		  0);

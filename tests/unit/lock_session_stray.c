@@ -122,32 +122,6 @@ static void advance(int64_t ms)
 	engine_steps_advance(&fclk, ms, run_all, NULL);
 }
 
-static int excl(struct mount *m, const char *key, struct lock **lk)
-{
-	struct lock_holder h = engine_steps_holder(getpid(), getpid(), "flock");
-
-	*lk = NULL;
-	return lock_acquire(m->e, key, &h, lk, NULL, NULL);
-}
-
-/* One poll of a waiter (as flk's): read the row, judge it, acquire when
- * it is gone or lapsed. 0 with *lk when taken. */
-static int poll_once(struct mount *m, const char *key, struct lock **lk)
-{
-	struct lock_record r;
-	int rc;
-
-	*lk = NULL;
-	record_init(&r);
-	rc = lock_rows_get(m->e, key, &r);
-	if (!rc && !lock_rows_judge(m->e, &r, NULL))
-		rc = -EEXIST;
-	else if (!rc || rc == -ENOENT)
-		rc = excl(m, key, lk);
-	record_fini(&r);
-	return rc;
-}
-
 static bool row_exists(const char *key)
 {
 	struct lock_record r;
@@ -157,6 +131,17 @@ static bool row_exists(const char *key)
 	has = engine_steps_row(mem, key, &r);
 	record_fini(&r);
 	return has;
+}
+
+/* key's row is there, with RVN rvn. */
+static void check_row_rvn(const char *key, const char *rvn)
+{
+	struct lock_record r;
+
+	record_init(&r);
+	CHECK(engine_steps_row(mem, key, &r));
+	CHECK_STR(r.rvn, rvn);
+	record_fini(&r);
 }
 
 /* key's row rewritten with RVN rvn and nothing else changed: it still
@@ -178,7 +163,7 @@ static void b_takes(const char *key)
 {
 	struct lock *b;
 
-	CHECK_INT(poll_once(&B, key, &b), 0);
+	CHECK_INT(engine_steps_poll(B.e, key, &b), 0);
 	CHECK_INT(lock_get_state(B.e, b), LOCK_HELD);
 	CHECK_INT(lock_release(B.e, b), 0);
 	lock_unref(B.e, b);
@@ -196,7 +181,7 @@ static void test_cleanup_outlasts_failing_deletes(void)
 	int seen;
 
 	setup(false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	advance(HB_MS);
 	A.fail_deletes = 1 + 25; /* the release, then 25 cleanups */
 	CHECK(lock_release(A.e, a) != 0);
@@ -233,7 +218,7 @@ static void test_per_lock_cleanup_gives_up(void)
 	struct lock *b;
 
 	setup(false);
-	CHECK_INT(excl(&B, "p", &b), 0);
+	CHECK_INT(engine_steps_excl(B.e, "p", &b), 0);
 	B.fail_deletes = 1000;
 	CHECK(lock_release(B.e, b) != 0);
 	lock_unref(B.e, b);
@@ -251,7 +236,7 @@ static void test_release_moved_row(void)
 	struct lock *a;
 
 	setup(true);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	move_row("k", "landed-unconfirmed");
 	CHECK_INT(lock_release(A.e, a), 0);
 	CHECK(!row_exists("k"));
@@ -267,7 +252,7 @@ static void test_cleanup_moved_row(void)
 	struct lock *a;
 
 	setup(false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	move_row("k", "landed-unconfirmed");
 	A.fail_deletes = 1;
 	CHECK(lock_release(A.e, a) != 0);
@@ -288,7 +273,7 @@ static void test_taken_row_of_ours_cleaned(void)
 	struct lock *a;
 
 	setup(false);
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	move_row("k", "untracked");
 	CHECK_INT(lock_renew_sync(A.e, a), -EIO);
 	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
@@ -308,7 +293,7 @@ static void stray_row(const char *key)
 	struct lock *a;
 	struct lock_record r;
 
-	CHECK_INT(excl(&A, key, &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, key, &a), 0);
 	record_init(&r);
 	CHECK(engine_steps_row(mem, key, &r));
 	CHECK_INT(lock_release(A.e, a), 0);
@@ -322,23 +307,19 @@ static void test_stray_row_at_acquire(void)
 {
 	struct lock *a, *b;
 	char rvn[RECORD_RVN_MAX];
-	struct lock_record r;
 
 	setup(true);
 	stray_row("k");
-	CHECK_INT(poll_once(&B, "k", &b), -EEXIST); /* B respects it */
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_poll(B.e, "k", &b), -EEXIST); /* B respects it */
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
 	lock_current_rvn(A.e, a, rvn);
-	record_init(&r);
-	CHECK(engine_steps_row(mem, "k", &r));
-	CHECK_STR(r.rvn, rvn);
-	record_fini(&r);
+	check_row_rvn("k", rvn);
 	CHECK_INT(lock_release(A.e, a), 0);
 	lock_unref(A.e, a);
 	/* A waiter's poll judges it lapsed and takes it. */
 	stray_row("k");
-	CHECK_INT(poll_once(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_poll(A.e, "k", &a), 0);
 	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
 	CHECK_INT(lock_release(A.e, a), 0);
 	lock_unref(A.e, a);
@@ -356,8 +337,8 @@ static void test_held_row_left_alone(void)
 	struct lock_record r;
 
 	setup(false);
-	CHECK_INT(excl(&A, "k", &a), 0);
-	CHECK_INT(excl(&A, "k", &a2), -EEXIST);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a2), -EEXIST);
 	record_init(&r);
 	CHECK(engine_steps_row(mem, "k", &r));
 	CHECK(!lock_rows_judge(A.e, &r, NULL));
@@ -366,13 +347,11 @@ static void test_held_row_left_alone(void)
 	A.fail_deletes = 1;
 	CHECK(lock_release(A.e, a) != 0);
 	old = a;
-	CHECK_INT(excl(&A, "k", &a), 0); /* over the lost lock's row */
+	CHECK_INT(engine_steps_excl(A.e, "k", &a),
+		  0); /* over the lost lock's row */
 	lock_current_rvn(A.e, a, rvn);
 	advance(HB_MS * 4); /* the lost lock's cleanup */
-	record_init(&r);
-	CHECK(engine_steps_row(mem, "k", &r));
-	CHECK_STR(r.rvn, rvn);
-	record_fini(&r);
+	check_row_rvn("k", rvn);
 	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
 	CHECK_INT(lock_release(A.e, a), 0);
 	lock_unref(A.e, a);
@@ -389,26 +368,22 @@ static struct lock *second;
 
 static void second_acquire(void)
 {
-	second_rc = excl(&A, "k", &second);
+	second_rc = engine_steps_excl(A.e, "k", &second);
 }
 
 static void test_acquire_in_flight(void)
 {
 	struct lock *a;
 	char rvn[RECORD_RVN_MAX];
-	struct lock_record r;
 
 	setup(false);
 	A.after_put = second_acquire;
-	CHECK_INT(excl(&A, "k", &a), 0);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	CHECK(A.after_put == NULL);
 	CHECK_INT(second_rc, -EEXIST);
 	CHECK(second == NULL);
 	lock_current_rvn(A.e, a, rvn);
-	record_init(&r);
-	CHECK(engine_steps_row(mem, "k", &r));
-	CHECK_STR(r.rvn, rvn);
-	record_fini(&r);
+	check_row_rvn("k", rvn);
 	CHECK_INT(lock_release(A.e, a), 0);
 	lock_unref(A.e, a);
 	teardown();

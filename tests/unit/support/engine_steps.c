@@ -2,10 +2,13 @@
  * tests' common pieces (see engine_steps.h). Threads: the caller's. */
 #include "engine_steps.h"
 
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "lease.h"
+#include "lock_rows.h"
 #include "store_mem.h"
 
 void engine_steps_due(struct lock_engine *e, const struct clk *clk)
@@ -52,6 +55,30 @@ struct lock_holder engine_steps_holder(int64_t pid, int64_t pgid,
 
 	strcpy(h.cmd, cmd);
 	return h;
+}
+
+int engine_steps_excl(struct lock_engine *e, const char *key, struct lock **lk)
+{
+	struct lock_holder h = engine_steps_holder(getpid(), getpid(), "flock");
+
+	*lk = NULL;
+	return lock_acquire(e, key, &h, lk, NULL, NULL);
+}
+
+int engine_steps_poll(struct lock_engine *e, const char *key, struct lock **lk)
+{
+	struct lock_record r;
+	int rc;
+
+	*lk = NULL;
+	record_init(&r);
+	rc = lock_rows_get(e, key, &r);
+	if (!rc && !lock_rows_judge(e, &r, NULL))
+		rc = -EEXIST;
+	else if (!rc || rc == -ENOENT)
+		rc = engine_steps_excl(e, key, lk);
+	record_fini(&r);
+	return rc;
 }
 
 void engine_steps_foreign_row(struct store *st, const char *key,

@@ -2,9 +2,9 @@
  * runs an engine's lease steps that are due now, and moves the fake clock
  * on in 10 ms steps with the test's own work (lease steps of its engines,
  * flk turns) after each. The lock tests' common pieces with it: the
- * engine configuration most of them use, a holder, rows written as
- * another client writes them, and freeing an engine with its observer and
- * store at a test's end.
+ * engine configuration most of them use, a holder, an acquire and a
+ * waiter's poll, rows written as another client writes them, and freeing
+ * an engine with its observer and store at a test's end.
  *
  * Threads: the test's one thread (none of it runs a thread itself). */
 #ifndef LOCKFS_TEST_ENGINE_STEPS_H
@@ -34,6 +34,16 @@ struct lock_config engine_steps_config(const char *owner, const char *host,
 /* A holder of uid and gid 1000, mode 0644, command cmd. */
 struct lock_holder engine_steps_holder(int64_t pid, int64_t pgid,
 				       const char *cmd);
+
+/* An exclusive acquire of key on e by the test's process (a holder as
+ * engine_steps_holder's, command "flock"): lock_acquire's result, *lk
+ * NULL unless taken. */
+int engine_steps_excl(struct lock_engine *e, const char *key, struct lock **lk);
+
+/* One poll of a file-lock waiter on e (as flk's): read key's row, judge
+ * it, and acquire (engine_steps_excl) when it is gone or lapsed. 0 with
+ * *lk when taken, -EEXIST when the row is live, other -errno. */
+int engine_steps_poll(struct lock_engine *e, const char *key, struct lock **lk);
 
 /* Writes key's row as another client would (owner, rvn, lease_ms and
  * expiry_real_s; nothing else) straight into st, a store_mem. */

@@ -199,6 +199,13 @@ static void session_abandon_locked(struct lock_engine *e)
 	session_next_locked(e);
 }
 
+/* mu held: whether the session trusts its locks now. */
+static bool session_trusted_locked(struct lock_engine *e)
+{
+	return e->sess.live &&
+	       now_mono(e) - e->sess.last_ok_mono_ms < e->cfg.safe_period_ms;
+}
+
 /* mu held: rvn is a heartbeat of ours whose answer was lost: it landed. */
 static bool adopt_pending_locked(struct lock_engine *e, const char *rvn)
 {
@@ -296,8 +303,7 @@ static int beat(struct lock_engine *e)
 			 key, log_errno(rc, why, sizeof(why)),
 			 (long long)(e->sess.last_ok_mono_ms +
 				     e->cfg.safe_period_ms - now_mono(e)));
-		if (now_mono(e) >=
-		    e->sess.last_ok_mono_ms + e->cfg.safe_period_ms)
+		if (!session_trusted_locked(e))
 			session_abandon_locked(e);
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -328,13 +334,6 @@ void lock_int_session_beat(struct lock_engine *e)
 	lock_int_wake_session_locked(e); /* when made by another thread */
 	pthread_mutex_unlock(&e->mu);
 	lock_int_notify_lost(e);
-}
-
-/* mu held: whether the session trusts its locks now. */
-static bool session_trusted_locked(struct lock_engine *e)
-{
-	return e->sess.live &&
-	       now_mono(e) - e->sess.last_ok_mono_ms < e->cfg.safe_period_ms;
 }
 
 /* mu held: waits, until the acquire's deadline, for a session this mount
@@ -450,8 +449,7 @@ void lock_session_info(struct lock_engine *e, struct lock_session_info *out)
 	if (!out->on)
 		return;
 	pthread_mutex_lock(&e->mu);
-	out->live = e->sess.live &&
-		    now - e->sess.last_ok_mono_ms < e->cfg.safe_period_ms;
+	out->live = session_trusted_locked(e);
 	text_copy(out->key, sizeof(out->key), e->sess.key);
 	out->renewed_ago_ms = now - e->sess.last_ok_mono_ms;
 	pthread_mutex_unlock(&e->mu);

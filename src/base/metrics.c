@@ -29,6 +29,7 @@ static const char *const counter_names[MC__COUNT] = {
 	[MC_LEASE_PASSES] = "lockfs_lease_passes_total",
 	[MC_SESSION_PASSES] = "lockfs_session_passes_total",
 	[MC_WAIT_POLLS] = "lockfs_wait_polls_total",
+	[MC_GROUP_CHECKS] = "lockfs_group_checks_total",
 };
 
 static const char *const counter_help[MC__COUNT] = {
@@ -51,6 +52,8 @@ static const char *const counter_help[MC__COUNT] = {
 		"Passes of the session thread (its wake-ups; -o session).",
 	[MC_WAIT_POLLS] = "Rows read by the polls of flock/fcntl waiters "
 			  "(several may share one BatchGetItem).",
+	[MC_GROUP_CHECKS] = "Process groups holding locks asked of /proc "
+			    "whether they are gone.",
 };
 
 static uint64_t load(const uint64_t *p)

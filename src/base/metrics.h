@@ -27,6 +27,7 @@ enum metric_counter {
 	MC_LEASE_PASSES,   /* passes (wake-ups) of the lease scheduler */
 	MC_SESSION_PASSES, /* passes (wake-ups) of the session thread */
 	MC_WAIT_POLLS,	   /* rows read by flock/fcntl waiters' polls */
+	MC_GROUP_CHECKS,   /* process groups asked of the host (lease_groups) */
 	MC__COUNT
 };
 

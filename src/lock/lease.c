@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease_groups.h"
 #include "lease_index.h"
 #include "lock_state.h"
 #include "log.h"
@@ -38,8 +39,6 @@ enum lease_action {
 	ACT_NONE,
 };
 
-static void lease_groups_changed(void *engine);
-
 static int64_t min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
@@ -57,106 +56,25 @@ static enum lease_action wanted(const struct lock *lk)
 	return ACT_NONE;
 }
 
-/* mu held. When the process groups are next looked at: every
- * pgrp_poll_ms, and after a holder's exit quickly a few times (1, 4, 16
- * and 64 ms), since the group counts as alive until the exited process
- * is reaped by its parent. */
-static int64_t group_check_delay(struct lock_engine *e)
-{
-	static const int64_t burst_ms[] = { 1, 4, 16, 64 };
-	int n = (int)(sizeof(burst_ms) / sizeof(burst_ms[0]));
-	int64_t d = e->cfg.pgrp_poll_ms;
-
-	if (e->pgrp_burst > 0) {
-		if (e->pgrp_burst > n)
-			e->pgrp_burst = n;
-		if (burst_ms[n - e->pgrp_burst] < d)
-			d = burst_ms[n - e->pgrp_burst];
-		e->pgrp_burst--;
-	}
-	return d;
-}
-
-/* One pass's answers about process groups, so that many locks of one
- * group (a script that took several) cost one check of it, not one each:
- * a check reads /proc. Direct-mapped; a collision only costs a check. */
-#define GROUP_MEMO_SLOTS 64
-
-struct group_memo {
-	struct {
-		int64_t pgid;
-		uint64_t start;
-		bool alive;
-	} slot[GROUP_MEMO_SLOTS];
-};
-
-static bool group_alive(struct lock_engine *e, struct group_memo *m,
-			const struct lock_holder *h)
-{
-	unsigned i =
-		(unsigned)(((uint64_t)h->pgid * 0x9E3779B97F4A7C15ULL) >> 58);
-
-	if (m->slot[i].pgid != h->pgid || m->slot[i].start != h->pgid_start) {
-		m->slot[i].pgid = h->pgid;
-		m->slot[i].start = h->pgid_start;
-		m->slot[i].alive = lock_int_pgrp_alive(e, h);
-	}
-	return m->slot[i].alive;
-}
-
-/* mu held. Ends the trust of locks past their safe period and notices
- * holders that went away. Returns the earliest time either may next be
- * due. */
+/* mu held. Ends the trust of locks past their safe period. Returns the
+ * earliest time another may end. */
 static int64_t watch_locked(struct lock_engine *e, int64_t now)
 {
 	const struct lock_config *cfg = &e->cfg;
-	bool check_pgrps = now >= e->next_pgrp_check_mono_ms;
-	bool pgrp_watch = false;
 	int64_t wake = now + LEASE_IDLE_MS;
-	struct group_memo memo;
 	struct lock *lk, *next;
 
-	/* Nothing can be due before the earliest end of a safe period or the
-	 * next process-group check: no walk of every lock until then. */
-	if (e->next_watch_mono_ms && now < e->next_watch_mono_ms &&
-	    (!e->pgrp_watch || !check_pgrps))
-		return e->pgrp_watch ? min64(e->next_watch_mono_ms,
-					     e->next_pgrp_check_mono_ms)
-				     : e->next_watch_mono_ms;
-
-	memset(&memo, 0, sizeof(memo)); /* pgid 0 is never a holder's */
+	/* Nothing can be due before the earliest end of a safe period: no
+	 * walk of every lock until then. */
+	if (e->next_watch_mono_ms && now < e->next_watch_mono_ms)
+		return e->next_watch_mono_ms;
 	for (lk = e->all; lk; lk = next) {
 		next = lk->next; /* lk may leave the list below */
 		if (lock_int_trusted_locked(e, lk, now))
 			wake = min64(wake, lock_int_last_ok(e, lk) +
 						   cfg->safe_period_ms);
-		if (lk->hold != HOLD_PGRP || lk->file_open)
-			continue;
-		if (lk->state == LOCK_HELD && !lk->release_wanted) {
-			pgrp_watch = true;
-			if (check_pgrps &&
-			    !group_alive(e, &memo, &lk->holder)) {
-				lk->release_wanted = true;
-				lk->next_due_mono_ms = now;
-				lease_index_note_locked(e, lk);
-			}
-		} else if (lk->state == LOCK_LOST && !lk->dismissed) {
-			/* A lost lock stays visible to its holder's group
-			 * until that group is gone (or it unlinks it). */
-			pgrp_watch = true;
-			if (check_pgrps &&
-			    !group_alive(e, &memo, &lk->holder)) {
-				lk->dismissed = true;
-				lock_int_retire_locked(e, lk);
-			}
-		}
 	}
 	e->next_watch_mono_ms = wake;
-	e->pgrp_watch = pgrp_watch;
-	if (check_pgrps)
-		e->next_pgrp_check_mono_ms = now + group_check_delay(e);
-	if (pgrp_watch)
-		wake = min64(wake, e->next_pgrp_check_mono_ms);
 	return wake;
 }
 
@@ -409,7 +327,10 @@ int64_t lease_step(struct lock_engine *e)
 		e->lease_jobs.session_beat(e);
 		return now;
 	}
-	n = plan_locked(e, now, &pick, 1, &wake);
+	/* Groups first: the host is asked with mu let go. */
+	wake = min64(wake, lease_groups_check(e, now));
+	now = clk_mono_ms(e->os.clk);
+	n = e->stopping ? 0 : plan_locked(e, now, &pick, 1, &wake);
 	pthread_mutex_unlock(&e->mu);
 	/* 2. Acquirers hear of new losses (without mu). */
 	lock_int_notify_lost(e);
@@ -475,6 +396,11 @@ static void *scheduler_main(void *arg)
 
 		e->kicked = false;
 		metrics_inc(e->metrics, MC_LEASE_PASSES);
+		/* Groups first: the host is asked with mu let go. */
+		wake = min64(wake, lease_groups_check(e, now));
+		if (e->stopping)
+			break;
+		now = clk_mono_ms(e->os.clk);
 		/* While it plans, a change noted needs no wake-up: the
 		 * index is read after. */
 		e->sched_wake_mono_ms = INT64_MIN;
@@ -554,7 +480,7 @@ int lease_start(struct lock_engine *e)
 		return -rc;
 	}
 	/* Without it (no pidfds: kernels before 5.3) groups are polled. */
-	pw = procwatch_new(lease_groups_changed, e, 0);
+	pw = procwatch_new(lease_groups_exited, e, 0);
 	if (!pw)
 		log_warn(TAG,
 			 "no exit notifications (%s): process groups "
@@ -578,7 +504,7 @@ void lease_stop(struct lock_engine *e)
 	pw = e->procwatch;
 	e->procwatch = NULL;
 	pthread_mutex_unlock(&e->mu);
-	procwatch_free(pw); /* its thread may be in lease_groups_changed */
+	procwatch_free(pw); /* its thread may be in lease_groups_exited */
 	stop_threads(e, true);
 	/* Jobs never started give their locks back. */
 	pthread_mutex_lock(&e->mu);
@@ -598,46 +524,9 @@ void lease_stop(struct lock_engine *e)
 	e->thread_running = false;
 }
 
-static void lease_groups_changed(void *engine)
-{
-	struct lock_engine *e = engine;
-
-	pthread_mutex_lock(&e->mu);
-	e->next_pgrp_check_mono_ms = 0;
-	e->next_watch_mono_ms = 0;
-	e->pgrp_burst = 4;
-	lock_int_kick_locked(e);
-	pthread_mutex_unlock(&e->mu);
-}
-
-void lease_watch_holder_locked(struct lock_engine *e,
-			       const struct lock_holder *h)
-{
-	if (!e->procwatch)
-		return;
-	/* Either may be gone already. h->pid is the acquirer's process
-	 * (host_proc), or the calling thread's id where that process could
-	 * not be learned (procwatch then watches the thread). The poll
-	 * still notices the group's end. */
-	if (h->pid > 1)
-		procwatch_add(e->procwatch, h->pid);
-	if (h->pgid > 1 && h->pgid != h->pid)
-		procwatch_add(e->procwatch, h->pgid);
-}
-
 void lease_kick(struct lock_engine *e)
 {
 	pthread_mutex_lock(&e->mu);
 	lock_int_kick_locked(e);
 	pthread_mutex_unlock(&e->mu);
-}
-
-void lease_groups_watched_locked(struct lock_engine *e)
-{
-	e->next_watch_mono_ms = 0; /* the next pass walks every lock */
-	if (!e->pgrp_watch)
-		lock_int_wake_scheduler_locked(e);
-	else
-		lock_int_wake_scheduler_by_locked(e,
-						  e->next_pgrp_check_mono_ms);
 }

@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 struct lock_engine;
-struct lock_holder;
 
 /* Starts the scheduler and cfg.lease_workers workers (default 64). */
 int lease_start(struct lock_engine *e);
@@ -19,19 +18,10 @@ int lease_start(struct lock_engine *e);
 void lease_stop(struct lock_engine *e);
 /* Wakes the thread (a lock was added or changed). */
 void lease_kick(struct lock_engine *e);
-/* With engine->mu held: a lock now waits on its holder's process group
- * (its holder closed it, or its hold mode changed). The scheduler is
- * woken only if its groups are not checked already by its next pass. */
-void lease_groups_watched_locked(struct lock_engine *e);
 /* One step without threads: bookkeeping plus at most one request, made
  * inline.
  * Returns the monotonic time at which it wants the next step (<= now:
  * at once). Tests drive the engine with this and a fake clock. */
 int64_t lease_step(struct lock_engine *e);
-/* With engine->mu held: watches the acquirer's process and group leader
- * for their exit (pgrp mode), so that the next group check comes at once
- * (procwatch; without pidfds groups are only polled). */
-void lease_watch_holder_locked(struct lock_engine *e,
-			       const struct lock_holder *h);
 
 #endif

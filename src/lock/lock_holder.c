@@ -8,7 +8,7 @@
  * host. */
 #include "lock_int.h"
 
-#include "lease.h"
+#include "lease_groups.h"
 
 #define TAG "lock"
 
@@ -51,7 +51,8 @@ void lock_set_hold(struct lock_engine *e, struct lock *lk, enum hold_mode hold)
 	lk->hold = hold;
 	lk->release_wanted = false;
 	lease_index_note_locked(e, lk);
-	lease_groups_watched_locked(e);
+	if (hold == HOLD_PGRP && !lk->file_open)
+		lease_groups_watch_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
 }
 
@@ -62,10 +63,8 @@ void lock_holder_closed(struct lock_engine *e, struct lock *lk)
 
 	pthread_mutex_lock(&e->mu);
 	lk->file_open = false;
-	if (lk->hold == HOLD_PGRP) {
-		lease_groups_watched_locked(e); /* watched from now on */
-		lease_watch_holder_locked(e, &lk->holder);
-	}
+	if (lk->hold == HOLD_PGRP)
+		lease_groups_watch_locked(e, lk); /* watched from now on */
 	if (lk->state == LOCK_HELD) {
 		if (lk->hold == HOLD_FD) {
 			now = true;

@@ -22,8 +22,9 @@
 
 struct procwatch;
 
-#define LOCK_PENDING_MAX 8
-#define LOCK_OUR_RVN_MAX 37 /* the RVNs we write: UUIDs, NUL included */
+#define LOCK_PENDING_MAX       8
+#define LOCK_OUR_RVN_MAX       37  /* the RVNs we write: UUIDs, NUL included */
+#define LEASE_GROUPS_EXITS_MAX 256 /* exits kept between group checks */
 
 /* A lock's place in one of the lists an engine map keeps by a string
  * (by_dir, lost_by_key): the map holds the first, link.next the rest. */
@@ -102,6 +103,11 @@ struct lock {
 	 * heartbeats (lock_int_last_ok), never by its own writes. */
 	bool in_session;
 	int sess_gen;
+	/* lease_groups, while the lock waits on its holder's process group:
+	 * when the group is next asked of the host, and whether its leader
+	 * is watched by a pidfd (the group lives until that leader exits). */
+	int64_t group_due_mono_ms;
+	bool group_proven;
 };
 
 /* The engine's session (session mode; doc/session-leases.md): one item
@@ -188,7 +194,6 @@ struct lock_engine {
 	struct lock *jobs_head, *jobs_tail; /* queued jobs; mu */
 	bool stopping;			    /* mu */
 	bool kicked;			    /* mu */
-	int64_t next_pgrp_check_mono_ms;    /* mu */
 	int64_t next_slot_mono_us;	    /* renewal spacing (microseconds
 					     * of the monotonic clock); mu */
 	int64_t next_watch_mono_ms;	    /* earliest end of a safe period
@@ -196,10 +201,16 @@ struct lock_engine {
 	int64_t sched_wake_mono_ms;	    /* when the scheduler wakes
 					     * (INT64_MIN while it plans,
 					     * 0 before its first pass); mu */
-	bool pgrp_watch;		    /* some lock waits on a process
-					     * group; mu */
-	int pgrp_burst;			    /* quick group checks still owed
-					     * after an exit; mu */
+	/* lease_groups (all mu): when process groups are next checked,
+	 * quick checks still owed after an exit, and the pids whose exits
+	 * (or reaps) procwatch told since the last check. */
+	struct {
+		int64_t next_check_mono_ms;
+		int burst;
+		int64_t exits[LEASE_GROUPS_EXITS_MAX];
+		int n_exits;
+		bool exits_overflow; /* more than fit: every group is due */
+	} groups;
 	/* Exit notifications of acquirers (NULL without the lease
 	 * threads): set by lease_start after the threads started and
 	 * cleared by lease_stop, both under mu; read under mu. */

@@ -38,7 +38,7 @@ struct watched {
 };
 
 struct procwatch {
-	void (*on_exit)(void *arg);
+	void (*on_exit)(void *arg, const int64_t *pids, int n);
 	void *arg;
 	size_t max;
 	bool reaps_told; /* the kernel wakes a pidfd at its process's reap */
@@ -140,8 +140,8 @@ static void *watch_main(void *arg)
 
 	for (;;) {
 		int n = epoll_wait(pw->epfd, ev, EVENTS_AT_ONCE, timeout);
-		bool told = false;
-		int64_t now;
+		int64_t told[EVENTS_AT_ONCE], now;
+		int n_told = 0;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -155,12 +155,12 @@ static void *watch_main(void *arg)
 				return NULL;
 			}
 			exited_locked(pw, ev[i].data.u64, ev[i].events, now);
-			told = true;
+			told[n_told++] = (int64_t)ev[i].data.u64;
 		}
 		timeout = expire_locked(pw, now);
 		pthread_mutex_unlock(&pw->mu);
-		if (told)
-			pw->on_exit(pw->arg);
+		if (n_told)
+			pw->on_exit(pw->arg, told, n_told);
 	}
 }
 
@@ -180,8 +180,9 @@ static bool kernel_tells_reaps(void)
 #endif
 }
 
-struct procwatch *procwatch_new(void (*on_exit)(void *arg), void *arg,
-				size_t max)
+struct procwatch *procwatch_new(void (*on_exit)(void *arg, const int64_t *pids,
+						int n),
+				void *arg, size_t max)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = STOP_TAG };
 	struct procwatch *pw = calloc(1, sizeof(*pw));
@@ -229,8 +230,11 @@ int procwatch_add(struct procwatch *pw, int64_t pid)
 	if (pid <= 1)
 		return -EINVAL; /* never init, never "every process" */
 	pthread_mutex_lock(&pw->mu);
-	if (imap_get(&pw->fds, (uint64_t)pid))
+	w = imap_get(&pw->fds, (uint64_t)pid);
+	if (w) {
+		rc = w->exited_ms ? -ESRCH : 0; /* exited, awaiting its reap */
 		goto out;
+	}
 	if (pw->fds.count >= pw->max) {
 		rc = -ENOSPC;
 		goto out;

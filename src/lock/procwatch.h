@@ -3,11 +3,11 @@
  * process group is let go of as soon as the group is gone.
  *
  * Each pid is watched once, from procwatch_add until it exits; then
- * on_exit is called. An exited process keeps its group alive until its
- * parent reaps it: where the kernel tells that too (Linux 6.9+), its entry
- * stays until the reap (10 s at most) and on_exit is called again
- * then; elsewhere the entry goes at the exit. A pidfd names one process,
- * so a reused pid is never mistaken for the one watched.
+ * on_exit is called with the pids told at once. An exited process keeps its
+ * group alive until its parent reaps it: where the kernel tells that too
+ * (Linux 6.9+), its entry stays until the reap (10 s at most) and on_exit is
+ * called again then; elsewhere the entry goes at the exit. A pidfd names one
+ * process, so a reused pid is never mistaken for the one watched.
  *
  * Threads: any thread calls procwatch_add; the watch thread (one, owned
  * here) calls on_exit, with no lock of procwatch held. */
@@ -23,10 +23,12 @@ struct procwatch;
 /* Starts the watch thread. At most max pids are watched at once (0: a
  * default of 65536); past that, procwatch_add says -ENOSPC and the caller
  * relies on its poll. NULL on failure (errno set). */
-struct procwatch *procwatch_new(void (*on_exit)(void *arg), void *arg,
-				size_t max);
-/* Watches pid until it exits. 0 when watched (or already watched);
- * -ESRCH when it is gone already; -ENOSPC when full; other -errno. */
+struct procwatch *procwatch_new(void (*on_exit)(void *arg, const int64_t *pids,
+						int n),
+				void *arg, size_t max);
+/* Watches pid until it exits. 0 when watched (or already watched and
+ * still running); -ESRCH when it exited already (reaped or not); -ENOSPC
+ * when full; other -errno. */
 int procwatch_add(struct procwatch *pw, int64_t pid);
 /* How many pids are watched now (exited ones awaiting their reap too). */
 size_t procwatch_count(struct procwatch *pw);

@@ -9,6 +9,7 @@
  * process groups. */
 #include <errno.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "lease.h"
 #include "lock.h"
 #include "log.h"
+#include "metrics.h"
 #include "procgrp.h"
 #include "store_fault.h"
 #include "store_mem.h"
@@ -29,6 +31,7 @@ static pid_t group_leader_child(void)
 	int i;
 
 	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives a failure */
 		setpgid(0, 0);
 		pause();
 		_exit(0);
@@ -36,6 +39,70 @@ static pid_t group_leader_child(void)
 	for (i = 0; i < 200 && getpgid(child) != child; i++)
 		usleep(1000);
 	return child;
+}
+
+/* A child that leads its own process group with a second process in it
+ * (*member, its child, which outlives it). The caller is a subreaper, so
+ * that member is its to reap once the leader is gone. */
+static pid_t group_with_member(pid_t *member)
+{
+	pid_t child;
+	int p[2], i;
+
+	CHECK_INT(pipe(p), 0);
+	child = fork();
+	if (child == 0) {
+		pid_t m;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		setpgid(0, 0);
+		m = fork();
+		if (m == 0) {
+			prctl(PR_SET_PDEATHSIG,
+			      SIGKILL); /* ends with the test */
+			pause();
+			_exit(0);
+		}
+		if (write(p[1], &m, sizeof(m)) != (ssize_t)sizeof(m))
+			_exit(3);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	CHECK_INT((int)read(p[0], member, sizeof(*member)),
+		  (int)sizeof(*member));
+	close(p[0]);
+	for (i = 0; i < 200 && getpgid(child) != child; i++)
+		usleep(1000);
+	return child;
+}
+
+/* A holder that is the leader of its own group, with its start time. */
+static struct lock_holder leader_holder(pid_t leader)
+{
+	struct lock_holder h = holder(leader);
+
+	h.pid = leader;
+	h.pgid_start = procgrp_start_time(leader, NULL);
+	CHECK(h.pgid_start != 0);
+	return h;
+}
+
+/* Waits (at most ms) until every one of n locks is released. */
+static bool all_released(struct lock_engine *e, struct lock **lks, int n,
+			 int ms)
+{
+	for (int t = 0; t < ms; t++) {
+		int i;
+
+		for (i = 0; i < n; i++)
+			if (lock_get_state(e, lks[i]) != LOCK_RELEASED)
+				break;
+		if (i == n)
+			return true;
+		usleep(1000);
+	}
+	return false;
 }
 
 static pid_t dead_pgrp(void)
@@ -324,6 +391,147 @@ static void test_lost_not_replaced(void)
 	teardown();
 }
 
+/* hold=pgrp at scale: groups whose leaders are watched by their pidfds
+ * are not asked of /proc every poll (before: every group every
+ * pgrp_poll_ms, with the engine's mutex held); a group whose leader died
+ * while another of its processes lives is polled, and kept until that
+ * process dies too; and groups that all die at once are all let go of,
+ * from their exits. */
+#define SCALE_GROUPS 40
+
+static void test_groups_scale(void)
+{
+	struct lock_config cfg = long_lease(HOLD_PGRP);
+	struct store *mem = store_mem_new();
+	struct observe *o = observe_new(&clk_system, 0);
+	struct metrics m;
+	struct lock_engine *e;
+	struct lock *lks[SCALE_GROUPS], *lm;
+	pid_t kids[SCALE_GROUPS], lead, member;
+	uint64_t c0, c1, c2;
+	int64_t t0, took;
+	struct lock_holder h;
+	char key[16];
+	int i, status;
+
+	CHECK(mem && o);
+	metrics_init(&m);
+	cfg.pgrp_poll_ms = 20;
+	CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	/* Forked before the lease threads start (see threaded_child in
+	 * lock_procwatch). */
+	for (i = 0; i < SCALE_GROUPS; i++)
+		kids[i] = group_leader_child();
+	lead = group_with_member(&member);
+	e = lock_engine_new(&cfg, mem, o, &clk_system, &m, NULL);
+	CHECK(e);
+	CHECK_INT(lease_start(e), 0);
+	for (i = 0; i < SCALE_GROUPS; i++) {
+		h = leader_holder(kids[i]);
+		snprintf(key, sizeof(key), "g%d", i);
+		CHECK_INT(lock_acquire(e, key, &h, &lks[i], NULL, NULL), 0);
+		lock_holder_closed(e, lks[i]);
+	}
+	h = leader_holder(lead);
+	CHECK_INT(lock_acquire(e, "m", &h, &lm, NULL, NULL), 0);
+	lock_holder_closed(e, lm);
+
+	/* Idle: no group is asked (25 polls of 41 groups before). */
+	usleep(100 * 1000);
+	c0 = metrics_get(&m, MC_GROUP_CHECKS);
+	usleep(500 * 1000);
+	c1 = metrics_get(&m, MC_GROUP_CHECKS);
+	printf("%d groups held 500 ms: %llu checks of /proc\n",
+	       SCALE_GROUPS + 1, (unsigned long long)(c1 - c0));
+	CHECK(c1 - c0 < SCALE_GROUPS);
+	CHECK_INT(lock_get_state(e, lm), LOCK_HELD);
+
+	/* The leader dies, a process of its group lives: kept, and polled. */
+	kill(lead, SIGKILL);
+	CHECK_INT(waitpid(lead, &status, 0), lead);
+	usleep(300 * 1000);
+	CHECK_INT(lock_get_state(e, lm), LOCK_HELD);
+	c2 = metrics_get(&m, MC_GROUP_CHECKS);
+	CHECK(c2 - c1 >= 5);
+	t0 = clk_mono_ms(&clk_system);
+	kill(member, SIGKILL);
+	CHECK_INT(waitpid(member, &status, 0), member); /* we reap it */
+	CHECK(all_released(e, &lm, 1, 1000));
+	printf("its last process gone: released after %lld ms\n",
+	       (long long)(clk_mono_ms(&clk_system) - t0));
+
+	/* Every group at once. */
+	t0 = clk_mono_ms(&clk_system);
+	for (i = 0; i < SCALE_GROUPS; i++)
+		kill(kids[i], SIGKILL);
+	for (i = 0; i < SCALE_GROUPS; i++)
+		waitpid(kids[i], &status, 0);
+	CHECK(all_released(e, lks, SCALE_GROUPS, 2000));
+	took = clk_mono_ms(&clk_system) - t0;
+	printf("%d groups killed at once: all released after %lld ms\n",
+	       SCALE_GROUPS, (long long)took);
+	CHECK(took < 1000);
+	lease_stop(e);
+	for (i = 0; i < SCALE_GROUPS; i++)
+		lock_unref(e, lks[i]);
+	lock_unref(e, lm);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
+	CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
+/* The host is asked about groups with the engine's mutex let go: while a
+ * check of /proc takes 200 ms (a slow host), acquires and releases of
+ * other keys go on (before: each waited for the check). */
+static void test_slow_group_check(void)
+{
+	struct lock_config cfg = long_lease(HOLD_PGRP);
+	struct store *mem = store_mem_new();
+	struct observe *o = observe_new(&clk_system, 0);
+	struct host_fake f;
+	struct lock_engine *e;
+	struct lock *held, *lk;
+	struct lock_holder h = holder(4747);
+	int64_t t0, worst = 0;
+	int i;
+
+	CHECK(mem && o);
+	host_fake_init(&f, &clk_system);
+	cfg.pgrp_poll_ms = 20;
+	e = lock_engine_new_host(&cfg, mem, o, &f.host, NULL, NULL);
+	CHECK(e);
+	CHECK_INT(lease_start(e), 0);
+	/* Group 4747 is no process here: its leader is not watched, so it
+	 * is asked every poll. */
+	CHECK_INT(lock_acquire(e, "slowgroup", &h, &held, NULL, NULL), 0);
+	lock_holder_closed(e, held);
+	__atomic_store_n(&f.check_delay_ms, 200, __ATOMIC_RELAXED);
+	usleep(50 * 1000);
+	for (i = 0; i < 10; i++) {
+		int64_t took;
+
+		t0 = clk_mono_ms(&clk_system);
+		h = holder(getpgrp());
+		CHECK_INT(lock_acquire(e, "other", &h, &lk, NULL, NULL), 0);
+		CHECK_INT(lock_release(e, lk), 0);
+		lock_unref(e, lk);
+		took = clk_mono_ms(&clk_system) - t0;
+		if (took > worst)
+			worst = took;
+		usleep(20 * 1000);
+	}
+	printf("acquire + release while /proc answers in 200 ms: worst %lld "
+	       "ms\n",
+	       (long long)worst);
+	CHECK(worst < 100);
+	CHECK(host_fake_alive_checks(&f) > 0);
+	CHECK_INT(lock_get_state(e, held), LOCK_HELD);
+	__atomic_store_n(&f.check_delay_ms, 0, __ATOMIC_RELAXED);
+	lease_stop(e);
+	lock_unref(e, held);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
+	host_fake_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
@@ -333,5 +541,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_lease_path_parallel);
 	CHECK_CASE(test_exit_notification);
 	CHECK_CASE(test_lost_not_replaced);
+	CHECK_CASE(test_groups_scale);
+	CHECK_CASE(test_slow_group_check);
 	CHECK_DONE();
 }

@@ -1,7 +1,8 @@
 /* lock_procwatch: exit notifications by pidfd. A watched child's exit is
  * told within a bound, whether or not it has been reaped, and its reap is
  * told again (however late its parent reaps it); a pid is
- * watched once however often it is added; a process already reaped, pid 1
+ * watched once however often it is added, and said to have exited when
+ * added again after its exit; a process already reaped, pid 1
  * and pids <= 0 are refused; the table is bounded. A thread's id (what
  * FUSE reports for a call made from a thread of a program's own) is
  * watched too, and its process's death is told. */
@@ -21,10 +22,13 @@
 #include "procwatch.h"
 
 static atomic_int exits;
+static _Atomic int64_t last_told; /* the last pid told */
 
-static void on_exit_cb(void *arg)
+static void on_exit_cb(void *arg, const int64_t *pids, int n)
 {
 	(void)arg;
+	CHECK(n > 0);
+	atomic_store(&last_told, pids[n - 1]);
 	atomic_fetch_add(&exits, 1);
 }
 
@@ -147,12 +151,15 @@ int main(int argc, char **argv)
 	kill(a, SIGKILL);
 	took = wait_exits(1);
 	CHECK_INT(atomic_load(&exits), 1);
+	CHECK_INT((int)atomic_load(&last_told), (int)a);
 	CHECK(took < 1000);
 	printf("exit of an unreaped child told after %lld ms\n",
 	       (long long)took);
 	CHECK(procwatch_tells_reaps(pw));
 	if (procwatch_tells_reaps(pw)) {
 		CHECK_INT((int)procwatch_count(pw), 2); /* a awaits its reap */
+		/* Added again while it awaits its reap: it exited already. */
+		CHECK_INT(procwatch_add(pw, a), -ESRCH);
 		usleep(300 * 1000);
 		CHECK_INT(atomic_load(&exits), 1);
 		CHECK_INT(waitpid(a, &status, 0), a);

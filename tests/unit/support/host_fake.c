@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct host_fake *of(void *arg)
 {
@@ -75,12 +76,23 @@ static uint64_t fake_start_time(void *arg, int64_t pid, int64_t *pgid)
 	return dead ? 0 : (uint64_t)pid + 1000;
 }
 
+/* A slow /proc, as the test asked (read without mu: a plain int the test
+ * sets before the engine's threads read it, or while they may). */
+static void slow_check(struct host_fake *f)
+{
+	int ms = __atomic_load_n(&f->check_delay_ms, __ATOMIC_RELAXED);
+
+	if (ms > 0)
+		usleep((useconds_t)ms * 1000);
+}
+
 static bool fake_pgrp_alive(void *arg, int64_t pgid, uint64_t leader_start)
 {
 	struct host_fake *f = of(arg);
 	bool alive;
 
 	(void)leader_start;
+	slow_check(f);
 	pthread_mutex_lock(&f->mu);
 	f->alive_checks++;
 	alive = pgid > 0 && !dead_locked(f, pgid);
@@ -95,6 +107,7 @@ static bool fake_pgrp_signallable(void *arg, int64_t pgid,
 	bool ok;
 
 	(void)leader_start;
+	slow_check(f);
 	pthread_mutex_lock(&f->mu);
 	ok = pgid > 1 && !f->not_signallable && !dead_locked(f, pgid);
 	pthread_mutex_unlock(&f->mu);

@@ -36,6 +36,8 @@ struct host_fake {
 	int alive_checks;     /* pgrp_alive calls */
 	int proc_calls;	      /* proc calls (who a caller is) */
 	bool not_signallable; /* pgrp_signallable answers false */
+	int check_delay_ms;   /* pgrp_alive and pgrp_signallable take this
+			       * long (a slow /proc); set by the test */
 };
 
 void host_fake_init(struct host_fake *f, const struct clk *clk);

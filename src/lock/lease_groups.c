@@ -20,7 +20,10 @@
 #include "host.h"
 #include "lease_index.h"
 #include "lock_state.h"
+#include "log.h"
 #include "procwatch.h"
+
+#define TAG "lease"
 
 /* A group whose leader is watched is asked again after this (plus up to
  * GROUPS_SPREAD_MS, by its number, so that groups watched at once are not
@@ -129,6 +132,8 @@ static void collect_locked(struct lock_engine *e, int64_t now,
 			continue;
 		if (exits && (exit_told(e, lk->holder.pgid) ||
 			      exit_told(e, lk->holder.pid))) {
+			log_debug(TAG, "group %lld of %s: an exit told",
+				  (long long)lk->holder.pgid, lk->key);
 			lk->group_proven = false;
 			lk->group_due_mono_ms = now;
 		}
@@ -214,6 +219,10 @@ static int64_t apply_locked(struct lock_engine *e, int64_t now,
 		if (i >= 0) {
 			lk->group_proven = b->g[i].leads &&
 					   watch_leader_locked(e, &b->g[i]);
+			log_debug(TAG, "group %lld of %s: alive, %s",
+				  (long long)lk->holder.pgid, lk->key,
+				  lk->group_proven ? "its leader watched"
+						   : "polled");
 			lk->group_due_mono_ms =
 				lk->group_proven ? recheck_at(now, &lk->holder)
 						 : now + delay;

@@ -104,7 +104,9 @@ static void fill_renewal(struct lock_engine *e, const struct lock *lk,
 static void after_renewal(struct lock_engine *e, struct lock *lk, int rc)
 {
 	if (rc == 0) {
-		if (lk->state == LOCK_HELD)
+		/* A release asked for meanwhile (its keeper went away while
+		 * the renewal was in flight) stays due now. */
+		if (lk->state == LOCK_HELD && !lk->release_wanted)
 			lk->next_due_mono_ms =
 				lk->last_ok_mono_ms +
 				(lk->in_session ? lock_int_session_refresh_ms()

@@ -391,6 +391,54 @@ static void test_lost_not_replaced(void)
 	teardown();
 }
 
+/* A holder group found gone while its lock's heartbeat is in flight: the
+ * lock is released as soon as the heartbeat ends, not a heartbeat period
+ * later (the heartbeat's answer used to set the lock's next job a period
+ * away, over the release the group check had asked for: 5 s by default). */
+static int64_t dies_in_renew; /* group the hook kills, once */
+
+static int kill_during_renew(void *arg, enum store_fault_op op, const char *key)
+{
+	(void)arg;
+	(void)key;
+	if (op != SF_RENEW || !dies_in_renew)
+		return 0;
+	host_fake_kill(&fhost, dies_in_renew);
+	dies_in_renew = 0;
+	/* While the renewal is in flight, a group check comes due and
+	 * finds the group gone. */
+	clk_fake_advance(&fclk, 200);
+	lease_step(eng);
+	return 0;
+}
+
+static void test_death_during_heartbeat(void)
+{
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_PGRP);
+	struct lock_holder h = holder(5151);
+	struct store_fault sf;
+	struct lock *lk;
+
+	setup_on(HOLD_PGRP, true, 0);
+	lock_engine_free(eng);
+	store_fault_init(&sf, st);
+	sf.before = kill_during_renew;
+	eng = lock_engine_new_host(&cfg, &sf.base, obs, &fhost.host, &met,
+				   NULL);
+	CHECK(eng);
+	CHECK_INT(lock_acquire(eng, "hb", &h, &lk, NULL, NULL), 0);
+	lock_holder_closed(eng, lk);
+	dies_in_renew = 5151;
+	advance(cfg.heartbeat_ms); /* the renewal, and the death in it */
+	CHECK_INT((int)dies_in_renew, 0);
+	advance(20);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_RELEASED);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	lock_unref(eng, lk);
+	teardown();
+}
+
 /* hold=pgrp at scale: groups whose leaders are watched by their pidfds
  * are not asked of /proc every poll (before: every group every
  * pgrp_poll_ms, with the engine's mutex held); a group whose leader died
@@ -541,6 +589,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_lease_path_parallel);
 	CHECK_CASE(test_exit_notification);
 	CHECK_CASE(test_lost_not_replaced);
+	CHECK_CASE(test_death_during_heartbeat);
 	CHECK_CASE(test_groups_scale);
 	CHECK_CASE(test_slow_group_check);
 	CHECK_DONE();

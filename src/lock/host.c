@@ -135,10 +135,16 @@ static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 		out->tgid = process_of_thread(pid, st.start, st.comm);
 	out->pgid = st.pgid;
 	out->sid = st.sid;
-	if (st.pgid == pid)
+	if (st.pgid == pid) {
 		out->pgid_start = st.start;
-	else if (st.pgid > 0)
-		out->pgid_start = procgrp_start_time(st.pgid, NULL);
+	} else if (st.pgid > 0) {
+		int64_t grp;
+		uint64_t start = procgrp_start_time(st.pgid, &grp);
+
+		/* The leader only: a process that took the number of a
+		 * leader gone (its group lives on) leads nothing here. */
+		out->pgid_start = grp == st.pgid ? start : 0;
+	}
 	snprintf(out->comm, sizeof(out->comm), "%s", st.comm);
 }
 

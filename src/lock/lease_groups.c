@@ -13,7 +13,6 @@
  * shared is under engine->mu; the host is asked without it. */
 #include "lease_groups.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -38,9 +37,10 @@
 struct group_ask {
 	int64_t pgid;
 	uint64_t start;
-	bool leads;   /* its recorded leader leads it (so it lives) */
-	bool alive;   /* it still has a process */
-	int watch_rc; /* procwatch_add of its leader; 1: not tried */
+	bool leads;  /* its recorded leader leads it (so it lives) */
+	bool alive;  /* it still has a process */
+	int watched; /* its recorded leader is watched running; -1: not
+		      * tried yet */
 };
 
 struct group_batch {
@@ -146,7 +146,7 @@ static void collect_locked(struct lock_engine *e, int64_t now,
 		b->g[b->n++] = (struct group_ask){
 			.pgid = lk->holder.pgid,
 			.start = lk->holder.pgid_start,
-			.watch_rc = 1,
+			.watched = -1,
 		};
 		if (!lk->group_proven)
 			b->suspects = true;
@@ -169,15 +169,27 @@ static void ask_host(struct lock_engine *e, struct group_batch *b)
 	metrics_add(e->metrics, MC_GROUP_CHECKS, (uint64_t)b->n);
 }
 
-/* mu held. Watches g's leader (once per group and check): whether it is
- * watched and still running. */
+/* mu held. Whether the recorded leader of group pgid (started at start)
+ * is watched by its pidfd and still running: watched from now on if it
+ * was not. The process watched must be that leader, not one that took
+ * its number since (the watch may begin long after the acquire: a file
+ * kept open, then closed). */
+static bool leader_watched_locked(struct lock_engine *e, int64_t pgid,
+				  uint64_t start)
+{
+	uint64_t watched_start = 0;
+
+	return e->procwatch && pgid > 1 && start &&
+	       procwatch_add_start(e->procwatch, pgid, &watched_start) == 0 &&
+	       watched_start == start;
+}
+
+/* mu held. leader_watched_locked, once per group and check. */
 static bool watch_leader_locked(struct lock_engine *e, struct group_ask *g)
 {
-	if (g->watch_rc == 1)
-		g->watch_rc = e->procwatch
-				      ? procwatch_add(e->procwatch, g->pgid)
-				      : -ENOSYS;
-	return g->watch_rc == 0;
+	if (g->watched < 0)
+		g->watched = leader_watched_locked(e, g->pgid, g->start);
+	return g->watched;
 }
 
 /* mu held. lk's group is gone: a held lock is released, a lost one
@@ -262,14 +274,11 @@ void lease_groups_watch_locked(struct lock_engine *e, struct lock *lk)
 	const struct lock_holder *h = &lk->holder;
 	int64_t now = now_mono(e);
 
-	/* The leader's pidfd is opened now, moments after the acquire read
-	 * its start time: the process watched is the one recorded. The
-	 * acquirer is watched too: where the leader is unknown (gone before
-	 * the acquire), its exit is the one to tell. */
-	lk->group_proven = false;
-	if (e->procwatch && h->pgid > 1)
-		lk->group_proven = procwatch_add(e->procwatch, h->pgid) == 0 &&
-				   h->pgid_start;
+	/* The acquirer is watched too: where the leader is unknown (gone
+	 * before the acquire), its exit is the one to tell. */
+	lk->group_proven = leader_watched_locked(e, h->pgid, h->pgid_start);
+	if (e->procwatch && h->pgid > 1 && !lk->group_proven)
+		procwatch_add(e->procwatch, h->pgid);
 	if (e->procwatch && h->pid > 1 && h->pid != h->pgid)
 		procwatch_add(e->procwatch, h->pid);
 	lk->group_due_mono_ms = lk->group_proven ? recheck_at(now, h)

@@ -22,9 +22,10 @@ bool lock_holder_live(struct lock_engine *e, struct lock *lk)
 	    !lk->release_wanted) {
 		switch (lk->hold) {
 		case HOLD_PGRP:
-			live = lk->file_open;
-			/* The group is asked of the host (/proc) after mu
-			 * is let go. */
+			/* Its leader watched running proves the group
+			 * (lease_groups); else the group is asked of the
+			 * host (/proc) after mu is let go. */
+			live = lk->file_open || lk->group_proven;
 			ask = !live;
 			if (ask)
 				h = lk->holder;
@@ -68,8 +69,10 @@ void lock_holder_closed(struct lock_engine *e, struct lock *lk)
 	if (lk->state == LOCK_HELD) {
 		if (lk->hold == HOLD_FD) {
 			now = true;
-		} else if (lk->hold == HOLD_PGRP) {
-			ask = true; /* of the host, once mu is let go */
+		} else if (lk->hold == HOLD_PGRP && !lk->group_proven) {
+			/* Its leader is not watched running (lease_groups):
+			 * the host is asked, once mu is let go. */
+			ask = true;
 			h = lk->holder;
 		}
 	}

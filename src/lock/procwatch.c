@@ -22,6 +22,7 @@
 
 #include "clk.h"
 #include "map.h"
+#include "procgrp.h"
 
 #define PROCWATCH_MAX_DEFAULT 65536
 #define STOP_TAG	      UINT64_MAX
@@ -33,6 +34,7 @@
 struct watched {
 	uint64_t pid;
 	int fd;
+	uint64_t start;	   /* its start time (procgrp), read when first asked */
 	int64_t exited_ms; /* 0 while it runs; then when its exit was told */
 	struct watched *prev, *next; /* the exited ones, oldest first */
 };
@@ -222,6 +224,21 @@ fail:
 
 int procwatch_add(struct procwatch *pw, int64_t pid)
 {
+	return procwatch_add_start(pw, pid, NULL);
+}
+
+/* mu held. The start time of w's process: read once, after its pidfd was
+ * opened, so that it is that process's (or 0: a process that was reaped
+ * before the read, whose exit its pidfd tells at once). */
+static uint64_t start_of_locked(struct watched *w)
+{
+	if (!w->start)
+		w->start = procgrp_start_time((int64_t)w->pid, NULL);
+	return w->start;
+}
+
+int procwatch_add_start(struct procwatch *pw, int64_t pid, uint64_t *start)
+{
 	struct epoll_event ev = { .events = EPOLLIN,
 				  .data.u64 = (uint64_t)pid };
 	struct watched *w;
@@ -233,6 +250,8 @@ int procwatch_add(struct procwatch *pw, int64_t pid)
 	w = imap_get(&pw->fds, (uint64_t)pid);
 	if (w) {
 		rc = w->exited_ms ? -ESRCH : 0; /* exited, awaiting its reap */
+		if (!rc && start)
+			*start = start_of_locked(w);
 		goto out;
 	}
 	if (pw->fds.count >= pw->max) {
@@ -258,6 +277,8 @@ int procwatch_add(struct procwatch *pw, int64_t pid)
 	if (rc) {
 		close(fd);
 		free(w);
+	} else if (start) {
+		*start = start_of_locked(w);
 	}
 out:
 	pthread_mutex_unlock(&pw->mu);

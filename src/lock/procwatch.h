@@ -30,6 +30,12 @@ struct procwatch *procwatch_new(void (*on_exit)(void *arg, const int64_t *pids,
  * still running); -ESRCH when it exited already (reaped or not); -ENOSPC
  * when full; other -errno. */
 int procwatch_add(struct procwatch *pw, int64_t pid);
+/* procwatch_add, and when it says 0, *start: the start time (procgrp.h)
+ * of the process watched, the one its pidfd names (0: unknown). A pid
+ * reused by another process since the watch began is watched anew only
+ * once the first has been reaped and forgotten, so *start tells which
+ * process is watched. */
+int procwatch_add_start(struct procwatch *pw, int64_t pid, uint64_t *start);
 /* How many pids are watched now (exited ones awaiting their reap too). */
 size_t procwatch_count(struct procwatch *pw);
 /* Whether a reap is told (a second on_exit), as said above. */

@@ -439,6 +439,62 @@ static void test_death_during_heartbeat(void)
 	teardown();
 }
 
+/* A close whose group's leader is watched running asks /proc nothing:
+ * the watch proves the group (before: a read of /proc at every close,
+ * one of the three a lock cycle cost). A group whose leader is not
+ * watched, or whose number another process has taken, is still asked. */
+static void test_close_of_watched_group(void)
+{
+	struct lock_config cfg = long_lease(HOLD_PGRP);
+	struct store *mem = store_mem_new();
+	struct observe *o = observe_new(&clk_system, 0);
+	struct host_fake f;
+	struct lock_engine *e;
+	struct lock *lk;
+	struct lock_holder h;
+	int before;
+
+	CHECK(mem && o);
+	host_fake_init(&f, &clk_system);
+	e = lock_engine_new_host(&cfg, mem, o, &f.host, NULL, NULL);
+	CHECK(e);
+	CHECK_INT(lease_start(e), 0); /* the exit watcher */
+	/* This process as the leader: watched, and running. */
+	h = holder(getpid());
+	h.pgid_start = procgrp_start_time(getpid(), NULL);
+	CHECK(h.pgid_start != 0);
+	CHECK_INT(lock_acquire(e, "w", &h, &lk, NULL, NULL), 0);
+	before = host_fake_alive_checks(&f);
+	lock_holder_closed(e, lk);
+	CHECK_INT(host_fake_alive_checks(&f), before);
+	CHECK(lock_holder_live(e, lk));
+	CHECK_INT(host_fake_alive_checks(&f), before);
+	CHECK_INT(lock_get_state(e, lk), LOCK_HELD);
+	CHECK_INT(lock_release(e, lk), 0);
+	lock_unref(e, lk);
+	/* Another process than the leader recorded took its number (another
+	 * start time): asked at the close. */
+	h.pgid_start++;
+	CHECK_INT(lock_acquire(e, "r", &h, &lk, NULL, NULL), 0);
+	before = host_fake_alive_checks(&f);
+	lock_holder_closed(e, lk);
+	CHECK_INT(host_fake_alive_checks(&f), before + 1);
+	CHECK_INT(lock_release(e, lk), 0);
+	lock_unref(e, lk);
+	/* A leader unknown (start 0): asked at the close. */
+	h.pgid_start = 0;
+	CHECK_INT(lock_acquire(e, "u", &h, &lk, NULL, NULL), 0);
+	before = host_fake_alive_checks(&f);
+	lock_holder_closed(e, lk);
+	CHECK_INT(host_fake_alive_checks(&f), before + 1);
+	CHECK_INT(lock_get_state(e, lk), LOCK_HELD);
+	CHECK_INT(lock_release(e, lk), 0);
+	lock_unref(e, lk);
+	lease_stop(e);
+	CHECK_INT(engine_steps_stop(e, o, mem), 0);
+	host_fake_fini(&f);
+}
+
 /* hold=pgrp at scale: groups whose leaders are watched by their pidfds
  * are not asked of /proc every poll (before: every group every
  * pgrp_poll_ms, with the engine's mutex held); a group whose leader died
@@ -590,6 +646,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_exit_notification);
 	CHECK_CASE(test_lost_not_replaced);
 	CHECK_CASE(test_death_during_heartbeat);
+	CHECK_CASE(test_close_of_watched_group);
 	CHECK_CASE(test_groups_scale);
 	CHECK_CASE(test_slow_group_check);
 	CHECK_DONE();

@@ -1,7 +1,8 @@
 /* lock_procwatch: exit notifications by pidfd. A watched child's exit is
  * told within a bound, whether or not it has been reaped, and its reap is
  * told again (however late its parent reaps it); a pid is
- * watched once however often it is added, and said to have exited when
+ * watched once however often it is added, tells the start time of the
+ * process it watches, and is said to have exited when
  * added again after its exit; a process already reaped, pid 1
  * and pids <= 0 are refused; the table is bounded. A thread's id (what
  * FUSE reports for a call made from a thread of a program's own) is
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "procgrp.h"
 #include "procwatch.h"
 
 static atomic_int exits;
@@ -144,6 +146,13 @@ int main(int argc, char **argv)
 	CHECK_INT(procwatch_add(pw, a), 0);
 	CHECK_INT((int)procwatch_count(pw), 1);
 	CHECK_INT(procwatch_add(pw, b), 0);
+	{
+		uint64_t start = 0; /* which process is watched */
+
+		CHECK_INT(procwatch_add_start(pw, b, &start), 0);
+		CHECK(start != 0);
+		CHECK(start == procgrp_start_time(b, NULL));
+	}
 	CHECK_INT(procwatch_add(pw, c), -ENOSPC);
 
 	/* An exit is told while the process is still a zombie; its reap,

@@ -116,27 +116,54 @@ static int find(const struct group_batch *b, const struct lock_holder *h)
 	return -1;
 }
 
-/* mu held. The groups whose leader or acquirer exited lose their proof
- * and are due now; picks the groups due (at most GROUPS_PER_PASS). */
+/* mu held. pid's exit matters from now on (lease_groups_exited). */
+static void note_pid_locked(struct lock_engine *e, int64_t pid)
+{
+	if (pid > 1 && imap_put(&e->groups.pids, (uint64_t)pid, e))
+		e->groups.pids_incomplete = true;
+}
+
+/* mu held. The pids whose exit matters for lk. */
+static void note_pids_locked(struct lock_engine *e, const struct lock *lk)
+{
+	note_pid_locked(e, lk->holder.pgid);
+	if (!lk->group_proven && lk->holder.pid != lk->holder.pgid)
+		note_pid_locked(e, lk->holder.pid);
+}
+
+/* mu held. The groups whose leader (or, where the leader is not watched,
+ * acquirer) exited lose their proof and are due now; picks the groups
+ * due (at most GROUPS_PER_PASS). Every GROUPS_RECHECK_MS, the pids whose
+ * exit matters are listed anew, forgetting those of locks gone. */
 static void collect_locked(struct lock_engine *e, int64_t now,
 			   struct group_batch *b)
 {
 	bool exits = e->groups.n_exits || e->groups.exits_overflow;
+	bool prune = now >= e->groups.prune_mono_ms;
 	struct lock *lk;
 
 	if (e->groups.n_exits > 1)
 		qsort(e->groups.exits, (size_t)e->groups.n_exits,
 		      sizeof(int64_t), cmp_pid);
+	if (prune) {
+		imap_fini(&e->groups.pids);
+		imap_init(&e->groups.pids);
+		e->groups.pids_incomplete = false;
+		e->groups.prune_mono_ms = now + GROUPS_RECHECK_MS;
+	}
 	for (lk = e->all; lk; lk = lk->next) {
 		if (!waits_on_group(lk))
 			continue;
-		if (exits && (exit_told(e, lk->holder.pgid) ||
-			      exit_told(e, lk->holder.pid))) {
+		if (exits &&
+		    (exit_told(e, lk->holder.pgid) ||
+		     (!lk->group_proven && exit_told(e, lk->holder.pid)))) {
 			log_debug(TAG, "group %lld of %s: an exit told",
 				  (long long)lk->holder.pgid, lk->key);
 			lk->group_proven = false;
 			lk->group_due_mono_ms = now;
 		}
+		if (prune)
+			note_pids_locked(e, lk);
 		if (lk->group_due_mono_ms > now || find(b, &lk->holder) >= 0)
 			continue;
 		if (b->n == GROUPS_PER_PASS) {
@@ -279,8 +306,10 @@ void lease_groups_watch_locked(struct lock_engine *e, struct lock *lk)
 	lk->group_proven = leader_watched_locked(e, h->pgid, h->pgid_start);
 	if (e->procwatch && h->pgid > 1 && !lk->group_proven)
 		procwatch_add(e->procwatch, h->pgid);
-	if (e->procwatch && h->pid > 1 && h->pid != h->pgid)
+	if (e->procwatch && h->pid > 1 && h->pid != h->pgid &&
+	    !lk->group_proven)
 		procwatch_add(e->procwatch, h->pid);
+	note_pids_locked(e, lk);
 	lk->group_due_mono_ms = lk->group_proven ? recheck_at(now, h)
 						 : now + e->cfg.pgrp_poll_ms;
 	if (lk->group_due_mono_ms < e->groups.next_check_mono_ms) {
@@ -292,13 +321,25 @@ void lease_groups_watch_locked(struct lock_engine *e, struct lock *lk)
 void lease_groups_exited(void *engine, const int64_t *pids, int n)
 {
 	struct lock_engine *e = engine;
+	bool matter = false;
 
 	pthread_mutex_lock(&e->mu);
 	for (int i = 0; i < n; i++) {
+		/* An exit no lock's group depends on costs no pass: a
+		 * process that acquired and let go, an acquirer whose
+		 * leader is watched. */
+		if (!e->groups.pids_incomplete &&
+		    !imap_get(&e->groups.pids, (uint64_t)pids[i]))
+			continue;
+		matter = true;
 		if (e->groups.n_exits < LEASE_GROUPS_EXITS_MAX)
 			e->groups.exits[e->groups.n_exits++] = pids[i];
 		else
 			e->groups.exits_overflow = true;
+	}
+	if (!matter) {
+		pthread_mutex_unlock(&e->mu);
+		return;
 	}
 	e->groups.next_check_mono_ms = 0;
 	e->groups.burst = 4;

@@ -75,6 +75,7 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	pthread_cond_init(&e->work_cv, NULL);
 	smap_init(&e->by_key);
 	imap_init(&e->held_by_uid);
+	imap_init(&e->groups.pids);
 	smap_init(&e->by_dir);
 	smap_init(&e->lost_by_key);
 	smap_init(&e->taking);
@@ -111,6 +112,7 @@ void lock_engine_free(struct lock_engine *e)
 	smap_fini(&e->recent);
 	smap_fini(&e->by_key);
 	imap_fini(&e->held_by_uid);
+	imap_fini(&e->groups.pids);
 	smap_fini(&e->by_dir);
 	smap_fini(&e->lost_by_key);
 	smap_fini(&e->taking);

@@ -210,6 +210,13 @@ struct lock_engine {
 		int64_t exits[LEASE_GROUPS_EXITS_MAX];
 		int n_exits;
 		bool exits_overflow; /* more than fit: every group is due */
+		/* The pids whose exit matters (the leaders of the groups
+		 * locks wait on, and the acquirers where the leader is not
+		 * watched), since the last prune: other exits cost no pass.
+		 * Incomplete after a failed allocation: none is ignored. */
+		struct imap pids;
+		bool pids_incomplete;
+		int64_t prune_mono_ms;
 	} groups;
 	/* Exit notifications of acquirers (NULL without the lease
 	 * threads): set by lease_start after the threads started and

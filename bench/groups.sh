@@ -14,7 +14,8 @@
 # with that many processes forks more slowly); N such process groups each
 # holding a lock it took with noclobber and closed (the group holds it).
 # With the N locks held it also reads the daemon's CPU and
-# lockfs_group_checks_total over 10 idle seconds, and at the end kills
+# lockfs_group_checks_total over 10 idle seconds and the locks lost
+# (lockfs_lost_total), and at the end kills
 # every holder at once and times until the mount lists no lock.
 #
 # Environment: BENCH_BUILD_DIR (default build/; built if missing). Not
@@ -129,6 +130,7 @@ sleep 10
 t1=$(ticks) g1=$(metric lockfs_group_checks_total) p1=$(metric lockfs_lease_passes_total)
 held_ms=$(cycles)
 echo "$N groups each holding a lock: $CYCLES cycles in $held_ms ms"
+echo "  locks lost while their holders lived: $(metric lockfs_lost_total)"
 echo "  idle 10 s: daemon CPU $(awk -v t=$((t1 - t0)) 'BEGIN { printf "%.1f", t / 10 }')% of a core, $(((g1 - g0) / 10)) groups asked of /proc a second, $(((p1 - p0) / 10)) scheduler passes a second"
 
 t0=$(now_ms)

@@ -196,18 +196,24 @@ static void ask_host(struct lock_engine *e, struct group_batch *b)
 	metrics_add(e->metrics, MC_GROUP_CHECKS, (uint64_t)b->n);
 }
 
-/* mu held. Whether the recorded leader of group pgid (started at start)
- * is watched by its pidfd and still running: watched from now on if it
- * was not. The process watched must be that leader, not one that took
- * its number since (the watch may begin long after the acquire: a file
- * kept open, then closed). */
+/* mu held. Watches the process of pid pgid from now on (its exit is
+ * told, whatever it is) and says whether it is the recorded leader
+ * (started at start) and still running: the proof that the group lives.
+ * The process watched must be that leader, not one that took its number
+ * since (the watch may begin long after the acquire: a file kept open,
+ * then closed). */
 static bool leader_watched_locked(struct lock_engine *e, int64_t pgid,
 				  uint64_t start)
 {
 	uint64_t watched_start = 0;
 
-	return e->procwatch && pgid > 1 && start &&
-	       procwatch_add_start(e->procwatch, pgid, &watched_start) == 0 &&
+	if (!e->procwatch || pgid <= 1)
+		return false;
+	if (!start) { /* the leader is unknown: its exit is still told */
+		procwatch_add(e->procwatch, pgid);
+		return false;
+	}
+	return procwatch_add_start(e->procwatch, pgid, &watched_start) == 0 &&
 	       watched_start == start;
 }
 
@@ -304,8 +310,6 @@ void lease_groups_watch_locked(struct lock_engine *e, struct lock *lk)
 	/* The acquirer is watched too: where the leader is unknown (gone
 	 * before the acquire), its exit is the one to tell. */
 	lk->group_proven = leader_watched_locked(e, h->pgid, h->pgid_start);
-	if (e->procwatch && h->pgid > 1 && !lk->group_proven)
-		procwatch_add(e->procwatch, h->pgid);
 	if (e->procwatch && h->pid > 1 && h->pid != h->pgid &&
 	    !lk->group_proven)
 		procwatch_add(e->procwatch, h->pid);

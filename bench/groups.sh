@@ -54,12 +54,7 @@ cleanup() {
 	trap - EXIT INT TERM HUP
 	set +e
 	kill_spawned
-	if [ -n "$DAEMON_PID" ]; then
-		mounted && timeout 30 fusermount3 -u "$MNT" 2>/dev/null
-		wait_for 60 not alive "$DAEMON_PID" || kill -KILL "$DAEMON_PID"
-		wait "$DAEMON_PID" 2>/dev/null
-		mounted && timeout 10 fusermount3 -u -z "$MNT" 2>/dev/null
-	fi
+	[ -n "$DAEMON_PID" ] && bench_unmount "$DAEMON_PID"
 	bench_stop
 	chattr -i "$MNT" 2>/dev/null
 	rm -rf "$TMP"

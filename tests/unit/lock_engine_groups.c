@@ -118,6 +118,42 @@ static pid_t dead_pgrp(void)
 	return child;
 }
 
+/* An engine of cfg on the real clock and the in-memory store, with its
+ * lease threads (the exit watcher among them) started, on host (NULL:
+ * this machine), counting into m (may be NULL). Children a test forks
+ * are forked before: ThreadSanitizer refuses threads in a child forked
+ * from a process that has threads. */
+struct live {
+	struct store *mem;
+	struct observe *o;
+	struct lock_engine *e;
+};
+
+static struct lock_engine *live_start(struct live *l,
+				      const struct lock_config *cfg,
+				      const struct host *host,
+				      struct metrics *m)
+{
+	l->mem = store_mem_new();
+	l->o = observe_new(&clk_system, 0);
+	CHECK(l->mem && l->o);
+	l->e = host ? lock_engine_new_host(cfg, l->mem, l->o, host, m, NULL)
+		    : lock_engine_new(cfg, l->mem, l->o, &clk_system, m, NULL);
+	CHECK(l->e);
+	CHECK_INT(lease_start(l->e), 0);
+	return l->e;
+}
+
+/* Stops the lease threads, lets go of the n locks the test still holds
+ * references to, and frees the engine (engine_steps_stop checks it). */
+static void live_stop(struct live *l, struct lock **lks, int n)
+{
+	lease_stop(l->e);
+	for (int i = 0; i < n; i++)
+		lock_unref(l->e, lks[i]);
+	CHECK_INT(engine_steps_stop(l->e, l->o, l->mem), 0);
+}
+
 /* key, acquired by h and closed, is still held after a second of lease
  * steps. */
 static void check_held_after_close(const char *key, struct lock_holder *h)
@@ -303,8 +339,7 @@ static void test_lease_path_parallel(void)
 static void test_exit_notification(void)
 {
 	struct lock_config cfg = long_lease(HOLD_PGRP);
-	struct store *mem = store_mem_new();
-	struct observe *o = observe_new(&clk_system, 0);
+	struct live l;
 	struct lock_engine *e;
 	struct lock *lk;
 	struct lock_holder h;
@@ -312,12 +347,9 @@ static void test_exit_notification(void)
 	int status, i;
 	pid_t child;
 
-	CHECK(mem && o);
 	cfg.pgrp_poll_ms = 60000;
-	e = lock_engine_new(&cfg, mem, o, &clk_system, NULL, NULL);
-	CHECK(e);
 	child = group_leader_child();
-	CHECK_INT(lease_start(e), 0);
+	e = live_start(&l, &cfg, NULL, NULL);
 	usleep(50 * 1000); /* the first group check is behind us */
 	h = holder(child);
 	h.pid = child;
@@ -335,9 +367,7 @@ static void test_exit_notification(void)
 	CHECK(took < 1000);
 	printf("released %lld ms after its holder group died (poll: 60 s)\n",
 	       (long long)took);
-	lease_stop(e);
-	lock_unref(e, lk);
-	CHECK_INT(engine_steps_stop(e, o, mem), 0);
+	live_stop(&l, &lk, 1);
 }
 
 /* hold=pgrp: a lock its process group lost is not replaced under it by a
@@ -446,19 +476,15 @@ static void test_death_during_heartbeat(void)
 static void test_close_of_watched_group(void)
 {
 	struct lock_config cfg = long_lease(HOLD_PGRP);
-	struct store *mem = store_mem_new();
-	struct observe *o = observe_new(&clk_system, 0);
 	struct host_fake f;
+	struct live l;
 	struct lock_engine *e;
 	struct lock *lk;
 	struct lock_holder h;
 	int before;
 
-	CHECK(mem && o);
 	host_fake_init(&f, &clk_system);
-	e = lock_engine_new_host(&cfg, mem, o, &f.host, NULL, NULL);
-	CHECK(e);
-	CHECK_INT(lease_start(e), 0); /* the exit watcher */
+	e = live_start(&l, &cfg, &f.host, NULL); /* the exit watcher */
 	/* This process as the leader: watched, and running. */
 	h = holder(getpid());
 	h.pgid_start = procgrp_start_time(getpid(), NULL);
@@ -489,9 +515,7 @@ static void test_close_of_watched_group(void)
 	CHECK_INT(host_fake_alive_checks(&f), before + 1);
 	CHECK_INT(lock_get_state(e, lk), LOCK_HELD);
 	CHECK_INT(lock_release(e, lk), 0);
-	lock_unref(e, lk);
-	lease_stop(e);
-	CHECK_INT(engine_steps_stop(e, o, mem), 0);
+	live_stop(&l, &lk, 1);
 	host_fake_fini(&f);
 }
 
@@ -503,8 +527,7 @@ static void test_close_of_watched_group(void)
 static void test_acquirer_exit_costs_nothing(void)
 {
 	struct lock_config cfg = long_lease(HOLD_PGRP);
-	struct store *mem = store_mem_new();
-	struct observe *o = observe_new(&clk_system, 0);
+	struct live l;
 	struct metrics m;
 	struct lock_engine *e;
 	struct lock *lk;
@@ -513,7 +536,6 @@ static void test_acquirer_exit_costs_nothing(void)
 	uint64_t c0;
 	int status;
 
-	CHECK(mem && o);
 	metrics_init(&m);
 	leader = group_leader_child();
 	acquirer = fork();
@@ -523,9 +545,7 @@ static void test_acquirer_exit_costs_nothing(void)
 		_exit(0);
 	}
 	CHECK_INT(setpgid(acquirer, leader), 0); /* into the leader's group */
-	e = lock_engine_new(&cfg, mem, o, &clk_system, &m, NULL);
-	CHECK(e);
-	CHECK_INT(lease_start(e), 0);
+	e = live_start(&l, &cfg, NULL, &m);
 	h = leader_holder(leader);
 	h.pid = acquirer;
 	CHECK_INT(lock_acquire(e, "a", &h, &lk, NULL, NULL), 0);
@@ -540,9 +560,7 @@ static void test_acquirer_exit_costs_nothing(void)
 	kill(leader, SIGKILL);
 	CHECK_INT(waitpid(leader, &status, 0), leader);
 	CHECK(all_released(e, &lk, 1, 1000));
-	lease_stop(e);
-	lock_unref(e, lk);
-	CHECK_INT(engine_steps_stop(e, o, mem), 0);
+	live_stop(&l, &lk, 1);
 }
 
 /* hold=pgrp at scale: groups whose leaders are watched by their pidfds
@@ -556,8 +574,7 @@ static void test_acquirer_exit_costs_nothing(void)
 static void test_groups_scale(void)
 {
 	struct lock_config cfg = long_lease(HOLD_PGRP);
-	struct store *mem = store_mem_new();
-	struct observe *o = observe_new(&clk_system, 0);
+	struct live l;
 	struct metrics m;
 	struct lock_engine *e;
 	struct lock *lks[SCALE_GROUPS], *lm;
@@ -568,18 +585,13 @@ static void test_groups_scale(void)
 	char key[16];
 	int i, status;
 
-	CHECK(mem && o);
 	metrics_init(&m);
 	cfg.pgrp_poll_ms = 20;
 	CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-	/* Forked before the lease threads start (see threaded_child in
-	 * lock_procwatch). */
 	for (i = 0; i < SCALE_GROUPS; i++)
 		kids[i] = group_leader_child();
 	lead = group_with_member(&member);
-	e = lock_engine_new(&cfg, mem, o, &clk_system, &m, NULL);
-	CHECK(e);
-	CHECK_INT(lease_start(e), 0);
+	e = live_start(&l, &cfg, NULL, &m);
 	for (i = 0; i < SCALE_GROUPS; i++) {
 		h = leader_holder(kids[i]);
 		snprintf(key, sizeof(key), "g%d", i);
@@ -625,11 +637,8 @@ static void test_groups_scale(void)
 	printf("%d groups killed at once: all released after %lld ms\n",
 	       SCALE_GROUPS, (long long)took);
 	CHECK(took < 1000);
-	lease_stop(e);
-	for (i = 0; i < SCALE_GROUPS; i++)
-		lock_unref(e, lks[i]);
-	lock_unref(e, lm);
-	CHECK_INT(engine_steps_stop(e, o, mem), 0);
+	lock_unref(e, lm); /* released already */
+	live_stop(&l, lks, SCALE_GROUPS);
 	CHECK_INT(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
 }
 
@@ -639,21 +648,17 @@ static void test_groups_scale(void)
 static void test_slow_group_check(void)
 {
 	struct lock_config cfg = long_lease(HOLD_PGRP);
-	struct store *mem = store_mem_new();
-	struct observe *o = observe_new(&clk_system, 0);
 	struct host_fake f;
+	struct live l;
 	struct lock_engine *e;
 	struct lock *held, *lk;
 	struct lock_holder h = holder(4747);
 	int64_t t0, worst = 0;
 	int i;
 
-	CHECK(mem && o);
 	host_fake_init(&f, &clk_system);
 	cfg.pgrp_poll_ms = 20;
-	e = lock_engine_new_host(&cfg, mem, o, &f.host, NULL, NULL);
-	CHECK(e);
-	CHECK_INT(lease_start(e), 0);
+	e = live_start(&l, &cfg, &f.host, NULL);
 	/* Group 4747 is no process here: its leader is not watched, so it
 	 * is asked every poll. */
 	CHECK_INT(lock_acquire(e, "slowgroup", &h, &held, NULL, NULL), 0);
@@ -680,9 +685,7 @@ static void test_slow_group_check(void)
 	CHECK(host_fake_alive_checks(&f) > 0);
 	CHECK_INT(lock_get_state(e, held), LOCK_HELD);
 	__atomic_store_n(&f.check_delay_ms, 0, __ATOMIC_RELAXED);
-	lease_stop(e);
-	lock_unref(e, held);
-	CHECK_INT(engine_steps_stop(e, o, mem), 0);
+	live_stop(&l, &held, 1);
 	host_fake_fini(&f);
 }
 

@@ -21,6 +21,16 @@ static char *handle_key(struct fs *fs, struct fs_handle *h)
 	return h->node->fixed ? NULL : fs_int_full_key(fs, h->node->rel);
 }
 
+/* A file lock that DynamoDB did not decide fails with ENOLCK, as one does
+ * on NFS when the lock manager cannot be reached: callers tell it from a
+ * held key (EWOULDBLOCK) and flock(1) says "No locks available" (it takes
+ * EIO for NFS's emulated flock and retries an open). */
+static int filelock_err(int rc, const char *what, const char *key)
+{
+	rc = fs_int_user_err(rc, what, key);
+	return rc == -EIO ? -ENOLCK : rc;
+}
+
 int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		uint64_t owner, int kind, int type, bool wait, void *req)
 {
@@ -38,7 +48,7 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		return -ENOMEM;
 	if (type == F_UNLCK) {
 		rc = flk_unlock(fs->flk, key, owner, (enum flk_kind)kind);
-		rc = fs_int_user_err(rc, "unlock", key);
+		rc = filelock_err(rc, "unlock", key);
 		free(key);
 		return rc;
 	}
@@ -73,7 +83,7 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 	if (wait && rc != -EINPROGRESS)
 		fs_quota_give(fs->quota, ctx->uid, FSQ_WAITERS);
 	if (rc != -EINPROGRESS && rc != -EWOULDBLOCK && rc != -EAGAIN)
-		rc = fs_int_user_err(rc, "file lock", key);
+		rc = filelock_err(rc, "file lock", key);
 	free(key);
 	return rc;
 }
@@ -113,7 +123,7 @@ int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool shared,
 	key = handle_key(fs, h);
 	if (!key)
 		return h->node->fixed ? -EINVAL : -ENOMEM;
-	rc = fs_int_user_err(
+	rc = filelock_err(
 		flk_getlk(fs->flk, key, owner, shared, held, held_shared, pid),
 		"getlk", key);
 	free(key);

@@ -14,7 +14,7 @@
 # blocking flocks whose first tries meet HTTP 500s wait on and get the key.
 . "$(dirname "$0")/lib.sh"
 
-plan 63
+plan 70
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -286,6 +286,42 @@ hold_stop o1
 hold_stop o2
 wait_for 10 sh -c "! test -e '$A/outage'"
 ok $? "... and it is free after them"
+
+# ---- a file lock DynamoDB does not decide fails with ENOLCK -------------
+# b holds nolck; a's open files on it try LOCK_NB, F_SETLK (a read lock) and
+# F_GETLK, and flock(1) -n, while every request of a is answered HTTP 500:
+# each fails with ENOLCK (as on NFS when the lock manager cannot be reached), told
+# apart from a held key (EWOULDBLOCK) and from a local I/O error. Before,
+# EIO, on which flock(1) reopens the file as for NFS's emulated flock.
+hold_start nb "$B/nolck" O_CREAT,O_EXCL,O_RDWR 0644
+wait_for 10 test -e "$A/nolck"
+for n in 1 2 3; do hold_start "n$n" "$A/nolck" O_RDONLY; done
+hold_cmd n1 "flock ex,nb"
+is "$HOUT" EAGAIN "LOCK_NB on a key held elsewhere: EWOULDBLOCK (EAGAIN) while DynamoDB answers"
+exec 9<"$A/nolck"
+proxy_ctl http500 100000 >/dev/null
+hold_send n1 "flock ex,nb"
+hold_send n2 "setlk rd"
+hold_send n3 getlk
+timeout 40 flock -n 9 2>"$WORK/nolck-flock1"
+echo "$?" >>"$WORK/nolck-flock1"
+hold_wait n1 40
+is "$HOUT" ENOLCK "... and ENOLCK while every request fails: LOCK_NB"
+hold_wait n2 40
+is "$HOUT" ENOLCK "... F_SETLK"
+hold_wait n3 40
+is "$HOUT" ENOLCK "... F_GETLK"
+proxy_ctl clear >/dev/null
+exec 9<&-
+like "$(tr '\n' ' ' <"$WORK/nolck-flock1")" "No locks available 71 \$" \
+	"... flock(1) -n: \"No locks available\", exit 71"
+hold_cmd n1 "flock ex,nb"
+is "$HOUT" EAGAIN "... and EWOULDBLOCK again once DynamoDB answers"
+for n in 1 2 3; do hold_stop "n$n"; done
+rm "$B/nolck"
+hold_stop nb
+wait_for 10 sh -c "! test -e '$A/nolck'"
+ok $? "... nolck is free after them"
 
 proxy_ctl clear >/dev/null
 is "$?" 0 "clear"

@@ -22,8 +22,9 @@
 #    asks [ -e ] after a failed create, cron-nightly.sh) where no lock can
 #    be taken: DynamoDB unreachable (EIO), the daemon dead (ENOTCONN),
 #    lockfs not mounted (EPERM on the immutable mountpoint). Each exits
-#    non-zero (69 or 1: never 0, as for a lock held elsewhere) and does
-#    not run its command: README's "Held, or broken?" table.
+#    non-zero (69 or 1: never 0, as for a lock held elsewhere; flock -n
+#    66, its "cannot open", where a held key gives 1) and does not run its
+#    command: README's "Held, or broken?" table.
 # Shell idioms run under bash and dash (README: they must work in both);
 # a text shown in two places runs once. Waits longer than a second in the
 # docs (-w 30) are shortened to -w 1. Each run's time is printed as a
@@ -160,7 +161,7 @@ n_text=$((${#IDIOMS[@]} - 2))
 # The idioms for cron, run again where no lock can be taken, with the status
 # each must give there (not 0, as if the lock were held elsewhere).
 declare -A BROKEN_RC=([readme-guard]=1 [readme-lockfs-run-E0]=69
-	[readme-lockfs-run-n]=69 [cron-nightly.sh]=1)
+	[readme-lockfs-run-n]=69 [cron-nightly.sh]=1 [man8-flock-n]=66)
 n_broken=0
 for name in "${!BROKEN_RC[@]}"; do
 	for sh in ${SHELLS[$name]}; do n_broken=$((n_broken + 1)); done
@@ -291,7 +292,7 @@ done
 # immutable: EPERM, for every uid: the kernel checks the flag before the
 # mode). The cron idioms fail loudly there and never run
 # their job: lockfs-run with 69 (-E 0 too), the sh guard and
-# cron-nightly.sh with 1.
+# cron-nightly.sh with 1, flock -n with 66 (held: 1).
 # broken_case WHAT DIR ERRNO: the errno of an O_EXCL create in DIR, then
 # every cron idiom run with DIR as the mount.
 broken_case() {
@@ -299,7 +300,7 @@ broken_case() {
 	got=$(timeout --foreground 30 "$T" open "$dir/any" O_CREAT,O_EXCL,O_RDONLY 0644 2>&1 | head -n 1)
 	is "$got" "$want" "$what: an O_EXCL create gives $want"
 	M=$dir
-	for name in readme-guard readme-lockfs-run-E0 readme-lockfs-run-n cron-nightly.sh; do
+	for name in readme-guard readme-lockfs-run-E0 readme-lockfs-run-n cron-nightly.sh man8-flock-n; do
 		for sh in ${SHELLS[$name]}; do
 			t0=$(now_ms)
 			run_idiom "$name" "$sh" broken "$WORK/ran-broken"

@@ -116,6 +116,7 @@ bool awserr_is_retryable(const struct aws_error *e)
 		case -ECONNRESET:
 		case -EHOSTUNREACH:
 		case -EIO:
+		case -EMFILE: /* no socket now: files may be closed soon */
 			return true;
 		default:
 			return false; /* bad URL, TLS, oversize, ENOMEM */

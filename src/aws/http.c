@@ -11,7 +11,9 @@
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +235,21 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
+/* Whether this process can open no more files. curl reports a socket it
+ * could not make as a connection refused, with no errno (7.88), which
+ * would send an operator looking at the network: a descriptor duplicated
+ * and closed at once tells. */
+static bool out_of_files(void)
+{
+	int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
+
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EMFILE || errno == ENFILE;
+}
+
 static int map_curl_error(CURLcode cc, long os_errno)
 {
 	switch (cc) {
@@ -241,6 +258,8 @@ static int map_curl_error(CURLcode cc, long os_errno)
 			return -EHOSTUNREACH;
 		if (os_errno == ETIMEDOUT)
 			return -ETIMEDOUT;
+		if (os_errno == 0 && out_of_files())
+			return -EMFILE;
 		return -ECONNREFUSED;
 	case CURLE_OPERATION_TIMEDOUT:
 		return -ETIMEDOUT;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "awscfg.h"
@@ -252,6 +253,22 @@ static void harden_process(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* A lock's holder costs an open file while the daemon watches its exit (a
+ * pidfd): take the hard limit of open files, as a program that needs many
+ * should (systemd gives services a soft limit of 1024). Nothing here uses
+ * select(). The watches stop short of the limit whatever it is (lease.c). */
+static void raise_open_files(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		log_debug("main", "cannot raise the open files limit: %s",
+			  strerror(errno));
+}
+
 /* The options; true when --help or --version was all there was to do. */
 static bool parse_options(struct daemon *d, int argc, char **argv)
 {
@@ -479,6 +496,10 @@ static void build_engine(struct daemon *d)
 		.lost_signal = o->lost_signal,
 		.recent_release_ms = (int64_t)(o->entry_timeout * 1000),
 		.session = o->session,
+		/* The HTTP clients (3 files each) of the request threads,
+		 * flk's workers, the session, the sweep, credentials; logs,
+		 * /proc reads. */
+		.files_reserved = 3 * ((int)o->max_threads + 16) + 64,
 	};
 	d->eng = (d->owner && d->store && d->obs)
 			 ? lock_engine_new(&lc, d->store, d->obs,
@@ -709,6 +730,7 @@ int main(int argc, char **argv)
 	if (parse_options(&d, argc, argv))
 		return 0; /* --help, --version */
 	setup_logging(&d);
+	raise_open_files();
 	check_mountpoint_arg(&d);
 	new_session(&d);
 	resolve_endpoint(&d);

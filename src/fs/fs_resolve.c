@@ -48,6 +48,7 @@ int fs_int_user_err(int rc, const char *what, const char *key)
 	case -ESTALE:
 	case -ECANCELED:
 	case -ENOSPC:
+	case -EMFILE: /* the daemon's own open files, not the caller's */
 	case -EIO:
 		log_warn(TAG, "%s key=%s: DynamoDB request failed: %s", what,
 			 key, log_errno(rc, why, sizeof(why)));

@@ -12,7 +12,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clk.h"
+#include "log.h"
 #include "procgrp.h"
+
+/* Unreadable /proc is said at most once a minute. */
+#define PROC_WARN_MS 60000
 
 static FILE *open_status(int64_t pid)
 {
@@ -120,15 +125,49 @@ static int64_t process_of_thread(int64_t tid, uint64_t start,
  * thread pool): tgkill(pid, pid, 0) tells which without reading /proc
  * (ESRCH: pid leads no process), and a thread's process and its command
  * cost two reads the first time that thread calls. */
+/* When /proc cannot be read for a reason of ours (out of open files), a
+ * live caller's group and session still come from the kernel by system
+ * calls: its lock is held for its group (not proved by the leader's start,
+ * so its group is polled) instead of being let go of at its first close. */
+static void proc_by_syscalls(int64_t pid, int err, struct host_proc *out)
+{
+	static int64_t warned_mono_ms;
+	int64_t now = clk_sys_mono_ms(), last;
+	pid_t g = getpgid((pid_t)pid), s = getsid((pid_t)pid);
+	char why[LOG_ERRNO_MAX];
+
+	if (g <= 0)
+		return;
+	out->tgid = pid;
+	if (syscall(SYS_tgkill, (pid_t)pid, (pid_t)pid, 0) && errno == ESRCH)
+		out->tgid = 0; /* a thread whose process /proc would name */
+	out->pgid = g;
+	out->sid = s > 0 ? s : -1;
+	last = __atomic_load_n(&warned_mono_ms, __ATOMIC_RELAXED);
+	if ((!last || now - last >= PROC_WARN_MS) &&
+	    __atomic_compare_exchange_n(&warned_mono_ms, &last, now, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		log_warn("host",
+			 "cannot read /proc/%lld/stat: %s; process groups "
+			 "are asked of the kernel and polled meanwhile",
+			 (long long)pid, log_errno(err, why, sizeof(why)));
+}
+
 static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 {
 	struct procgrp_stat st;
+	int rc;
 
 	(void)arg;
 	memset(out, 0, sizeof(*out));
 	out->pgid = -1;
 	out->sid = -1;
-	if (pid <= 0 || procgrp_stat(pid, &st))
+	if (pid <= 0)
+		return;
+	rc = procgrp_stat(pid, &st);
+	if (rc && rc != -ESRCH && rc != -EINVAL)
+		proc_by_syscalls(pid, rc, out);
+	if (rc)
 		return;
 	out->tgid = pid;
 	if (syscall(SYS_tgkill, (pid_t)pid, (pid_t)pid, 0) && errno == ESRCH)

@@ -105,6 +105,12 @@ struct lock_config {
 				    * one heartbeat per period for the mount,
 				    * exclusive locks name its session item and
 				    * are written only at acquire and release */
+	int files_reserved;	   /* open files the rest of the process may
+				    * hold at once (an HTTP client holds up to
+				    * 3: its connection and curl's wakeup
+				    * pair; /proc reads, logs): the pidfds that
+				    * watch holders leave these free, and 3 per
+				    * lease worker; default 160 */
 };
 
 /* The acquirer: the process that acquires, filled by the filesystem from

@@ -12,20 +12,21 @@
 #include <unistd.h>
 
 /* Reads a small /proc file whole into buf (NUL-terminated): one open,
- * one read, one close, no stdio buffer. -1 when it cannot be read. */
+ * one read, one close, no stdio buffer. -errno when it cannot be read. */
 static ssize_t read_small(const char *path, char *buf, size_t len)
 {
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
 	if (fd < 0)
-		return -1;
+		return -errno;
 	do
 		n = read(fd, buf, len - 1);
 	while (n < 0 && errno == EINTR);
+	err = errno;
 	close(fd);
 	if (n < 0)
-		return -1;
+		return -err;
 	buf[n] = '\0';
 	return n;
 }
@@ -35,14 +36,18 @@ int procgrp_stat(int64_t pid, struct procgrp_stat *out)
 	char path[64], buf[1024], *open_paren, *close_paren;
 	unsigned long long start = 0;
 	long long grp = 0, sid = 0;
+	ssize_t n;
 	size_t len;
 
 	memset(out, 0, sizeof(*out));
 	if (pid <= 0)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
-	if (read_small(path, buf, sizeof(buf)) < 0)
-		return -ESRCH;
+	n = read_small(path, buf, sizeof(buf));
+	if (n == -ENOENT || n == -ESRCH)
+		return -ESRCH; /* gone */
+	if (n < 0)
+		return (int)n; /* this process's trouble (EMFILE, ENOMEM) */
 	/* The command may hold spaces and ')': fields follow the last ')'. */
 	open_paren = strchr(buf, '(');
 	close_paren = strrchr(buf, ')');

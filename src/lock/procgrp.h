@@ -23,8 +23,9 @@ struct procgrp_stat {
 	char comm[64];	/* its command name (as /proc/PID/comm) */
 };
 
-/* Fills *out for pid from one read of /proc/PID/stat: 0, or -errno when
- * pid is gone or unreadable (then *out is zeroed). */
+/* Fills *out for pid from one read of /proc/PID/stat: 0, -ESRCH when pid
+ * is gone, another -errno when this process cannot read it now (EMFILE:
+ * out of open files) or it does not parse (then *out is zeroed). */
 int procgrp_stat(int64_t pid, struct procgrp_stat *out);
 
 /* The start time of process pid (clock ticks since boot), or 0 when it is

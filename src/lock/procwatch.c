@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ struct procwatch {
 	void (*on_exit)(void *arg, const int64_t *pids, int n);
 	void *arg;
 	size_t max;
+	size_t keep;	 /* open files left to others; mu */
 	bool reaps_told; /* the kernel wakes a pidfd at its process's reap */
 	int epfd;
 	int stopfd;
@@ -195,6 +197,7 @@ struct procwatch *procwatch_new(void (*on_exit)(void *arg, const int64_t *pids,
 	pw->on_exit = on_exit;
 	pw->arg = arg;
 	pw->max = max ? max : PROCWATCH_MAX_DEFAULT;
+	pw->keep = PROCWATCH_KEEP_DEFAULT;
 	pw->reaps_told = kernel_tells_reaps();
 	pw->epfd = epoll_create1(EPOLL_CLOEXEC);
 	pw->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -220,6 +223,33 @@ fail:
 	free(pw);
 	errno = rc;
 	return NULL;
+}
+
+void procwatch_keep_files(struct procwatch *pw, size_t n)
+{
+	pthread_mutex_lock(&pw->mu);
+	pw->keep = n;
+	pthread_mutex_unlock(&pw->mu);
+}
+
+/* mu held. How many pids may be watched now: max, and no more pidfds than
+ * leave keep open files under the soft RLIMIT_NOFILE (read each time: an
+ * operator may change it while we run). Past it, the process would fail
+ * to open its sockets and /proc, and every lock would suffer. */
+static size_t room_locked(const struct procwatch *pw)
+{
+	struct rlimit rl;
+	size_t room = pw->max;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+		size_t files = rl.rlim_cur > pw->keep
+				       ? (size_t)(rl.rlim_cur - pw->keep)
+				       : 0;
+
+		if (files < room)
+			room = files;
+	}
+	return room;
 }
 
 int procwatch_add(struct procwatch *pw, int64_t pid)
@@ -254,7 +284,7 @@ int procwatch_add_start(struct procwatch *pw, int64_t pid, uint64_t *start)
 			*start = start_of_locked(w);
 		goto out;
 	}
-	if (pw->fds.count >= pw->max) {
+	if (pw->fds.count >= room_locked(pw)) {
 		rc = -ENOSPC;
 		goto out;
 	}

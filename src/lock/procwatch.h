@@ -21,11 +21,18 @@
 struct procwatch;
 
 /* Starts the watch thread. At most max pids are watched at once (0: a
- * default of 65536); past that, procwatch_add says -ENOSPC and the caller
- * relies on its poll. NULL on failure (errno set). */
+ * default of 65536), and never so many that fewer than
+ * procwatch_keep_files open files are left to the process under its
+ * RLIMIT_NOFILE of the moment (a pidfd is an open file); past either,
+ * procwatch_add says -ENOSPC and the caller relies on its poll. NULL on
+ * failure (errno set). */
 struct procwatch *procwatch_new(void (*on_exit)(void *arg, const int64_t *pids,
 						int n),
 				void *arg, size_t max);
+/* The open files the watches leave to the rest of the process (sockets,
+ * /proc reads, logs): PROCWATCH_KEEP_DEFAULT until set. */
+#define PROCWATCH_KEEP_DEFAULT 512
+void procwatch_keep_files(struct procwatch *pw, size_t n);
 /* Watches pid until it exits. 0 when watched (or already watched and
  * still running); -ESRCH when it exited already (reaped or not); -ENOSPC
  * when full; other -errno. */

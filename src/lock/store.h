@@ -27,7 +27,7 @@ struct store;
 static inline bool store_err_transient(int rc)
 {
 	return rc == -EIO || rc == -ETIMEDOUT || rc == -EAGAIN ||
-	       rc == -ECONNREFUSED || rc == -ECONNRESET ||
+	       rc == -EMFILE || rc == -ECONNREFUSED || rc == -ECONNRESET ||
 	       rc == -EHOSTUNREACH || rc == -EPROTO;
 }
 

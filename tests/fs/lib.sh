@@ -254,7 +254,9 @@ _close_hold_fds() {
 # mount_start NAME [OPTIONS]: lockfs -f on $(mnt NAME) with the table and
 # endpoint; OPTIONS are appended to -o. Waits (10 s) for the mount.
 # MOUNT_ENV="VAR=value ..." (optional) is put in the daemon's environment;
-# one that preloads a library runs LOCKFS_PRELOAD_BIN.
+# one that preloads a library runs LOCKFS_PRELOAD_BIN. MOUNT_WRAP="CMD
+# ARGS --" (optional) runs the daemon through a command that execs it
+# (prlimit), so that the daemon keeps the pid.
 mount_start() {
 	local name=$1 opts=${2:-} m pid bin=$L
 	m=$(mnt "$name")
@@ -263,7 +265,7 @@ mount_start() {
 	(
 		_close_hold_fds
 		# shellcheck disable=SC2086 # MOUNT_ENV: "VAR=value ..."
-		exec ${MOUNT_ENV:+env $MOUNT_ENV} \
+		exec ${MOUNT_WRAP:-} ${MOUNT_ENV:+env $MOUNT_ENV} \
 			"$bin" -f -o "endpoint=$ENDPOINT,region=us-east-1,table=$TABLE${opts:+,$opts}" \
 			"$m" </dev/null >>"$WORK/daemon-$name.log" 2>&1
 	) &

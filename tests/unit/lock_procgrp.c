@@ -4,12 +4,16 @@
  * reused group number is not); a group whose processes are gone is dead;
  * a group whose leader has exited is alive (by its number) but never
  * signallable, nor is a group whose leader is unknown. The machine names
- * a caller that is a thread by its process. */
+ * a caller that is a thread by its process, and still names a caller's
+ * group and session when this process can open no file to read /proc. */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -160,6 +164,39 @@ static void host_names_the_process(void)
 	CHECK_INT(tp.p.pgid, -1);
 }
 
+/* Out of open files: /proc/PID/stat cannot be read (-EMFILE, not "gone"),
+ * and the machine asks the kernel for the caller's group and session
+ * instead (its leader's start unknown). Before, the caller read as gone
+ * (group -1), and a lock it took was let go of at its first close. */
+static void out_of_files(void)
+{
+	struct procgrp_stat st;
+	struct host_proc me;
+	struct rlimit old, low;
+	int fds[64], n = 0;
+
+	CHECK_INT(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 64;
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < 64 && (fds[n] = dup(0)) >= 0)
+		n++;
+	CHECK(n < 64 && errno == EMFILE);
+	CHECK_INT(procgrp_stat(getpid(), &st), -EMFILE);
+	host_proc(host_system(), getpid(), &me);
+	CHECK_INT(me.pgid, getpgrp());
+	CHECK_INT(me.sid, getsid(0));
+	CHECK_INT(me.tgid, getpid());
+	CHECK_INT((long long)me.pgid_start, 0);
+	/* A pid that is gone is still unknown. */
+	host_proc(host_system(), 999999, &me);
+	CHECK_INT(me.pgid, -1);
+	while (n > 0)
+		close(fds[--n]);
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &old), 0);
+	CHECK_INT(procgrp_stat(getpid(), &st), 0);
+}
+
 int main(void)
 {
 	int64_t grp = 0;
@@ -174,6 +211,7 @@ int main(void)
 	CHECK_INT(procgrp_start_time(-5, NULL), 0);
 	stat_fields();
 	host_names_the_process();
+	out_of_files();
 
 	/* Group 1 and unknown groups are never signalled. */
 	CHECK(!procgrp_signallable(1, 0));

@@ -6,7 +6,9 @@
  * added again after its exit; a process already reaped, pid 1
  * and pids <= 0 are refused; the table is bounded. A thread's id (what
  * FUSE reports for a call made from a thread of a program's own) is
- * watched too, and its process's death is told. */
+ * watched too, and its process's death is told. The watches (a pidfd is
+ * an open file) leave the files kept for others under RLIMIT_NOFILE, as
+ * it is at each add. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,6 +109,38 @@ static pid_t threaded(const char *self, pid_t *tid)
 	return pid;
 }
 
+/* With 64 files kept for others and a soft limit of 66, two pids are
+ * watched and the third is refused (-ENOSPC) whatever the table's own
+ * bound; the limit raised again, it is watched. Before, the watches took
+ * every file, and the process could open no socket and read no /proc. */
+static void watches_leave_files(void)
+{
+	struct procwatch *pw = procwatch_new(on_exit_cb, NULL, 0);
+	struct rlimit old, low;
+	pid_t p[3];
+	int status;
+
+	CHECK(pw != NULL);
+	procwatch_keep_files(pw, 64);
+	for (int i = 0; i < 3; i++)
+		p[i] = sleeper();
+	CHECK_INT(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 66;
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
+	CHECK_INT(procwatch_add(pw, p[0]), 0);
+	CHECK_INT(procwatch_add(pw, p[1]), 0);
+	CHECK_INT(procwatch_add(pw, p[2]), -ENOSPC);
+	CHECK_INT((int)procwatch_count(pw), 2);
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &old), 0);
+	CHECK_INT(procwatch_add(pw, p[2]), 0);
+	procwatch_free(pw);
+	for (int i = 0; i < 3; i++) {
+		kill(p[i], SIGKILL);
+		waitpid(p[i], &status, 0);
+	}
+}
+
 /* Waits (at most 2 s) for the exit count to reach n; the time it took. */
 static int64_t wait_exits(int n)
 {
@@ -125,6 +160,7 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--threaded-child"))
 		return threaded_child(atoi(argv[2]));
+	watches_leave_files();
 	pw = procwatch_new(on_exit_cb, NULL, 2);
 	CHECK(pw != NULL);
 	CHECK_INT(procwatch_add(pw, 1), -EINVAL);

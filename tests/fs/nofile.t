@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# nofile.t: a daemon allowed few open files (RLIMIT_NOFILE 512, soft and
+# hard, as a service may be given) serves more process groups holding
+# locks than that, through lockfs-faultproxy (1 ms each way). The daemon
+# watches each group's leader by a pidfd, an open file each. Before, those
+# watches took every file the daemon could open; then its reads of /proc
+# failed, and an acquire by a group answered 0 but its lock was let go of
+# at once (the caller's group read as unknown): the caller believed it held
+# a lock that another mount could take, and nothing was logged. Now the
+# watches stop well short of the limit (the rest is kept for sockets and
+# /proc) and further groups are polled instead; the caller's group is
+# asked of the kernel without /proc when /proc cannot be read. Checked:
+# every group holds its lock; a new group's acquire holds (another mount
+# is refused) for as long as the group lives; the daemon's open files stay
+# under its limit; no lock is lost and no renewal fails past the safe
+# period (short leases); all the groups killed at once, every lock is free
+# within 5 s.
+. "$(dirname "$0")/lib.sh"
+
+plan 10
+
+GROUPS_N=300 LIMIT=512
+command -v prlimit >/dev/null || { echo "Bail out! prlimit (util-linux) is missing"; exit 1; }
+new_table || { echo "Bail out! cannot create a table"; exit 1; }
+proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
+MOUNT_WRAP="prlimit --nofile=$LIMIT:$LIMIT --" ENDPOINT=$PROXY_ENDPOINT \
+	mount_start a "owner=nofile-a,hold=pgrp,lease=6,heartbeat=1,safe_period=4,max_locks_per_user=0,max_opens_per_user=0" &&
+	ENDPOINT=$PROXY_ENDPOINT mount_start b "owner=nofile-b,entry_timeout=0,attr_timeout=0" ||
+	{ echo "Bail out! cannot mount"; exit 1; }
+A=$(mnt a) B=$(mnt b)
+DPID=$(daemon_pid a)
+proxy_ctl latency 1 >/dev/null
+
+metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
+count() { find "$1" -mindepth 1 -maxdepth 1 -name 'k*' | wc -l; }
+open_files() { find "/proc/$DPID/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+
+[ "$("$T" mkdir "$A/g" 0755)" = 0 ] || { echo "Bail out! mkdir"; exit 1; }
+
+# hold_group PATH: a process group of its own that takes PATH (noclobber)
+# and stays; its pid in HPID.
+hold_group() {
+	(
+		_close_hold_fds
+		exec setsid bash -c 'set -C; : >"$1" || exit 1; exec sleep 300' \
+			_ "$1" </dev/null >/dev/null 2>&1
+	) &
+	HPID=$!
+	track_pid "$HPID"
+	disown # no job notice when it is killed
+}
+
+pids=()
+most=0
+for i in $(seq "$GROUPS_N"); do
+	hold_group "$A/g/k$i"
+	pids+=("$HPID")
+	if [ $((i % 50)) -eq 0 ]; then
+		n=$(open_files)
+		[ "$n" -gt "$most" ] && most=$n
+	fi
+done
+all_held() { [ "$(count "$A/g")" -eq "$GROUPS_N" ]; }
+wait_for 60 all_held
+is "$(count "$A/g")" "$GROUPS_N" "$GROUPS_N process groups each hold a lock on a daemon allowed $LIMIT open files"
+alive=0
+for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+is "$alive" "$GROUPS_N" "... and every group is still there (none failed its acquire)"
+
+# A group more: its acquire holds, and another mount cannot take the key.
+hold_group "$A/g/x"
+xpid=$HPID
+wait_for 10 test -e "$A/g/x"
+sleep 1
+is "$("$T" open "$B/g/x" O_CREAT,O_EXCL,O_RDONLY 0644)" EEXIST \
+	"a new group's acquire holds: another mount's O_EXCL gets EEXIST a second later"
+ok "$(kill -0 "$xpid" 2>/dev/null && test -e "$A/g/x" && echo 0)" "... while the group lives, its lock is listed"
+
+# Held past the safe period (4 s; a renewal every second): every renewal
+# found a socket.
+hb0=$(metric lockfs_heartbeats_ok_total)
+for _ in 1 2 3 4 5 6; do
+	sleep 1
+	n=$(open_files)
+	[ "$n" -gt "$most" ] && most=$n
+done
+ok $((most >= LIMIT - 16)) "the daemon's open files stay well under its limit (at most $most of $LIMIT)"
+is "$(metric lockfs_lost_total) $(metric lockfs_heartbeats_failed_total)" "0 0" \
+	"6 s later (safe period 4 s): no lock lost, no renewal failed ($(($(metric lockfs_heartbeats_ok_total) - hb0)) renewed)"
+
+# ---- all killed at once: every lock let go of --------------------------
+kill -KILL "${pids[@]}" "$xpid" 2>/dev/null
+t0=$(now_ms)
+none_held() { [ "$(count "$A/g")" -eq 0 ] && ! test -e "$A/g/x"; }
+wait_for 10 none_held
+ok $? "all groups killed at once: every lock free ($(($(now_ms) - t0)) ms; $(count "$A/g") left)"
+ok $(($(now_ms) - t0 > 5000)) "... within 5 s"
+
+mount_stop b
+mount_stop a

@@ -125,10 +125,11 @@ static int64_t process_of_thread(int64_t tid, uint64_t start,
  * thread pool): tgkill(pid, pid, 0) tells which without reading /proc
  * (ESRCH: pid leads no process), and a thread's process and its command
  * cost two reads the first time that thread calls. */
-/* When /proc cannot be read for a reason of ours (out of open files), a
- * live caller's group and session still come from the kernel by system
- * calls: its lock is held for its group (not proved by the leader's start,
- * so its group is polled) instead of being let go of at its first close. */
+/* When /proc cannot be read for a reason of ours (out of open files, a
+ * hidden pid), a live caller's group and session still come from the
+ * kernel by system calls: its lock is held for its group (not proved by
+ * the leader's start, so its group is polled) instead of being let go of
+ * at its first close. */
 static void proc_by_syscalls(int64_t pid, int err, struct host_proc *out)
 {
 	static int64_t warned_mono_ms;
@@ -165,6 +166,10 @@ static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 	if (pid <= 0)
 		return;
 	rc = procgrp_stat(pid, &st);
+	/* Unreadable for want of files, or hidden (a /proc mounted with
+	 * hidepid, for a daemon not root) while the process lives. */
+	if (rc == -ESRCH && (!kill((pid_t)pid, 0) || errno == EPERM))
+		rc = -EACCES;
 	if (rc && rc != -ESRCH && rc != -EINVAL)
 		proc_by_syscalls(pid, rc, out);
 	if (rc)

@@ -34,21 +34,13 @@ count() { find "$1" -mindepth 1 -maxdepth 1 -name 'k*' | wc -l; }
 # ---- many groups, each holding one lock ----------------------------------
 pids=()
 for i in $(seq "$GROUPS_N"); do
-	(
-		_close_hold_fds
-		exec setsid bash -c 'set -C; : >"$1" || exit 1; exec sleep 300' \
-			_ "$A/g/k$i" </dev/null >/dev/null 2>&1
-	) &
-	pids+=("$!")
-	track_pid "$!"
-	disown # no job notice when it is killed
+	group_hold "$A/g/k$i"
+	pids+=("$HPID")
 done
 all_held() { [ "$(count "$A/g")" -eq "$GROUPS_N" ]; }
 wait_for 30 all_held
 is "$(count "$A/g")" "$GROUPS_N" "$GROUPS_N process groups, started at once, each hold a lock"
-alive=0
-for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
-is "$alive" "$GROUPS_N" "... and every group is still there (none failed its acquire)"
+is "$(count_alive "${pids[@]}")" "$GROUPS_N" "... and every group is still there (none failed its acquire)"
 
 # ---- idle: the groups are not polled -------------------------------------
 sleep 1

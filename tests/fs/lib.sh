@@ -365,6 +365,28 @@ hold_start() {
 
 hold_pid() { echo "${_hold_pid[$1]:-}"; }
 
+# group_hold PATH: a process group of its own (setsid) that takes PATH with
+# noclobber (O_EXCL), closes it (under hold=pgrp the group holds it) and
+# stays 300 s; its pid in HPID, killed by the cleanup. It exits at once
+# if the create fails.
+group_hold() {
+	(
+		_close_hold_fds
+		exec setsid bash -c 'set -C; : >"$1" || exit 1; exec sleep 300' \
+			_ "$1" </dev/null >/dev/null 2>&1
+	) &
+	HPID=$!
+	track_pid "$HPID"
+	disown # no job notice when it is killed
+}
+
+# count_alive PID...: how many of them still run.
+count_alive() {
+	local p n=0
+	for p in "$@"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done
+	echo "$n"
+}
+
 # track_pid PID: a process the cleanup must kill (children of holders).
 track_pid() { _extra_pids+=("$1"); }
 # track_mount DIR: a mount not made by mount_start that cleanup unmounts.

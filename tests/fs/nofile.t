@@ -37,23 +37,10 @@ open_files() { find "/proc/$DPID/fd" -mindepth 1 -maxdepth 1 | wc -l; }
 
 [ "$("$T" mkdir "$A/g" 0755)" = 0 ] || { echo "Bail out! mkdir"; exit 1; }
 
-# hold_group PATH: a process group of its own that takes PATH (noclobber)
-# and stays; its pid in HPID.
-hold_group() {
-	(
-		_close_hold_fds
-		exec setsid bash -c 'set -C; : >"$1" || exit 1; exec sleep 300' \
-			_ "$1" </dev/null >/dev/null 2>&1
-	) &
-	HPID=$!
-	track_pid "$HPID"
-	disown # no job notice when it is killed
-}
-
 pids=()
 most=0
 for i in $(seq "$GROUPS_N"); do
-	hold_group "$A/g/k$i"
+	group_hold "$A/g/k$i"
 	pids+=("$HPID")
 	if [ $((i % 50)) -eq 0 ]; then
 		n=$(open_files)
@@ -63,12 +50,10 @@ done
 all_held() { [ "$(count "$A/g")" -eq "$GROUPS_N" ]; }
 wait_for 60 all_held
 is "$(count "$A/g")" "$GROUPS_N" "$GROUPS_N process groups each hold a lock on a daemon allowed $LIMIT open files"
-alive=0
-for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
-is "$alive" "$GROUPS_N" "... and every group is still there (none failed its acquire)"
+is "$(count_alive "${pids[@]}")" "$GROUPS_N" "... and every group is still there (none failed its acquire)"
 
 # A group more: its acquire holds, and another mount cannot take the key.
-hold_group "$A/g/x"
+group_hold "$A/g/x"
 xpid=$HPID
 wait_for 10 test -e "$A/g/x"
 sleep 1

@@ -13,8 +13,10 @@
  * shared is under engine->mu; the host is asked without it. */
 #include "lease_groups.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "host.h"
 #include "lease_index.h"
@@ -33,6 +35,7 @@
 #define GROUPS_SPREAD_MS  2500
 #define GROUPS_GRID_MS	  1000
 #define GROUPS_PER_PASS	  128
+#define GROUPS_SAY_MS	  60000 /* a full watch table is said so often */
 
 struct group_ask {
 	int64_t pgid;
@@ -196,6 +199,28 @@ static void ask_host(struct lock_engine *e, struct group_batch *b)
 	metrics_add(e->metrics, MC_GROUP_CHECKS, (uint64_t)b->n);
 }
 
+/* mu held. A watch refused for want of open files (procwatch keeps the
+ * daemon's sockets and /proc reads theirs): said once a minute, since its
+ * group is now checked every pgrp_poll_ms instead, which costs CPU. */
+static void watch_refused_locked(struct lock_engine *e, int rc)
+{
+	struct rlimit rl;
+	int64_t now = now_mono(e), said = e->groups.full_said_mono_ms;
+
+	if (rc != -ENOSPC || (said && now - said < GROUPS_SAY_MS))
+		return;
+	e->groups.full_said_mono_ms = now;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		rl.rlim_cur = 0;
+	log_warn(TAG,
+		 "%zu process groups watched, as many as %llu open files "
+		 "allow (RLIMIT_NOFILE): the others are checked every %lld ms "
+		 "instead, which costs CPU; a higher limit (LimitNOFILE=) "
+		 "saves it",
+		 procwatch_count(e->procwatch), (unsigned long long)rl.rlim_cur,
+		 (long long)e->cfg.pgrp_poll_ms);
+}
+
 /* mu held. Watches the process of pid pgid from now on (its exit is
  * told, whatever it is) and says whether it is the recorded leader
  * (started at start) and still running: the proof that the group lives.
@@ -206,15 +231,17 @@ static bool leader_watched_locked(struct lock_engine *e, int64_t pgid,
 				  uint64_t start)
 {
 	uint64_t watched_start = 0;
+	int rc;
 
 	if (!e->procwatch || pgid <= 1)
 		return false;
 	if (!start) { /* the leader is unknown: its exit is still told */
-		procwatch_add(e->procwatch, pgid);
+		watch_refused_locked(e, procwatch_add(e->procwatch, pgid));
 		return false;
 	}
-	return procwatch_add_start(e->procwatch, pgid, &watched_start) == 0 &&
-	       watched_start == start;
+	rc = procwatch_add_start(e->procwatch, pgid, &watched_start);
+	watch_refused_locked(e, rc);
+	return rc == 0 && watched_start == start;
 }
 
 /* mu held. leader_watched_locked, once per group and check. */
@@ -312,7 +339,7 @@ void lease_groups_watch_locked(struct lock_engine *e, struct lock *lk)
 	lk->group_proven = leader_watched_locked(e, h->pgid, h->pgid_start);
 	if (e->procwatch && h->pid > 1 && h->pid != h->pgid &&
 	    !lk->group_proven)
-		procwatch_add(e->procwatch, h->pid);
+		watch_refused_locked(e, procwatch_add(e->procwatch, h->pid));
 	note_pids_locked(e, lk);
 	lk->group_due_mono_ms = lk->group_proven ? recheck_at(now, h)
 						 : now + e->cfg.pgrp_poll_ms;

@@ -217,6 +217,9 @@ struct lock_engine {
 		struct imap pids;
 		bool pids_incomplete;
 		int64_t prune_mono_ms;
+		/* When the log last said that watches ran out of open
+		 * files (0: never). */
+		int64_t full_said_mono_ms;
 	} groups;
 	/* Exit notifications of acquirers (NULL without the lease
 	 * threads): set by lease_start after the threads started and

@@ -12,12 +12,13 @@
 # asked of the kernel without /proc when /proc cannot be read. Checked:
 # every group holds its lock; a new group's acquire holds (another mount
 # is refused) for as long as the group lives; the daemon's open files stay
-# under its limit; no lock is lost and no renewal fails past the safe
+# under its limit (and the log says, once, that further groups are
+# checked instead); no lock is lost and no renewal fails past the safe
 # period (short leases); all the groups killed at once, every lock is free
 # within 5 s.
 . "$(dirname "$0")/lib.sh"
 
-plan 10
+plan 11
 
 GROUPS_N=300 LIMIT=512
 command -v prlimit >/dev/null || { echo "Bail out! prlimit (util-linux) is missing"; exit 1; }
@@ -70,6 +71,8 @@ for _ in 1 2 3 4 5 6; do
 	[ "$n" -gt "$most" ] && most=$n
 done
 ok $((most >= LIMIT - 16)) "the daemon's open files stay well under its limit (at most $most of $LIMIT)"
+like "$(grep -c 'process groups watched, as many as 512 open files allow' "$WORK/daemon-a.log")" '^1$' \
+	"... and its log says once that the others are checked instead"
 is "$(metric lockfs_lost_total) $(metric lockfs_heartbeats_failed_total)" "0 0" \
 	"6 s later (safe period 4 s): no lock lost, no renewal failed ($(($(metric lockfs_heartbeats_ok_total) - hb0)) renewed)"
 

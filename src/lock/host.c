@@ -1,6 +1,8 @@
 /* host: the real machine behind struct host (see host.h): clk_system,
- * /proc, tgkill(2), getsid(2), kill(2). Any thread; its only state is a
- * memo of the calling threads seen (behind its own mutex). */
+ * /proc, tgkill(2), getsid(2), kill(2), and getpgid(2) where /proc cannot
+ * be read. Any thread; its only state is a memo of the calling threads
+ * seen (behind its own mutex) and when it last logged an unreadable
+ * /proc (atomic). */
 #include "host.h"
 
 #include <errno.h>
@@ -118,13 +120,6 @@ static int64_t process_of_thread(int64_t tid, uint64_t start,
 	return tgid;
 }
 
-/* One read of /proc/PID/stat gives the group, the session and the
- * command; the group leader's start time costs a second read only when
- * pid does not lead its group. FUSE names the calling thread, which is
- * the process itself unless a program calls from a thread of its own (a
- * thread pool): tgkill(pid, pid, 0) tells which without reading /proc
- * (ESRCH: pid leads no process), and a thread's process and its command
- * cost two reads the first time that thread calls. */
 /* When /proc cannot be read for a reason of ours (out of open files, a
  * hidden pid), a live caller's group and session still come from the
  * kernel by system calls: its lock is held for its group (not proved by
@@ -154,6 +149,13 @@ static void proc_by_syscalls(int64_t pid, int err, struct host_proc *out)
 			 (long long)pid, log_errno(err, why, sizeof(why)));
 }
 
+/* One read of /proc/PID/stat gives the group, the session and the
+ * command; the group leader's start time costs a second read only when
+ * pid does not lead its group. FUSE names the calling thread, which is
+ * the process itself unless a program calls from a thread of its own (a
+ * thread pool): tgkill(pid, pid, 0) tells which without reading /proc
+ * (ESRCH: pid leads no process), and a thread's process and its command
+ * cost two reads the first time that thread calls. */
 static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 {
 	struct procgrp_stat st;

@@ -2,7 +2,7 @@
 # groups.sh: what many process groups holding locks (hold=pgrp, the
 # default) cost the daemon and the other users of the mount.
 #
-#   bench/groups.sh [--opts MOUNT_OPTIONS] [N] [CYCLES]
+#   bench/groups.sh [--opts MOUNT_OPTIONS] [--nofile FILES] [N] [CYCLES]
 #                                       defaults: session, 2000, 200
 #
 # It starts its own DynamoDB Local, creates a table and mounts lockfs
@@ -17,6 +17,10 @@
 # lockfs_group_checks_total over 10 idle seconds and the locks lost
 # (lockfs_lost_total), and at the end kills
 # every holder at once and times until the mount lists no lock.
+# --nofile FILES runs the daemon under prlimit --nofile=FILES:FILES (a
+# service's LimitNOFILE): groups past what its open files allow to be
+# watched are checked every 100 ms instead; it then prints the daemon's
+# open files and its failed renewals too.
 #
 # Environment: BENCH_BUILD_DIR (default build/; built if missing). Not
 # part of the test suite; every wait is bounded and everything it starts
@@ -26,13 +30,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 MOPTS=session
-if [ "${1:-}" = --opts ]; then
-	MOPTS=${2-}
-	shift 2
-fi
+NOFILE=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--opts) MOPTS=${2-}; shift 2 ;;
+	--nofile) NOFILE=${2:?--nofile needs FILES}; shift 2 ;;
+	*) break ;;
+	esac
+done
 N=${1:-2000}
 CYCLES=${2:-200}
-for v in "$N" "$CYCLES"; do
+for v in "$N" "$CYCLES" ${NOFILE:+"$NOFILE"}; do
 	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -gt 0 ] ||
 		{ echo "groups.sh: '$v' is not a positive whole number" >&2; exit 2; }
 done
@@ -67,7 +75,8 @@ bench_start ""
 TABLE=bench-groups-$$
 "$BUILD/lockfs" --create-table -o "endpoint=$E,table=$TABLE" >/dev/null
 mkdir -p "$MNT"
-"$BUILD/lockfs" -f -o "endpoint=$E,table=$TABLE,max_locks_per_user=0,max_opens_per_user=0${MOPTS:+,$MOPTS}" \
+${NOFILE:+prlimit --nofile="$NOFILE:$NOFILE" --} \
+	"$BUILD/lockfs" -f -o "endpoint=$E,table=$TABLE,max_locks_per_user=0,max_opens_per_user=0${MOPTS:+,$MOPTS}" \
 	"$MNT" </dev/null >>"$TMP/daemon.log" 2>&1 &
 DAEMON_PID=$!
 wait_for 10 mounted || { echo "groups.sh: the mount did not come up" >&2; cat "$TMP/daemon.log" >&2; exit 1; }
@@ -101,7 +110,7 @@ spawn() {
 	done
 }
 
-echo "N=$N process groups, $CYCLES cycles per state, mount options: ${MOPTS:-(none)}"
+echo "N=$N process groups, $CYCLES cycles per state, mount options: ${MOPTS:-(none)}${NOFILE:+, the daemon allowed $NOFILE open files}"
 # Warm-up: DynamoDB Local's JIT makes its first thousand or so requests
 # slower, which would flatter the states measured later.
 for _ in 1 2 3 4 5; do cycles >/dev/null; done
@@ -126,6 +135,8 @@ t1=$(ticks) g1=$(metric lockfs_group_checks_total) p1=$(metric lockfs_lease_pass
 held_ms=$(cycles)
 echo "$N groups each holding a lock: $CYCLES cycles in $held_ms ms"
 echo "  locks lost while their holders lived: $(metric lockfs_lost_total)"
+[ -z "$NOFILE" ] ||
+	echo "  the daemon's open files: $(find "/proc/$DAEMON_PID/fd" -mindepth 1 -maxdepth 1 | wc -l) of $NOFILE; renewals failed: $(metric lockfs_heartbeats_failed_total)"
 echo "  idle 10 s: daemon CPU $(awk -v t=$((t1 - t0)) 'BEGIN { printf "%.1f", t / 10 }')% of a core, $(((g1 - g0) / 10)) groups asked of /proc a second, $(((p1 - p0) / 10)) scheduler passes a second"
 
 t0=$(now_ms)

@@ -44,6 +44,7 @@ struct group_ask {
 	bool alive;  /* it still has a process */
 	int watched; /* its recorded leader is watched running; -1: not
 		      * tried yet */
+	bool full;   /* it could not be: no open file left for a watch */
 };
 
 struct group_batch {
@@ -74,6 +75,15 @@ static int64_t recheck_at(int64_t now, const struct lock_holder *h)
 	int64_t t = now + GROUPS_RECHECK_MS + h->pgid % GROUPS_SPREAD_MS;
 
 	return (t / GROUPS_GRID_MS + 1) * GROUPS_GRID_MS;
+}
+
+/* When a group that could not be watched for want of open files is asked
+ * again: at the next tick of the grid, so that such groups are asked
+ * together, a pass per GROUPS_PER_PASS of them a second, rather than a
+ * pass each. */
+static int64_t unwatched_at(int64_t now)
+{
+	return (now / GROUPS_GRID_MS + 1) * GROUPS_GRID_MS;
 }
 
 /* mu held. The wait before a group without a watched leader is asked
@@ -199,26 +209,30 @@ static void ask_host(struct lock_engine *e, struct group_batch *b)
 	metrics_add(e->metrics, MC_GROUP_CHECKS, (uint64_t)b->n);
 }
 
-/* mu held. A watch refused for want of open files (procwatch keeps the
- * daemon's sockets and /proc reads theirs): said once a minute, since its
- * group is now checked every pgrp_poll_ms instead, which costs CPU. */
-static void watch_refused_locked(struct lock_engine *e, int rc)
+/* mu held. Whether rc is a watch refused for want of open files
+ * (procwatch keeps the daemon's sockets and /proc reads theirs): its group
+ * is checked once a second instead (GROUPS_GRID_MS), which costs CPU and
+ * up to a second of its lock's release; said once a minute. */
+static bool watch_refused_locked(struct lock_engine *e, int rc)
 {
 	struct rlimit rl;
 	int64_t now = now_mono(e), said = e->groups.full_said_mono_ms;
 
-	if (rc != -ENOSPC || (said && now - said < GROUPS_SAY_MS))
-		return;
+	if (rc != -ENOSPC)
+		return false;
+	if (said && now - said < GROUPS_SAY_MS)
+		return true;
 	e->groups.full_said_mono_ms = now;
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		rl.rlim_cur = 0;
 	log_warn(TAG,
 		 "%zu process groups watched, as many as %llu open files "
-		 "allow (RLIMIT_NOFILE): the others are checked every %lld ms "
-		 "instead, which costs CPU; a higher limit (LimitNOFILE=) "
-		 "saves it",
+		 "allow (RLIMIT_NOFILE): the others are checked every %d ms "
+		 "instead, which costs CPU and frees their locks up to that "
+		 "late; a higher limit (LimitNOFILE=) saves it",
 		 procwatch_count(e->procwatch), (unsigned long long)rl.rlim_cur,
-		 (long long)e->cfg.pgrp_poll_ms);
+		 GROUPS_GRID_MS);
+	return true;
 }
 
 /* mu held. Watches the process of pid pgid from now on (its exit is
@@ -228,19 +242,21 @@ static void watch_refused_locked(struct lock_engine *e, int rc)
  * since (the watch may begin long after the acquire: a file kept open,
  * then closed). */
 static bool leader_watched_locked(struct lock_engine *e, int64_t pgid,
-				  uint64_t start)
+				  uint64_t start, bool *full)
 {
 	uint64_t watched_start = 0;
 	int rc;
 
+	*full = false;
 	if (!e->procwatch || pgid <= 1)
 		return false;
 	if (!start) { /* the leader is unknown: its exit is still told */
-		watch_refused_locked(e, procwatch_add(e->procwatch, pgid));
+		*full = watch_refused_locked(e,
+					     procwatch_add(e->procwatch, pgid));
 		return false;
 	}
 	rc = procwatch_add_start(e->procwatch, pgid, &watched_start);
-	watch_refused_locked(e, rc);
+	*full = watch_refused_locked(e, rc);
 	return rc == 0 && watched_start == start;
 }
 
@@ -248,7 +264,8 @@ static bool leader_watched_locked(struct lock_engine *e, int64_t pgid,
 static bool watch_leader_locked(struct lock_engine *e, struct group_ask *g)
 {
 	if (g->watched < 0)
-		g->watched = leader_watched_locked(e, g->pgid, g->start);
+		g->watched =
+			leader_watched_locked(e, g->pgid, g->start, &g->full);
 	return g->watched;
 }
 
@@ -297,6 +314,7 @@ static int64_t apply_locked(struct lock_engine *e, int64_t now,
 						   : "polled");
 			lk->group_due_mono_ms =
 				lk->group_proven ? recheck_at(now, &lk->holder)
+				: b->g[i].full	 ? unwatched_at(now)
 						 : now + delay;
 		}
 		next = min64(next, lk->group_due_mono_ms);
@@ -333,10 +351,12 @@ void lease_groups_watch_locked(struct lock_engine *e, struct lock *lk)
 {
 	const struct lock_holder *h = &lk->holder;
 	int64_t now = now_mono(e);
+	bool full;
 
 	/* The acquirer is watched too: where the leader is unknown (gone
 	 * before the acquire), its exit is the one to tell. */
-	lk->group_proven = leader_watched_locked(e, h->pgid, h->pgid_start);
+	lk->group_proven =
+		leader_watched_locked(e, h->pgid, h->pgid_start, &full);
 	if (e->procwatch && h->pid > 1 && h->pid != h->pgid &&
 	    !lk->group_proven)
 		watch_refused_locked(e, procwatch_add(e->procwatch, h->pid));

@@ -204,6 +204,15 @@ bool log_enabled(enum log_level level)
 	return level <= log_level_now;
 }
 
+bool log_gap_due(int64_t *last_ms, int64_t now_ms, int64_t gap_ms)
+{
+	int64_t last = __atomic_load_n(last_ms, __ATOMIC_RELAXED);
+
+	return (!last || now_ms - last >= gap_ms) &&
+	       __atomic_compare_exchange_n(last_ms, &last, now_ms, false,
+					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 const char *log_errno(int err, char *buf, size_t len)
 {
 	const char *name;

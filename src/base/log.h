@@ -63,6 +63,11 @@ void log_msg(enum log_level level, const char *tag, const char *fmt, ...)
 #define LOG_ERRNO_MAX 96
 const char *log_errno(int err, char *buf, size_t len);
 
+/* For a line said at most once per gap_ms: whether it is due at now_ms,
+ * *last_ms being when it was last said (0: never), which it then becomes.
+ * Atomic: one thread of several wins a due line, with no lock held. */
+bool log_gap_due(int64_t *last_ms, int64_t now_ms, int64_t gap_ms);
+
 #define log_at(lvl, tag, ...)                                                  \
 	do {                                                                   \
 		if (log_enabled(lvl))                                          \

@@ -109,12 +109,8 @@ static void maybe_drop(struct fs_quota *q, uint32_t uid, struct uid_use *u)
 /* mu held. Whether to log that uid reached r now (once a minute). */
 static bool log_due(struct fs_quota *q, struct uid_use *u, enum fs_quota_res r)
 {
-	int64_t now = clk_mono_ms(q->clk);
-
-	if (u->logged_mono_ms[r] && now - u->logged_mono_ms[r] < LOG_GAP_MS)
-		return false;
-	u->logged_mono_ms[r] = now;
-	return true;
+	return log_gap_due(&u->logged_mono_ms[r], clk_mono_ms(q->clk),
+			   LOG_GAP_MS);
 }
 
 static void log_refused(uint32_t uid, enum fs_quota_res r, uint32_t max)

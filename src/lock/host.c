@@ -128,7 +128,6 @@ static int64_t process_of_thread(int64_t tid, uint64_t start,
 static void proc_by_syscalls(int64_t pid, int err, struct host_proc *out)
 {
 	static int64_t warned_mono_ms;
-	int64_t now = clk_sys_mono_ms(), last;
 	pid_t g = getpgid((pid_t)pid), s = getsid((pid_t)pid);
 	char why[LOG_ERRNO_MAX];
 
@@ -139,10 +138,7 @@ static void proc_by_syscalls(int64_t pid, int err, struct host_proc *out)
 		out->tgid = 0; /* a thread whose process /proc would name */
 	out->pgid = g;
 	out->sid = s > 0 ? s : -1;
-	last = __atomic_load_n(&warned_mono_ms, __ATOMIC_RELAXED);
-	if ((!last || now - last >= PROC_WARN_MS) &&
-	    __atomic_compare_exchange_n(&warned_mono_ms, &last, now, false,
-					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	if (log_gap_due(&warned_mono_ms, clk_sys_mono_ms(), PROC_WARN_MS))
 		log_warn("host",
 			 "cannot read /proc/%lld/stat: %s; process groups "
 			 "are asked of the kernel and polled meanwhile",

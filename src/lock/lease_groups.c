@@ -70,20 +70,18 @@ static bool waits_on_group(const struct lock *lk)
 	return lk->state == LOCK_LOST && !lk->dismissed;
 }
 
-static int64_t recheck_at(int64_t now, const struct lock_holder *h)
+/* The first tick of the GROUPS_GRID_MS grid after t. A group that could
+ * not be watched for want of open files is asked again at the next tick
+ * after now, so that such groups are asked together, a pass per
+ * GROUPS_PER_PASS of them a second, rather than a pass each. */
+static int64_t grid_after(int64_t t)
 {
-	int64_t t = now + GROUPS_RECHECK_MS + h->pgid % GROUPS_SPREAD_MS;
-
 	return (t / GROUPS_GRID_MS + 1) * GROUPS_GRID_MS;
 }
 
-/* When a group that could not be watched for want of open files is asked
- * again: at the next tick of the grid, so that such groups are asked
- * together, a pass per GROUPS_PER_PASS of them a second, rather than a
- * pass each. */
-static int64_t unwatched_at(int64_t now)
+static int64_t recheck_at(int64_t now, const struct lock_holder *h)
 {
-	return (now / GROUPS_GRID_MS + 1) * GROUPS_GRID_MS;
+	return grid_after(now + GROUPS_RECHECK_MS + h->pgid % GROUPS_SPREAD_MS);
 }
 
 /* mu held. The wait before a group without a watched leader is asked
@@ -216,13 +214,12 @@ static void ask_host(struct lock_engine *e, struct group_batch *b)
 static bool watch_refused_locked(struct lock_engine *e, int rc)
 {
 	struct rlimit rl;
-	int64_t now = now_mono(e), said = e->groups.full_said_mono_ms;
 
 	if (rc != -ENOSPC)
 		return false;
-	if (said && now - said < GROUPS_SAY_MS)
+	if (!log_gap_due(&e->groups.full_said_mono_ms, now_mono(e),
+			 GROUPS_SAY_MS))
 		return true;
-	e->groups.full_said_mono_ms = now;
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		rl.rlim_cur = 0;
 	log_warn(TAG,
@@ -314,7 +311,7 @@ static int64_t apply_locked(struct lock_engine *e, int64_t now,
 						   : "polled");
 			lk->group_due_mono_ms =
 				lk->group_proven ? recheck_at(now, &lk->holder)
-				: b->g[i].full	 ? unwatched_at(now)
+				: b->g[i].full	 ? grid_after(now)
 						 : now + delay;
 		}
 		next = min64(next, lk->group_due_mono_ms);

@@ -106,10 +106,7 @@ cleanup() {
 		wait_for 60 not alive "$HOLD_PID" || bench_kill "$HOLD_PID"
 		wait "$HOLD_PID" 2>/dev/null
 	fi
-	[ -n "$DAEMON_PID" ] && bench_unmount "$DAEMON_PID"
-	bench_stop
-	chattr -i "$MNT" 2>/dev/null # lockfs makes its mountpoint immutable
-	rm -rf "$TMP"
+	bench_teardown
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP

@@ -62,10 +62,7 @@ cleanup() {
 	trap - EXIT INT TERM HUP
 	set +e
 	kill_spawned
-	[ -n "$DAEMON_PID" ] && bench_unmount "$DAEMON_PID"
-	bench_stop
-	chattr -i "$MNT" 2>/dev/null
-	rm -rf "$TMP"
+	bench_teardown
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP

@@ -78,6 +78,18 @@ bench_unmount() {
 	wait "$1" 2>/dev/null || true
 }
 
+# bench_teardown: what an EXIT trap ends with once the script's own
+# processes are gone: the proxy back to loopback speed (unmounting releases
+# the held locks), the mount of DAEMON_PID on MNT, the proxy and DynamoDB
+# Local, and TMP (lockfs makes its mountpoint immutable).
+bench_teardown() {
+	[ -n "$PROXY_PID" ] && bench_ctl latency 0 2>/dev/null
+	[ -n "${DAEMON_PID:-}" ] && bench_unmount "$DAEMON_PID"
+	bench_stop
+	chattr -i "$MNT" 2>/dev/null
+	rm -rf "$TMP"
+}
+
 # bench_stop: stops the proxy and DynamoDB Local (from the EXIT trap).
 bench_stop() {
 	if [ -n "$PROXY_PID" ]; then bench_kill "$PROXY_PID"; fi

@@ -90,13 +90,7 @@ DAEMON_PID=
 cleanup() {
 	trap - EXIT INT TERM HUP
 	set +e
-	# Unmounting releases the held locks: let that go at loopback speed.
-	[ -n "$PROXY_PID" ] && bench_ctl latency 0 2>/dev/null
-	[ -n "$DAEMON_PID" ] && bench_unmount "$DAEMON_PID"
-	bench_stop
-	# lockfs makes its mountpoint immutable.
-	chattr -i "$MNT" 2>/dev/null
-	rm -rf "$TMP"
+	bench_teardown
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP

@@ -496,10 +496,9 @@ static void build_engine(struct daemon *d)
 		.lost_signal = o->lost_signal,
 		.recent_release_ms = (int64_t)(o->entry_timeout * 1000),
 		.session = o->session,
-		/* The HTTP clients (3 files each) of the request threads,
-		 * flk's workers, the session, the sweep, credentials; logs,
-		 * /proc reads. */
-		.files_reserved = 3 * ((int)o->max_threads + 16) + 64,
+		/* The HTTP clients of the request threads, and 16 for flk's
+		 * workers, the session, the sweep and credentials. */
+		.other_clients = (int)o->max_threads + 16,
 	};
 	d->eng = (d->owner && d->store && d->obs)
 			 ? lock_engine_new(&lc, d->store, d->obs,

@@ -120,6 +120,13 @@ static int64_t process_of_thread(int64_t tid, uint64_t start,
 	return tgid;
 }
 
+/* Whether pid is a thread's id that leads no process (tgkill(pid, pid, 0)
+ * says ESRCH), without reading /proc. */
+static bool thread_only(int64_t pid)
+{
+	return syscall(SYS_tgkill, (pid_t)pid, (pid_t)pid, 0) && errno == ESRCH;
+}
+
 /* When /proc cannot be read for a reason of ours (out of open files, a
  * hidden pid), a live caller's group and session still come from the
  * kernel by system calls: its lock is held for its group (not proved by
@@ -133,9 +140,8 @@ static void proc_by_syscalls(int64_t pid, int err, struct host_proc *out)
 
 	if (g <= 0)
 		return;
-	out->tgid = pid;
-	if (syscall(SYS_tgkill, (pid_t)pid, (pid_t)pid, 0) && errno == ESRCH)
-		out->tgid = 0; /* a thread whose process /proc would name */
+	/* A thread: its process only /proc would name. */
+	out->tgid = thread_only(pid) ? 0 : pid;
 	out->pgid = g;
 	out->sid = s > 0 ? s : -1;
 	if (log_gap_due(&warned_mono_ms, clk_sys_mono_ms(), PROC_WARN_MS))
@@ -172,9 +178,8 @@ static void sys_proc(void *arg, int64_t pid, struct host_proc *out)
 		proc_by_syscalls(pid, rc, out);
 	if (rc)
 		return;
-	out->tgid = pid;
-	if (syscall(SYS_tgkill, (pid_t)pid, (pid_t)pid, 0) && errno == ESRCH)
-		out->tgid = process_of_thread(pid, st.start, st.comm);
+	out->tgid = thread_only(pid) ? process_of_thread(pid, st.start, st.comm)
+				     : pid;
 	out->pgid = st.pgid;
 	out->sid = st.sid;
 	if (st.pgid == pid) {

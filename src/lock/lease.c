@@ -30,7 +30,11 @@
 #define PLAN_SLOTS	  64   /* renewals queued in one pass at most */
 #define SLOT_WAKE_MS	  5    /* the scheduler's shortest sleep for slots */
 #define LEASE_SWEEP_MS	  1000 /* every lock noted again in the index */
-#define LEASE_FILES_KEPT  160  /* lock_config.files_reserved's default */
+#define LEASE_CLIENTS	  32   /* lock_config.other_clients's default */
+/* Open files kept free of pidfds: 3 per HTTP client (its connection and
+ * curl's wakeup pair), and some for /proc reads and logs. */
+#define LEASE_FILES_PER_CLIENT 3
+#define LEASE_FILES_SPARE      64
 
 /* In order of precedence when several are due (lease_step runs one). */
 enum lease_action {
@@ -448,8 +452,8 @@ static void stop_threads(struct lock_engine *e, bool scheduler)
 int lease_start(struct lock_engine *e)
 {
 	int n = e->cfg.lease_workers > 0 ? e->cfg.lease_workers : LEASE_WORKERS;
-	int kept = e->cfg.files_reserved > 0 ? e->cfg.files_reserved
-					     : LEASE_FILES_KEPT;
+	int others =
+		e->cfg.other_clients > 0 ? e->cfg.other_clients : LEASE_CLIENTS;
 	struct procwatch *pw;
 	int rc;
 
@@ -484,8 +488,10 @@ int lease_start(struct lock_engine *e)
 	}
 	/* Without it (no pidfds: kernels before 5.3) groups are polled. */
 	pw = procwatch_new(lease_groups_exited, e, 0);
-	if (pw) /* the workers' HTTP clients (3 files each), the rest's */
-		procwatch_keep_files(pw, (size_t)(3 * n + kept));
+	if (pw)
+		procwatch_keep_files(
+			pw, (size_t)(LEASE_FILES_PER_CLIENT * (n + others) +
+				     LEASE_FILES_SPARE));
 	else
 		log_warn(TAG,
 			 "no exit notifications (%s): process groups "

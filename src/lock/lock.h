@@ -105,12 +105,11 @@ struct lock_config {
 				    * one heartbeat per period for the mount,
 				    * exclusive locks name its session item and
 				    * are written only at acquire and release */
-	int files_reserved;	   /* open files the rest of the process may
-				    * hold at once (an HTTP client holds up to
-				    * 3: its connection and curl's wakeup
-				    * pair; /proc reads, logs): the pidfds that
-				    * watch holders leave these free, and 3 per
-				    * lease worker; default 160 */
+	int other_clients;	   /* the process's HTTP clients besides the
+				    * lease workers' (request threads, ...):
+				    * the pidfds that watch holders leave open
+				    * files free for them and the workers'
+				    * (lease.c); default 32 */
 };
 
 /* The acquirer: the process that acquires, filled by the filesystem from

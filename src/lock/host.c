@@ -138,12 +138,13 @@ static void proc_by_syscalls(int64_t pid, int err, struct host_proc *out)
 	pid_t g = getpgid((pid_t)pid), s = getsid((pid_t)pid);
 	char why[LOG_ERRNO_MAX];
 
-	if (g <= 0)
-		return;
-	/* A thread: its process only /proc would name. */
+	if (g < 0)
+		return; /* gone */
+	/* A thread: its process only /proc would name. As in /proc, 0 is a
+	 * group or session led from outside our PID namespace. */
 	out->tgid = thread_only(pid) ? 0 : pid;
 	out->pgid = g;
-	out->sid = s > 0 ? s : -1;
+	out->sid = s >= 0 ? s : -1;
 	if (log_gap_due(&warned_mono_ms, clk_sys_mono_ms(), PROC_WARN_MS))
 		log_warn("host",
 			 "cannot read /proc/%lld/stat: %s; process groups "

@@ -12,7 +12,8 @@
 # kernel (getpgid, getsid, kill 0) when /proc hides a live process. Checked
 # through lockfs-faultproxy (1 ms each way): the daemon cannot read its
 # callers' /proc; a group's lock holds while the group lives (another mount
-# is refused, past several group checks); the log says why groups are
+# is refused, past several group checks), shown by its pid and uid (its
+# command, which only /proc names, as ?); the log says why groups are
 # asked of the kernel; the group's death frees its lock within 5 s, and a
 # one-command group's lock is freed when that command ends.
 if [ -z "${LOCKFS_HIDEPID_NS:-}" ] && [ "$(id -u)" = 0 ] &&
@@ -28,7 +29,7 @@ fi
 command -v setpriv >/dev/null || skip_all "setpriv (util-linux) is missing"
 mount -t proc -o hidepid=invisible,gid=4242 proc /proc 2>/dev/null ||
 	skip_all "this kernel cannot mount a /proc of its own with hidepid"
-plan 9
+plan 10
 
 U1=1001
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
@@ -75,6 +76,8 @@ sleep 2
 is "$(taken_on_b job)" EEXIST "... and three seconds later"
 is "$(field "$("$T" read "$B/shared/job")" owner)" hidepid-a \
 	"... and the row is still mount a's"
+like "$(field "$("$T" read "$A/shared/job")" holder)" "pid=$HPID uid=$U1 cmd=[?]\$" \
+	"mount a shows the holder by pid and uid; its command, which only /proc names, as ?"
 like "$(grep -c 'process groups are asked of the kernel' "$WORK/daemon-a.log")" '^[1-9]' \
 	"the daemon's log says why it asks the kernel"
 

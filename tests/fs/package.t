@@ -4,7 +4,8 @@
 # lockfs_VERSION_ARCH.deb with cpack, makes a clean Debian 12 root
 # (mmdebstrap, minbase + man-db), installs the .deb there with apt (which
 # must pull libfuse3-3, libcurl4, libcjson1, fuse3, ... from the mirror),
-# checks where every file went, runs the installed programs, and mounts
+# checks where every file went and what its postinst and postrm do (only
+# systemctl daemon-reload), runs the installed programs, and mounts
 # from the root twice (mount -t lockfs through /sbin/mount.lockfs, and
 # mount -t fuse.lockfs through fuse3's mount.fuse3) against the suite's
 # DynamoDB Local: one lock taken on one mount, seen held and refused on the
@@ -76,7 +77,7 @@ mirror_up() {
 mirror_up 2>"$WORK/mirror.err" ||
 	cannot "no network to the Debian mirror $MIRROR ($(head -c 200 "$WORK/mirror.err"))"
 
-plan 40
+plan 42
 t0=$SECONDS
 
 # ---- cleanup: nothing of the root may outlive this file ------------------
@@ -215,6 +216,23 @@ for p in lockfs libfuse3-3 libcurl4 libcjson1 fuse3 ca-certificates; do
 		missing+="$p "
 done
 is "$missing" "" "lockfs, libfuse3-3, libcurl4, libcjson1, fuse3 and ca-certificates are installed"
+
+# ---- maintainer scripts ------------------------------------------------------
+ctrl=$(dpkg-deb --ctrl-tarfile "$DEB" | tar -tv 2>&1)
+is "$(sed -En 's|^-rwxr-xr-x .* \./(postinst\|postrm)$|\1|p' <<<"$ctrl" | tr '\n' ' ')" \
+	"postinst postrm " "the package has an executable postinst and postrm"
+# Where systemd runs (/run/systemd/system), each asks it to reread its
+# units, and nothing else: no instance is stopped or restarted.
+mkdir -p "$R/run/systemd/system" "$R/usr/local/sbin"
+printf '#!/bin/sh\necho "$*" >>/tmp/systemctl.calls\n' >"$R/usr/local/sbin/systemctl"
+chmod 0755 "$R/usr/local/sbin/systemctl"
+in_root 10 /var/lib/dpkg/info/lockfs.postinst configure 0.0.1 &&
+	in_root 10 /var/lib/dpkg/info/lockfs.postrm upgrade 0.0.1
+rc=$?
+is "$rc $(tr '\n' ';' <"$R/tmp/systemctl.calls" 2>/dev/null)" \
+	"0 --system daemon-reload;--system daemon-reload;" \
+	"postinst configure and postrm each run systemctl daemon-reload where systemd runs, and nothing else"
+rm -rf "$R/run/systemd/system" "$R/usr/local/sbin/systemctl" "$R/tmp/systemctl.calls"
 
 # ---- where the files are ----------------------------------------------------
 want="/usr/bin/lockfs /usr/bin/lockfs-run /sbin/mount.lockfs

@@ -13,9 +13,11 @@
 # through lockfs-faultproxy (1 ms each way): the daemon cannot read its
 # callers' /proc; a group's lock holds while the group lives (another mount
 # is refused, past several group checks), shown by its pid and uid (its
-# command, which only /proc names, as ?); the log says why groups are
-# asked of the kernel; the group's death frees its lock within 5 s, and a
-# one-command group's lock is freed when that command ends.
+# command, which only /proc names, as ?), and removable only from its own
+# session (another session's rm: EBUSY); the log says why groups are
+# asked of the kernel; the group's death frees its lock within 5 s, a
+# one-command group's lock is freed when that command ends, and a group's
+# own rm releases its lock.
 if [ -z "${LOCKFS_HIDEPID_NS:-}" ] && [ "$(id -u)" = 0 ] &&
 	command -v unshare >/dev/null 2>&1 &&
 	unshare -m --propagation private true 2>/dev/null; then
@@ -29,7 +31,7 @@ fi
 command -v setpriv >/dev/null || skip_all "setpriv (util-linux) is missing"
 mount -t proc -o hidepid=invisible,gid=4242 proc /proc 2>/dev/null ||
 	skip_all "this kernel cannot mount a /proc of its own with hidepid"
-plan 10
+plan 13
 
 U1=1001
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
@@ -78,6 +80,10 @@ is "$(field "$("$T" read "$B/shared/job")" owner)" hidepid-a \
 	"... and the row is still mount a's"
 like "$(field "$("$T" read "$A/shared/job")" holder)" "pid=$HPID uid=$U1 cmd=[?]\$" \
 	"mount a shows the holder by pid and uid; its command, which only /proc names, as ?"
+got=$(timeout --foreground 20 setpriv --reuid=$U1 --regid=$U1 --clear-groups setsid -w \
+	rm "$A/shared/job" 2>&1)
+like "$got" 'Device or resource busy' \
+	"rm by the same user from another session: EBUSY while the holder lives (its session asked of the kernel)"
 like "$(grep -c 'process groups are asked of the kernel' "$WORK/daemon-a.log")" '^[1-9]' \
 	"the daemon's log says why it asks the kernel"
 
@@ -100,3 +106,9 @@ if wait_for 5 free_on_b short; then
 else
 	flunk "... and is still held 5 s after its end"
 fi
+
+# The holder's own session releases it with rm, as on any mount.
+got=$(timeout --foreground 20 setpriv --reuid=$U1 --regid=$U1 --clear-groups setsid -w \
+	bash -c 'set -C; : >"$1" || exit 1; sleep 0.3; rm "$1" && echo rm-ok' _ "$A/shared/mine" 2>&1)
+is "$got" rm-ok "the holding group's own rm releases its lock"
+is "$(taken_on_b mine)" 0 "... and another mount takes the key at once"

@@ -29,6 +29,8 @@ fi
 [ "$(id -u)" = 0 ] || skip_all "needs root (a mount namespace, another user)"
 [ -n "${LOCKFS_HIDEPID_NS:-}" ] || skip_all "no private mount namespace (unshare -m failed)"
 command -v setpriv >/dev/null || skip_all "setpriv (util-linux) is missing"
+setpriv --bounding-set=-sys_ptrace true 2>/dev/null ||
+	skip_all "cannot drop CAP_SYS_PTRACE (setpriv needs CAP_SETPCAP)"
 mount -t proc -o hidepid=invisible,gid=4242 proc /proc 2>/dev/null ||
 	skip_all "this kernel cannot mount a /proc of its own with hidepid"
 plan 13

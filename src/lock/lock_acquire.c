@@ -124,7 +124,7 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 		    rc == -EINVAL)
 			break;
 	}
-	lock_int_add_orphan(e, rec, false);
+	lock_int_add_orphan(e, rec, false, true);
 	return -EIO;
 }
 
@@ -261,7 +261,7 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 			free(lk->key);
 		free(lk);
 		if (shared)
-			lock_int_add_orphan(e, rec, true);
+			lock_int_add_orphan(e, rec, true, false);
 		else
 			e->store->ops->delete_lock(e->store, key, rec->rvn,
 						   op_deadline(e), NULL, NULL);
@@ -308,7 +308,7 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 	if (nomem) {
 		pthread_mutex_unlock(&e->mu);
 		if (shared)
-			lock_int_add_orphan(e, &lk->rec, true);
+			lock_int_add_orphan(e, &lk->rec, true, false);
 		else
 			e->store->ops->delete_lock(e->store, lk->key,
 						   lk->rec.rvn, op_deadline(e),

@@ -40,7 +40,7 @@
  * could not be asked (-EAGAIN: a stray row that kept moving). Busy
  * claimed. */
 static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
-		       bool *stolen)
+		       bool *stolen, bool *gone)
 {
 	char expect[RECORD_RVN_MAX], row_rvn[RECORD_RVN_MAX];
 	const char *reader;
@@ -48,7 +48,7 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 	bool has = false;
 	int attempt, strays = 0, rc = 0;
 
-	*stolen = false;
+	*stolen = *gone = false;
 	pthread_mutex_lock(&e->mu);
 	memcpy(expect, lk->rec.rvn, sizeof(expect));
 	reader = lk->shared ? e->owner : NULL;
@@ -74,9 +74,11 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 		if (rc != -ECANCELED)
 			break;
 		rc = 0;
-		if (!has || (reader && !record_reader_find(&cur, reader)))
-			break; /* gone: deleted by our earlier attempt or
-				  expired (or, shared, our entry) */
+		if (!has || (reader && !record_reader_find(&cur, reader))) {
+			*gone = true; /* deleted by our earlier attempt, or
+					 expired (or, shared, our entry) */
+			break;
+		}
 		if (lock_int_adopt_landed(e, lk, &cur, reader, expect,
 					  sizeof(expect)))
 			continue;
@@ -109,7 +111,7 @@ static int let_go_of_lost(struct lock_engine *e, struct lock *lk)
 {
 	bool want = lk->cleanup_wanted;
 	bool stopped = lk->lost_reason == LOST_STOPPED;
-	bool stolen = false;
+	bool stolen = false, gone;
 	int rc = 0;
 
 	lk->dismissed = true;
@@ -118,7 +120,7 @@ static int let_go_of_lost(struct lock_engine *e, struct lock *lk)
 		lk->busy = true;
 	pthread_mutex_unlock(&e->mu);
 	if (want)
-		rc = delete_ours(e, lk, op_deadline(e), &stolen);
+		rc = delete_ours(e, lk, op_deadline(e), &stolen, &gone);
 	pthread_mutex_lock(&e->mu);
 	if (want) {
 		if (rc)
@@ -208,8 +210,8 @@ static int release_begin(struct lock_engine *e, struct lock *lk)
 static int release_finish(struct lock_engine *e, struct lock *lk,
 			  bool automatic)
 {
-	bool stolen = false;
-	int rc = delete_ours(e, lk, op_deadline(e), &stolen);
+	bool stolen = false, gone;
+	int rc = delete_ours(e, lk, op_deadline(e), &stolen, &gone);
 
 	pthread_mutex_lock(&e->mu);
 	lock_int_end_write_locked(e, lk);
@@ -255,9 +257,34 @@ static int64_t cleanup_wait(const struct lock_engine *e, const struct lock *lk)
 	return wait < cap ? wait : cap;
 }
 
+/* mu held: whether lk, whose cleanup just succeeded (its row deleted,
+ * gone, or another owner's), looks at its key again later, and if so
+ * when: an orphan of an acquire whose write, or one of its attempts, may
+ * still land (lock_int_add_orphan). Had one landed after the look, the
+ * row would name us while no lock of ours holds it, and in session mode
+ * other owners would respect it for as long as the mount ran. */
+static bool look_again_later(const struct lock_engine *e, struct lock *lk)
+{
+	int64_t now = now_mono(e);
+	int64_t cap = e->cfg.lease_ms > e->cfg.heartbeat_ms
+			      ? e->cfg.lease_ms
+			      : e->cfg.heartbeat_ms;
+
+	if (now >= lk->late_until_mono_ms)
+		return false;
+	lk->late_wait_ms =
+		lk->late_wait_ms ? lk->late_wait_ms * 2 : e->cfg.heartbeat_ms;
+	if (lk->late_wait_ms > cap)
+		lk->late_wait_ms = cap;
+	if (lk->late_wait_ms < 1)
+		lk->late_wait_ms = 1;
+	lk->next_due_mono_ms = now + lk->late_wait_ms;
+	return true;
+}
+
 void lock_int_cleanup(struct lock_engine *e, struct lock *lk)
 {
-	bool stolen;
+	bool stolen, gone;
 	int rc;
 
 	pthread_mutex_lock(&e->mu);
@@ -267,11 +294,12 @@ void lock_int_cleanup(struct lock_engine *e, struct lock *lk)
 	}
 	lk->busy = true;
 	pthread_mutex_unlock(&e->mu);
-	rc = delete_ours(e, lk, now_mono(e) + e->cfg.heartbeat_ms, &stolen);
+	rc = delete_ours(e, lk, now_mono(e) + e->cfg.heartbeat_ms, &stolen,
+			 &gone);
 	pthread_mutex_lock(&e->mu);
 	lock_int_end_write_locked(e, lk);
 	if (!rc)
-		lk->cleanup_wanted = false;
+		lk->cleanup_wanted = look_again_later(e, lk);
 	else if (++lk->cleanup_tries < CLEANUP_TRIES ||
 		 lock_int_session_ours_locked(e, lk->rec.session))
 		lk->next_due_mono_ms = now_mono(e) + cleanup_wait(e, lk);
@@ -279,7 +307,7 @@ void lock_int_cleanup(struct lock_engine *e, struct lock *lk)
 		lk->cleanup_wanted = false;
 	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
-	if (!rc && !stolen)
+	if (!rc && !stolen && !gone)
 		log_info(TAG, "lost key=%s: removed our stale row", lk->key);
 }
 

@@ -177,7 +177,7 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 	/* Our write may be in the row: the lease path removes our entry
 	 * once DynamoDB answers (a lock we cannot know we hold is not
 	 * ours). */
-	lock_int_add_orphan(e, rec, true);
+	lock_int_add_orphan(e, rec, true, false);
 	return -EIO;
 }
 

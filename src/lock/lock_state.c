@@ -476,7 +476,7 @@ bool lock_int_adopt_landed(struct lock_engine *e, struct lock *lk,
 }
 
 void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
-			 bool shared)
+			 bool shared, bool may_land_late)
 {
 	struct lock *orphan = calloc(1, sizeof(*orphan));
 
@@ -497,6 +497,8 @@ void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
 	orphan->cleanup_wanted = true;
 	orphan->refs = 1;
 	orphan->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+	if (may_land_late)
+		orphan->late_until_mono_ms = now_mono(e) + LOCK_LATE_WRITE_MS;
 	pthread_mutex_lock(&e->mu);
 	if (lease_index_reserve_locked(e, e->n_listed + 1)) {
 		pthread_mutex_unlock(&e->mu);

@@ -75,6 +75,13 @@ struct lock {
 			      * is due */
 	bool cleanup_wanted; /* lost, row may still carry our RVN */
 	int cleanup_tries;
+	/* An orphan of an acquire whose answer never came: its write may
+	 * still land, as long as DynamoDB takes its signature. Until
+	 * late_until_mono_ms its cleanup looks at the key again, late_wait_ms
+	 * apart (doubled each time, up to a lease), even after finding the
+	 * row gone (lock_release.c). 0: not such an orphan. */
+	int64_t late_until_mono_ms;
+	int64_t late_wait_ms;
 	bool lost_notified;    /* on_lost and the signal were sent */
 	bool dismissed;	       /* lost, and its acquirer has let go of it
 				* (unlinked it, or its process group is
@@ -349,9 +356,11 @@ void lock_int_wake_scheduler_by_locked(struct lock_engine *e,
 
 /* Without mu: tracks a lost lock for a row or entry of ours whose write may
  * have landed (its outcome could not be learnt), so that the lease path
- * removes it (an orphan: lost, cleanup_wanted, never shown). */
+ * removes it (an orphan: lost, cleanup_wanted, never shown). may_land_late:
+ * the write may also land later still (an acquire whose answer never
+ * came), so its key is looked at again for LOCK_LATE_WRITE_MS. */
 void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
-			 bool shared);
+			 bool shared, bool may_land_late);
 
 /* ---- lock_stray.c: rows of our own session that nobody holds ---- */
 

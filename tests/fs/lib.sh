@@ -24,8 +24,9 @@
 #           proxy_ctl CMD ARGS...      one control command (latency MS,
 #                                      stall on|off, drop on|off, reset,
 #                                      http500|throttle|lose-reply|hang-reply
-#                                      N [OP], clear, stats); prints the
-#                                      reply, status 0 on "ok", else non-zero
+#                                      |late-request N [OP], clear, stats);
+#                                      prints the reply, status 0 on "ok",
+#                                      else non-zero
 #
 # Every wait is bounded. The EXIT trap kills holders, unmounts and kills
 # every daemon and stops every proxy and private DynamoDB Local this test

@@ -14,9 +14,17 @@
 #      deletes still fail: a's callers take k2 over one after another
 #      (each finds the row of a lock of its own mount that nobody holds),
 #      b's get it once the deletes get through; never two at once.
+#   3. a's acquire of k3 gets no answer, nor do the writes that resolve
+#      it (the proxy holds every PutItem of a's, unforwarded): a answers
+#      EIO, and the cleanup finds no row. Then the held writes land after
+#      all, naming a's live session while no lock of a holds k3. Two
+#      waiters on b (flock -w) get k3 one after the other once a, which
+#      now looks at the key again for a while after such an acquire,
+#      removes that row (before, it stopped at "no row": they waited for
+#      as long as a ran).
 . "$(dirname "$0")/lib.sh"
 
-plan 13
+plan 18
 
 bail() { echo "Bail out! $*"; exit 1; }
 new_table || bail "cannot create a table"
@@ -88,3 +96,30 @@ is "$failed" 0 "every caller got the key"
 is "$(count b)" 2 "b's two callers took it once a's deletes got through"
 [ ! -s "$WORK/errs" ]
 ok $? "never two holders at once"
+
+# ---- 3. an acquire's writes that land after it gave up ---------------------
+
+proxy_ctl late-request 1000 PutItem >/dev/null
+ok $? "(the proxy holds every PutItem of mount a, unforwarded, from now on)"
+t0=$(now_ms)
+got=$(timeout 120 "$T" open "$A/k3" O_CREAT,O_EXCL,O_RDONLY 0644)
+is "$got" EIO "a's acquire of k3 answers EIO: neither it nor its resolution got an answer ($(($(now_ms) - t0)) ms)"
+sleep 1.5 # the cleanup's first look: no row
+proxy_ctl clear >/dev/null # the held PutItems land now
+seen() { test -e "$B/k3" || grep -q 'lost key=k3: removed our stale row' "$WORK/daemon-a.log"; }
+wait_for 10 seen
+ok $? "a's held writes landed after all: b sees k3 held (or a has removed it already)"
+: >"$WORK/done"
+pids=()
+for i in 1 2; do
+	timeout 90 flock -w 60 "$B/k3" sh -c 'echo b3 >>"$0/done"; sleep 0.2' "$WORK" &
+	pids+=($!)
+	track_pid $!
+done
+failed=0
+for p in "${pids[@]}"; do
+	wait "$p" || failed=$((failed + 1))
+done
+is "$failed $(count b3)" "0 2" "b's two waiters get k3, one after the other"
+like "$(grep -c 'lost key=k3: removed our stale row' "$WORK/daemon-a.log")" '^[1-9]' \
+	"a removed the row its late writes left"

@@ -26,7 +26,12 @@
  *                       reset the client connection
  *   hang-reply N [OP]   forward, read the whole response, then keep the
  *                       client waiting until it hangs up; "clear" delivers
- *   clear               every fault off; stalled and hung requests go on
+ *   late-request N [OP] hold the request, not forwarded, until "clear",
+ *                       even if its client hangs up meanwhile; then forward
+ *                       it and discard its answer (a request stuck in the
+ *                       network that lands after its sender gave up)
+ *   clear               every fault off; stalled, hung and late requests
+ *                       go on
  *   stats               "ok conns=A requests=B forwarded=C injected=D OP=n.."
  *                       (all counted since start; conns = connections
  *                       accepted)
@@ -93,12 +98,14 @@ enum fault_kind {
 	F_THROTTLING, /* ThrottlingException */
 	F_LOSE,
 	F_HANG,
+	F_LATE,
 };
 
 static const char *const fault_names[] = {
 	[F_NONE] = "none",	   [F_HTTP500] = "http500",
 	[F_THROTTLE] = "throttle", [F_THROTTLING] = "throttling",
 	[F_LOSE] = "lose-reply",   [F_HANG] = "hang-reply",
+	[F_LATE] = "late-request",
 };
 
 struct fault {
@@ -485,6 +492,34 @@ static int conn_hang(struct conn *c)
 			return rc;
 		if (rc > 0 && hung_up(rc))
 			return -EPIPE;
+	}
+}
+
+/* late-request: holds the request until "clear" (0), whatever its client
+ * does meanwhile; -ECONNRESET on reset/drop. */
+static int conn_hold_late(struct conn *c)
+{
+	struct proxy *p = c->p;
+	unsigned long gen;
+
+	pthread_mutex_lock(&p->mu);
+	gen = p->clear_gen;
+	pthread_mutex_unlock(&p->mu);
+	for (;;) {
+		unsigned long now_gen;
+		int rc;
+
+		pthread_mutex_lock(&p->mu);
+		now_gen = p->clear_gen;
+		rc = conn_state_locked(c);
+		pthread_mutex_unlock(&p->mu);
+		if (rc)
+			return rc;
+		if (now_gen != gen)
+			return 0;
+		rc = conn_wait(c, -1, 0, -1); /* the eventfd alone */
+		if (rc < 0)
+			return rc;
 	}
 }
 
@@ -1010,6 +1045,19 @@ static int serve(struct conn *c)
 	if (p->verbose)
 		logmsg("conn %d: %s fault=%s", c->slot, c->req.op,
 		       fault_names[kind]);
+	if (kind == F_LATE) {
+		logmsg("conn %d: holding %s until clear", c->slot, c->req.op);
+		rc = conn_hold_late(c);
+		if (rc)
+			return rc;
+		pthread_mutex_lock(&p->mu);
+		p->n_forwarded++;
+		pthread_mutex_unlock(&p->mu);
+		rc = forward(c);
+		logmsg("conn %d: %s delivered late (%d)", c->slot, c->req.op,
+		       rc);
+		return rc == -ECONNRESET ? rc : 1; /* its answer goes nowhere */
+	}
 	rc = conn_stall(c);
 	if (!rc)
 		rc = conn_delay(c);
@@ -1276,6 +1324,8 @@ static enum fault_kind fault_kind_of(const char *cmd)
 		return F_LOSE;
 	if (!strcmp(cmd, "hang-reply"))
 		return F_HANG;
+	if (!strcmp(cmd, "late-request"))
+		return F_LATE;
 	return F_NONE;
 }
 
@@ -1686,7 +1736,8 @@ static int usage(void)
 	      "       lockfs-faultproxy --control SOCKPATH CMD [ARGS...]\n"
 	      "commands: latency MS | stall on|off | drop on|off | reset |\n"
 	      "  http500 N [OP] | throttle N [OP] [throttling] |\n"
-	      "  lose-reply N [OP] | hang-reply N [OP] | clear | stats |\n"
+	      "  lose-reply N [OP] | hang-reply N [OP] |\n"
+	      "  late-request N [OP] | clear | stats |\n"
 	      "  bytes | scanned\n",
 	      stderr);
 	return 2;

@@ -36,6 +36,7 @@ struct mount {
 	struct metrics met;
 	struct lock_engine *e;
 	int fail_deletes; /* its next n row deletes fail (-ETIMEDOUT) */
+	int fail_puts;	  /* its next n lock row puts fail, not landing */
 	/* run (once) after its next lock row put landed */
 	void (*after_put)(void);
 	int ops[SF_SESSION_READ + 1]; /* its requests, by kind */
@@ -52,6 +53,10 @@ static int count_op(void *arg, enum store_fault_op op, const char *key)
 	m->ops[op]++;
 	if (op == SF_DELETE && m->fail_deletes > 0) {
 		m->fail_deletes--;
+		return -ETIMEDOUT;
+	}
+	if (op == SF_PUT && m->fail_puts > 0) {
+		m->fail_puts--;
 		return -ETIMEDOUT;
 	}
 	return 0;
@@ -327,6 +332,50 @@ static void test_stray_row_at_acquire(void)
 	teardown();
 }
 
+/* An acquire of A whose answer never came, DynamoDB out of reach for its
+ * resolution too: A answers EIO, and the orphan's cleanup finds no row.
+ * The write lands afterwards (a partition heals and delivers it), naming
+ * A's live session while no lock of A holds the key (stray_row makes
+ * such a row). The orphan stopped at "no row", so B respected the row for
+ * as long as A ran. Now A looks at the key again, a growing wait apart,
+ * for LOCK_LATE_WRITE_MS after the acquire: the row goes and B takes the
+ * key; a lock of A holding the key meanwhile keeps its row; after that
+ * time A stops looking. */
+static void test_acquire_landing_late(void)
+{
+	struct lock *a, *b;
+	int64_t t0;
+	int deletes;
+
+	setup(true);
+	t0 = clk_mono_ms(&fclk.clk);
+	A.fail_puts = 1000;
+	CHECK_INT(engine_steps_excl(A.e, "late", &a), -EIO);
+	A.fail_puts = 0;
+	advance(HB_MS * 4);
+	CHECK(!row_exists("late")); /* the cleanup found nothing */
+	stray_row("late");	    /* held by A meanwhile, then the late row */
+	CHECK_INT(engine_steps_poll(B.e, "late", &b), -EEXIST);
+	advance(LEASE_MS * 2);
+	CHECK(!row_exists("late"));
+	b_takes("late");
+	/* Held by A again: its row is left alone by the looks. */
+	CHECK_INT(engine_steps_excl(A.e, "late", &a), 0);
+	advance(LEASE_MS * 3);
+	CHECK(row_exists("late"));
+	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
+	CHECK_INT(lock_release(A.e, a), 0);
+	lock_unref(A.e, a);
+	/* Bounded: no look once LOCK_LATE_WRITE_MS has passed. */
+	advance(t0 + LOCK_LATE_WRITE_MS + LEASE_MS - clk_mono_ms(&fclk.clk));
+	deletes = A.ops[SF_DELETE];
+	printf("%d deletes in all; none more after %d min\n", deletes,
+	       LOCK_LATE_WRITE_MS / 60000);
+	advance(10 * 60 * 1000);
+	CHECK_INT(A.ops[SF_DELETE], deletes);
+	teardown();
+}
+
 /* Never a row a lock of ours holds: a second acquire is refused and the
  * row judged live; a lost lock's cleanup, once the key was taken again
  * here (over its own row), leaves the new holder's row alone. */
@@ -400,5 +449,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_stray_row_at_acquire);
 	CHECK_CASE(test_held_row_left_alone);
 	CHECK_CASE(test_acquire_in_flight);
+	CHECK_CASE(test_acquire_landing_late);
 	CHECK_DONE();
 }

@@ -192,10 +192,11 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 /* owner_name of a row held shared: python clients see it held by this. */
 #define LOCK_SHARED_OWNER "lockfs:shared"
 
-/* How long after an acquire that gave up (its answer never came, nor that
- * of its resolution) its write may still land, and the engine looks at
- * the key again: DynamoDB refuses a request signed more than 15 minutes
- * before it arrives (5 on some endpoints), and a minute for the clocks. */
+/* How long a write of an acquire that went unanswered (one attempt, or
+ * the acquire and its resolution) may still land, and so how long the
+ * engine looks at the key again once no lock of ours holds it: DynamoDB
+ * refuses a request signed more than 15 minutes before it arrives (5 on
+ * some endpoints), and a minute for the clocks. */
 #define LOCK_LATE_WRITE_MS (16 * 60 * 1000)
 
 /* Shared locks (flock LOCK_SH, fcntl F_RDLCK): any number of mounts hold

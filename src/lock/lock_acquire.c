@@ -101,7 +101,8 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 		record_init(cur);
 		*has_cur = false;
 		rc = e->store->ops->put_lock(e->store, rec, rec->rvn,
-					     op_deadline(e), cur, has_cur);
+					     op_deadline(e), cur, has_cur,
+					     NULL);
 		if (rc == -ECANCELED && *has_cur && takeover_rvn &&
 		    !strcmp(cur->rvn, takeover_rvn)) {
 			/* Our takeover did not land: try it once more. */
@@ -110,7 +111,7 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 			*has_cur = false;
 			rc = e->store->ops->put_lock(
 				e->store, rec, takeover_rvn, op_deadline(e),
-				cur, has_cur);
+				cur, has_cur, NULL);
 		}
 		if (rc == -ECANCELED && *has_cur && !strcmp(cur->rvn, rec->rvn))
 			rc = 0;
@@ -181,21 +182,25 @@ static bool free_at_once(struct lock_engine *e, const struct lock_record *row)
 /* Step 3, exclusive: one conditional PutItem (over the RVN our observation
  * judged lapsed, *takeover), once more over the RVN of a row free at once
  * (free_at_once), and a lost answer resolved. 0: we hold
- * it, *sent the send time of the write that counts; -EEXIST: another
+ * it, *sent the send time of the write that counts, *late whether a
+ * write or an attempt of one got no answer on the way (it may still
+ * land); -EEXIST: another
  * owner's row (in *cur when *has); -EISDIR; other -errno (-EIO: outcome
  * unknown, an orphan removes the row). */
 static int take_exclusive(struct lock_engine *e, struct lock_record *rec,
 			  bool *takeover, char *expired_rvn, int64_t *sent,
-			  struct lock_record *now_row, bool *has)
+			  struct lock_record *now_row, bool *has, bool *late)
 {
 	const char *key = rec->key;
-	bool freed = false;
+	bool freed = false, unanswered = false;
 	int rc;
 
 again:
 	rc = e->store->ops->put_lock(e->store, rec,
 				     *takeover ? expired_rvn : NULL,
-				     op_deadline(e), now_row, has);
+				     op_deadline(e), now_row, has, &unanswered);
+	if (unanswered)
+		*late = true; /* an attempt may land later still */
 	if (rc == -ECANCELED && *has && !strcmp(now_row->rvn, rec->rvn))
 		rc = 0; /* an earlier attempt of ours landed */
 	if (rc == -ECANCELED && *has && !freed && free_at_once(e, now_row)) {
@@ -222,6 +227,8 @@ again:
 		/* The outcome is unknown: the write may have landed. */
 		rc = resolve_unknown_acquire(
 			e, rec, *takeover ? expired_rvn : NULL, now_row, has);
+		if (!rc)
+			*late = true;
 	}
 	return rc;
 }
@@ -333,7 +340,7 @@ static int acquire(struct lock_engine *e, const char *key,
 {
 	struct lock_record rec, now_row;
 	char expired_rvn[RECORD_RVN_MAX];
-	bool takeover, has = false;
+	bool takeover, has = false, late = false;
 	bool taking = !shared && e->cfg.session; /* in e->taking */
 	int64_t sent;
 	int rc, sess_gen = 0;
@@ -377,7 +384,7 @@ static int acquire(struct lock_engine *e, const char *key,
 	rc = shared ? lock_share_take(e, &rec, takeover ? expired_rvn : NULL,
 				      &now_row, &has)
 		    : take_exclusive(e, &rec, &takeover, expired_rvn, &sent,
-				     &now_row, &has);
+				     &now_row, &has, &late);
 	/* 4. Refused: the caller learns the row. */
 	if (rc == -EEXIST || rc == -EISDIR) {
 		report_conflict(e, rc, &now_row, has, cur, has_cur);
@@ -394,6 +401,14 @@ static int acquire(struct lock_engine *e, const char *key,
 	rc = track_taken(e, &rec, h, hold, shared, sess_gen, sent, out);
 	if (rc)
 		goto out;
+	if (late) {
+		/* A write of it that got no answer may land yet, after the
+		 * lock is let go of: its key is looked at for a while then
+		 * (lock_release.c). */
+		pthread_mutex_lock(&e->mu);
+		(*out)->late_until_mono_ms = now_mono(e) + LOCK_LATE_WRITE_MS;
+		pthread_mutex_unlock(&e->mu);
+	}
 	lock_rows_forget(e, key);
 	metrics_inc(e->metrics, MC_ACQUIRES);
 	if (takeover)
@@ -477,7 +492,7 @@ int lock_downgrade(struct lock_engine *e, struct lock *lk)
 		record_fini(&cur);
 		has = false;
 		rc = e->store->ops->put_lock(e->store, &rec, expect, deadline,
-					     &cur, &has);
+					     &cur, &has, NULL);
 		if (rc == -ECANCELED && has &&
 		    !strcmp(record_holder_version(&cur, e->owner),
 			    rec.readers[0].v))

@@ -158,6 +158,10 @@ static int release_unconfirmed(struct lock_engine *e, struct lock *lk, int rc)
 static void released(struct lock_engine *e, struct lock *lk, bool stolen,
 		     bool automatic)
 {
+	/* A write of its acquire that got no answer may land yet: an orphan
+	 * looks at the key for a while (look_again_later). */
+	bool watch = !lk->shared && lk->late_until_mono_ms > now_mono(e);
+
 	if (stolen) {
 		/* Either taken over, or our delete landed, its answer was
 		 * lost and another owner acquired before the retry: the
@@ -173,6 +177,8 @@ static void released(struct lock_engine *e, struct lock *lk, bool stolen,
 	lock_int_note_recent_locked(e, lk->key);
 	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
+	if (watch)
+		lock_int_add_orphan(e, &lk->rec, false, true);
 	lock_rows_forget(e, lk->key);
 	metrics_inc(e->metrics, automatic ? MC_AUTO_RELEASES : MC_RELEASES);
 	log_debug(TAG, "released key=%s%s", lk->key,

@@ -130,7 +130,8 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 							  has_cur);
 		} else {
 			rc = st->ops->put_lock(st, rec, over[0] ? over : NULL,
-					       op_deadline(e), cur, has_cur);
+					       op_deadline(e), cur, has_cur,
+					       NULL);
 		}
 		if (rc == -ECANCELED && *has_cur &&
 		    !strcmp(record_holder_version(c, me), mine))

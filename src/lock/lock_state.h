@@ -75,11 +75,12 @@ struct lock {
 			      * is due */
 	bool cleanup_wanted; /* lost, row may still carry our RVN */
 	int cleanup_tries;
-	/* An orphan of an acquire whose answer never came: its write may
-	 * still land, as long as DynamoDB takes its signature. Until
-	 * late_until_mono_ms its cleanup looks at the key again, late_wait_ms
-	 * apart (doubled each time, up to a lease), even after finding the
-	 * row gone (lock_release.c). 0: not such an orphan. */
+	/* A lock, or an orphan, whose acquire had a write or an attempt go
+	 * unanswered: it may still land, as long as DynamoDB takes its
+	 * signature. Until late_until_mono_ms, a release leaves an orphan
+	 * and a cleanup looks at the key again, late_wait_ms apart (doubled
+	 * each time, up to a lease), even after finding the row gone
+	 * (lock_release.c). 0: none. */
 	int64_t late_until_mono_ms;
 	int64_t late_wait_ms;
 	bool lost_notified;    /* on_lost and the signal were sent */

@@ -114,10 +114,14 @@ struct store_ops {
 	 * when the name is a directory (nothing in *cur): a lock and a
 	 * directory of one name are one item, so this write decides. A
 	 * shared rec (rec->shared, its readers) takes over no row that a
-	 * writer has marked. */
+	 * writer has marked. *unanswered (when not NULL): whether an
+	 * attempt before the one that counts went without an answer
+	 * (DynamoDB: the request was sent more than once), so that it may
+	 * land later still. */
 	int (*put_lock)(struct store *s, const struct lock_record *rec,
 			const char *expect_rvn, int64_t deadline_mono_ms,
-			struct lock_record *cur, bool *has_cur);
+			struct lock_record *cur, bool *has_cur,
+			bool *unanswered);
 	/* Updates the lock row if its RVN is expect_rvn. */
 	int (*renew_lock)(struct store *s, const char *key,
 			  const char *expect_rvn, const struct lock_renewal *r,

@@ -173,7 +173,7 @@ static int sd_lookup(struct store *s, const char *key, int64_t deadline,
 
 static int sd_put_lock(struct store *s, const struct lock_record *rec,
 		       const char *expect_rvn, int64_t deadline,
-		       struct lock_record *cur, bool *has_cur)
+		       struct lock_record *cur, bool *has_cur, bool *unanswered)
 {
 	struct store_ddb *sd = to_sd(s);
 	struct ddb_item *item = NULL, *vals = NULL, *old = NULL;
@@ -202,6 +202,8 @@ static int sd_put_lock(struct store *s, const struct lock_record *rec,
 	}
 	call_init(&call, deadline);
 	rc = ddb_put_item(sd->ddb, sd->table, item, &cond, &old, &call);
+	if (unanswered) /* any retry counts: a timeout's or a 5xx's */
+		*unanswered = call.attempts > 1;
 	if (rc == -ECANCELED && old && is_dir_item(old)) {
 		rc = -EISDIR; /* the name is a namespace */
 	} else if (rc == -ECANCELED) {

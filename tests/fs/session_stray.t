@@ -22,9 +22,15 @@
 #      now looks at the key again for a while after such an acquire,
 #      removes that row (before, it stopped at "no row": they waited for
 #      as long as a ran).
+#   4. a's acquire of k4: its first write is held (unforwarded), the
+#      request layer's retry of it gets through, so a holds k4, and
+#      releases it.
+#      Only then does the held write land. Two waiters on b get k4 once
+#      a, which looks at the key for a while after releasing a lock taken
+#      so, removes that row (before, nothing on a knew of that write).
 . "$(dirname "$0")/lib.sh"
 
-plan 18
+plan 24
 
 bail() { echo "Bail out! $*"; exit 1; }
 new_table || bail "cannot create a table"
@@ -106,20 +112,40 @@ got=$(timeout 120 "$T" open "$A/k3" O_CREAT,O_EXCL,O_RDONLY 0644)
 is "$got" EIO "a's acquire of k3 answers EIO: neither it nor its resolution got an answer ($(($(now_ms) - t0)) ms)"
 sleep 1.5 # the cleanup's first look: no row
 proxy_ctl clear >/dev/null # the held PutItems land now
-seen() { test -e "$B/k3" || grep -q 'lost key=k3: removed our stale row' "$WORK/daemon-a.log"; }
-wait_for 10 seen
+seen() { test -e "$B/$1" || grep -q "lost key=$1: removed our stale row" "$WORK/daemon-a.log"; }
+wait_for 10 seen k3
 ok $? "a's held writes landed after all: b sees k3 held (or a has removed it already)"
 : >"$WORK/done"
-pids=()
-for i in 1 2; do
-	timeout 90 flock -w 60 "$B/k3" sh -c 'echo b3 >>"$0/done"; sleep 0.2' "$WORK" &
-	pids+=($!)
-	track_pid $!
-done
-failed=0
-for p in "${pids[@]}"; do
-	wait "$p" || failed=$((failed + 1))
-done
-is "$failed $(count b3)" "0 2" "b's two waiters get k3, one after the other"
+# two_waiters KEY: two flock(1) waiters on b's KEY; prints how many
+# failed and how many got it.
+two_waiters() {
+	local pids=() p failed=0
+	for i in 1 2; do
+		timeout 90 flock -w 60 "$B/$1" sh -c 'echo "$1" >>"$0/done"; sleep 0.2' \
+			"$WORK" "$1" &
+		pids+=($!)
+		track_pid $!
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || failed=$((failed + 1))
+	done
+	echo "$failed $(count "$1")"
+}
+is "$(two_waiters k3)" "0 2" "b's two waiters get k3, one after the other"
 like "$(grep -c 'lost key=k3: removed our stale row' "$WORK/daemon-a.log")" '^[1-9]' \
 	"a removed the row its late writes left"
+
+# ---- 4. a write that lands after the lock it took was released ------------
+
+proxy_ctl late-request 1 PutItem >/dev/null
+ok $? "(the proxy holds a's next PutItem, unforwarded)"
+is "$(timeout 120 "$T" open "$A/k4" O_CREAT,O_EXCL,O_RDONLY 0644)" 0 \
+	"a's acquire of k4 succeeds: the retry of its write got an answer"
+timeout 30 rm "$A/k4"
+ok $? "a releases k4"
+proxy_ctl clear >/dev/null # the held PutItem lands now
+wait_for 10 seen k4
+ok $? "a's first write landed after the release: b sees k4 held (or a has removed it already)"
+is "$(two_waiters k4)" "0 2" "b's two waiters get k4, one after the other"
+like "$(grep -c 'lost key=k4: removed our stale row' "$WORK/daemon-a.log")" '^[1-9]' \
+	"a removed the row its late write left"

@@ -167,7 +167,7 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 	case 'P':
 		lock_row(&rec, key, rn.new_rvn);
 		rc = s->ops->put_lock(s, &rec, op == 'P' ? "old-rvn" : NULL, 0,
-				      &cur, &has_cur);
+				      &cur, &has_cur, NULL);
 		break;
 	case 'r':
 		rc = s->ops->renew_lock(s, key, "old-rvn", &rn, 0, &cur,
@@ -208,7 +208,8 @@ static void run_op(struct store *s, struct ddb *d, char op, const char *key)
 		rec.shared = true;
 		rc = record_reader_add(&rec, &me);
 		if (!rc && op == 's')
-			rc = s->ops->put_lock(s, &rec, NULL, 0, &cur, &has_cur);
+			rc = s->ops->put_lock(s, &rec, NULL, 0, &cur, &has_cur,
+					      NULL);
 		else if (!rc)
 			rc = s->ops->join_shared(s, &rec, true, 0, &cur,
 						 &has_cur);

@@ -376,6 +376,32 @@ static void test_acquire_landing_late(void)
 	teardown();
 }
 
+/* The same acquire's write unanswered, but its resolution answered: A
+ * holds the key, and releases it. The unanswered write lands only then
+ * (held up somewhere), naming A's live session: A's release left an orphan
+ * that looks at the key for a while, and the row goes; B takes the key.
+ * Before, nothing here knew of that write, and B waited for as long as A
+ * ran. */
+static void test_resolved_acquire_landing_late(void)
+{
+	struct lock *a, *b;
+
+	setup(true);
+	A.fail_puts = 1; /* the first write: no answer, not landed yet */
+	CHECK_INT(engine_steps_excl(A.e, "late2", &a), 0);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
+	CHECK_INT(lock_release(A.e, a), 0);
+	lock_unref(A.e, a);
+	CHECK(!row_exists("late2"));
+	advance(HB_MS * 2);
+	stray_row("late2"); /* the first write lands */
+	CHECK_INT(engine_steps_poll(B.e, "late2", &b), -EEXIST);
+	advance(LEASE_MS * 2);
+	CHECK(!row_exists("late2"));
+	b_takes("late2");
+	teardown();
+}
+
 /* Never a row a lock of ours holds: a second acquire is refused and the
  * row judged live; a lost lock's cleanup, once the key was taken again
  * here (over its own row), leaves the new holder's row alone. */
@@ -450,5 +476,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_held_row_left_alone);
 	CHECK_CASE(test_acquire_in_flight);
 	CHECK_CASE(test_acquire_landing_late);
+	CHECK_CASE(test_resolved_acquire_landing_late);
 	CHECK_DONE();
 }

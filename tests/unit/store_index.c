@@ -144,7 +144,8 @@ static void check_listing(void)
 	const char *keys[] = { "ix/d/a", "ix/d/b", "ix/e/z", "ix/d/s/t" };
 	for (size_t i = 0; i < 4; i++) {
 		lock_rec(&r, keys[i]);
-		CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, NULL, NULL), 0);
+		CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, NULL, NULL, NULL),
+			  0);
 		record_fini(&r);
 	}
 	store_ddb_set_listing(st, STORE_DDB_LIST_INDEX, true);

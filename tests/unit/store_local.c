@@ -75,7 +75,8 @@ static void check_one_item_per_name(void)
 	CHECK_INT(st->ops->put_dir(st, &dr, NULL, 0), -EEXIST);
 	lock_rec(&r, "ns", "rvn-1");
 	record_init(&cur);
-	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), -EISDIR);
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has, NULL),
+		  -EISDIR);
 	CHECK(!has);
 	/* Nor by a takeover naming the marker's RVN, nor a forced delete. */
 	store_lookup_init(&sl);
@@ -98,7 +99,7 @@ static void check_one_item_per_name(void)
 	CHECK_INT(st->ops->set_dir_mode(st, "ns", 0700, 0), -ENOENT);
 	/* Gone: the name can be a lock now, and then mkdir is refused and
 	 * rmdir finds no directory (the lock stays). */
-	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has, NULL), 0);
 	CHECK_INT(st->ops->put_dir(st, &dr, NULL, 0), -EEXIST);
 	CHECK_INT(st->ops->delete_dir(st, "ns", 0), -ENOENT);
 	CHECK_INT(st->ops->set_dir_mode(st, "ns", 0700, 0), -ENOENT);
@@ -191,7 +192,8 @@ static void *race_main(void *arg)
 
 			lock_rec(&r, key, "rvn-race");
 			record_init(&cur);
-			rc = st->ops->put_lock(st, &r, NULL, 0, &cur, &has);
+			rc = st->ops->put_lock(st, &r, NULL, 0, &cur, &has,
+					       NULL);
 			record_fini(&cur);
 			record_fini(&r);
 			CHECK(rc == 0 || rc == -EISDIR);
@@ -299,15 +301,15 @@ static void check_get_locks(void)
 	int rcs[2], i, found = 0;
 
 	lock_rec(&r, "gl/a", "rvn-a");
-	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has, NULL), 0);
 	record_fini(&r);
 	lock_rec(&r, "gl/c", "rvn-c");
 	r.lease_ms = 12000;
-	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has, NULL), 0);
 	record_fini(&r);
 	lock_rec(&r, "gl/data", "rvn-d");
 	CHECK_INT(record_set_data(&r, "payload", 7), 0);
-	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has, NULL), 0);
 	record_fini(&r);
 	dir_rec(&dr, "gl/dir");
 	CHECK_INT(st->ops->put_dir(st, &dr, NULL, 0), 0);
@@ -326,7 +328,8 @@ static void check_get_locks(void)
 		if (i % 3)
 			continue;
 		lock_rec(&r, names[i], "rvn-many");
-		CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+		CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has, NULL),
+			  0);
 		record_fini(&r);
 	}
 	check_get_locks_match(many, STORE_GET_LOCKS_MAX, NULL);
@@ -341,7 +344,7 @@ static void check_get_locks(void)
 	/* A write, then at once a read of it: its RVN, then the new one,
 	 * then nothing. */
 	lock_rec(&r, "gl/fresh", "rvn-1");
-	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has), 0);
+	CHECK_INT(st->ops->put_lock(st, &r, NULL, 0, &cur, &has, NULL), 0);
 	const char *const two[] = { "gl/fresh", "gl/none" };
 	record_init(&out[0]);
 	record_init(&out[1]);

@@ -77,7 +77,7 @@ static inline void store_fair_checks(struct store *st, const char *prefix)
 
 	/* A's row; C marks it on the RVN it saw, and only on that. */
 	sfc_rec(&a, key, "host-a:1", "r1");
-	rc = st->ops->put_lock(st, &a, NULL, 0, &cur, &has);
+	rc = st->ops->put_lock(st, &a, NULL, 0, &cur, &has, NULL);
 	CHECK_INT(
 		ssc_landed(rc, has && !strcmp(cur.rvn, "r1"), "put", has, &cur),
 		0);
@@ -127,7 +127,7 @@ static inline void store_fair_checks(struct store *st, const char *prefix)
 	/* A shared row takes no next mark (writers mark it otherwise). */
 	record_fini(&a);
 	ssc_shared_rec(&a, key2, "s1", 30000, "host-a:1", "a1");
-	rc = st->ops->put_lock(st, &a, NULL, 0, &cur, &has);
+	rc = st->ops->put_lock(st, &a, NULL, 0, &cur, &has, NULL);
 	CHECK_INT(
 		ssc_landed(rc, has && !strcmp(cur.rvn, "s1"), "put", has, &cur),
 		0);
@@ -170,12 +170,14 @@ static inline void store_fair_checks(struct store *st, const char *prefix)
 	 * replaced); C does, by its RVN. */
 	record_fini(&a);
 	sfc_rec(&a, key, "host-b:2", "b1");
-	CHECK_INT(st->ops->put_lock(st, &a, NULL, 0, &cur, &has), -ECANCELED);
-	CHECK_INT(st->ops->put_lock(st, &a, "r2", 0, &cur, &has), -ECANCELED);
+	CHECK_INT(st->ops->put_lock(st, &a, NULL, 0, &cur, &has, NULL),
+		  -ECANCELED);
+	CHECK_INT(st->ops->put_lock(st, &a, "r2", 0, &cur, &has, NULL),
+		  -ECANCELED);
 	CHECK(has && cur.reserved_for);
 	record_fini(&a);
 	sfc_rec(&a, key, idc, "c-own");
-	rc = st->ops->put_lock(st, &a, "v1", 0, &cur, &has);
+	rc = st->ops->put_lock(st, &a, "v1", 0, &cur, &has, NULL);
 	CHECK_INT(ssc_landed(rc, has && !strcmp(cur.rvn, "c-own"), "takeover",
 			     has, &cur),
 		  0);

@@ -196,7 +196,7 @@ static int f_lookup(struct store *s, const char *key, int64_t d,
 
 static int f_put(struct store *s, const struct lock_record *rec,
 		 const char *expect, int64_t d, struct lock_record *cur,
-		 bool *has)
+		 bool *has, bool *unanswered)
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
@@ -204,9 +204,10 @@ static int f_put(struct store *s, const struct lock_record *rec,
 
 	if (rc)
 		return rc;
-	rc = in->ops->put_lock(in, rec, expect, d, cur, has);
+	rc = in->ops->put_lock(in, rec, expect, d, cur, has, unanswered);
 	if (again(s, rc))
-		rc = in->ops->put_lock(in, rec, expect, d, cur, has);
+		rc = in->ops->put_lock(in, rec, expect, d, cur, has,
+				       unanswered);
 	landed(s, SF_PUT, rec->key, rc);
 	return after(lose, rc);
 }

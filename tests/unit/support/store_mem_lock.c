@@ -42,11 +42,14 @@ int mem_lookup(struct store *s, const char *key, int64_t deadline,
 
 int mem_put_lock(struct store *s, const struct lock_record *rec,
 		 const char *expect_rvn, int64_t deadline,
-		 struct lock_record *cur, bool *has_cur)
+		 struct lock_record *cur, bool *has_cur, bool *unanswered)
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r, *nr;
 	int land, rc = mem_op_begin(m, SMEM_PUT, 1, rec->key, &r, &land);
+
+	if (unanswered)
+		*unanswered = false; /* one request, always answered */
 
 	if (rc)
 		goto out;

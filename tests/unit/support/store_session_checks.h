@@ -150,7 +150,7 @@ static inline void ssn_row(struct store *st, const char *tag)
 	rec.expiry_real_s = ssc_expiry_s(365 * 86400);
 	rec.has_lockfs = true;
 	rec.acquired_real_ms = rec.heartbeat_real_ms = 1790000000000LL;
-	rc = st->ops->put_lock(st, &rec, NULL, 0, &got, &has);
+	rc = st->ops->put_lock(st, &rec, NULL, 0, &got, &has, NULL);
 	CHECK_INT(
 		ssc_landed(rc, has && !strcmp(got.rvn, "k1"), "put", has, &got),
 		0);

@@ -130,7 +130,7 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	/* A shared row, made as any lock is: it is held, and every other
 	 * client sees the python fields. */
 	ssc_shared_rec(&a, key, "r1", 30000, ida, "a1");
-	rc = st->ops->put_lock(st, &a, NULL, 0, &cur, &has);
+	rc = st->ops->put_lock(st, &a, NULL, 0, &cur, &has, NULL);
 	CHECK_INT(
 		ssc_landed(rc, has && !strcmp(cur.rvn, "r1"), "put", has, &cur),
 		0);
@@ -143,7 +143,8 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	CHECK_INT(row.readers[0].pid, 42);
 	CHECK(!row.writer_id);
 	/* A second put is refused (an exclusive acquire sees it held). */
-	CHECK_INT(st->ops->put_lock(st, &a, NULL, 0, &cur, &has), -ECANCELED);
+	CHECK_INT(st->ops->put_lock(st, &a, NULL, 0, &cur, &has, NULL),
+		  -ECANCELED);
 	CHECK(has && cur.shared);
 
 	/* Join: a second reader, the row's RVN moves. */
@@ -305,7 +306,7 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	 * no reader may take it (not even by its RVN), the writer may. */
 	record_fini(&a);
 	ssc_shared_rec(&a, key2, "m1", 30000, ida, "a1");
-	rc = st->ops->put_lock(st, &a, NULL, 0, &cur, &has);
+	rc = st->ops->put_lock(st, &a, NULL, 0, &cur, &has, NULL);
 	CHECK_INT(
 		ssc_landed(rc, has && !strcmp(cur.rvn, "m1"), "put", has, &cur),
 		0);
@@ -322,7 +323,8 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	CHECK_STR(row.rvn, "m2");
 	record_fini(&a);
 	ssc_shared_rec(&a, key2, "m3", 30000, ida, "a2");
-	CHECK_INT(st->ops->put_lock(st, &a, "m2", 0, &cur, &has), -ECANCELED);
+	CHECK_INT(st->ops->put_lock(st, &a, "m2", 0, &cur, &has, NULL),
+		  -ECANCELED);
 	record_fini(&a);
 	record_init(&a);
 	CHECK_INT(record_set_str(&a.key, key2), 0);
@@ -330,7 +332,7 @@ static inline void store_share_checks(struct store *st, const char *prefix)
 	strcpy(a.rvn, "x1");
 	a.lease_ms = 30000;
 	a.expiry_real_s = ssc_expiry_s(3600);
-	rc = st->ops->put_lock(st, &a, "m2", 0, &cur, &has);
+	rc = st->ops->put_lock(st, &a, "m2", 0, &cur, &has, NULL);
 	CHECK_INT(
 		ssc_landed(rc, has && !strcmp(cur.rvn, "x1"), "put", has, &cur),
 		0);

@@ -378,7 +378,8 @@ static bool correct_clock(struct awsreq *r, const char *target,
 
 int awsreq_json(struct awsreq *r, int kind, const char *target,
 		const char *body, size_t len, int64_t deadline_mono_ms,
-		struct buf *resp, struct aws_error *err, int *attempts)
+		struct buf *resp, struct aws_error *err, int *attempts,
+		int *unanswered)
 {
 	struct awsreq_thread *t;
 	int64_t now = clk_mono_ms(r->cfg.clock), delay;
@@ -389,6 +390,8 @@ int awsreq_json(struct awsreq *r, int kind, const char *target,
 	awserr_clear(err);
 	if (attempts)
 		*attempts = 0;
+	if (unanswered)
+		*unanswered = 0;
 	if (!deadline_mono_ms)
 		deadline_mono_ms = now + r->cfg.default_deadline_ms;
 	t = thread_state(r);
@@ -417,6 +420,8 @@ int awsreq_json(struct awsreq *r, int kind, const char *target,
 		done++;
 		if (attempts)
 			*attempts = done;
+		if (rc && !err->http_status && unanswered)
+			(*unanswered)++;
 		if (!rc)
 			break;
 		if (!corrected && correct_clock(r, target, err, &xt)) {

@@ -65,12 +65,16 @@ void awsreq_free(struct awsreq *r);
  * read e.g. the Item of a ConditionalCheckFailedException; it is capped at
  * http.max_response_bytes (-EMSGSIZE beyond). *attempts (may be NULL) gets
  * the number of HTTP exchanges made; more than 1 means an earlier attempt
- * may have been applied by the server. */
+ * may have been applied by the server. *unanswered (may be NULL) gets how
+ * many of them ended without an HTTP answer (a timeout, a reset, a refused
+ * connection): such a request may still reach the server later, where
+ * an answered one (a throttle, a 5xx) never will. */
 /* kind is the request kind metrics counts the exchanges under (the
  * caller's numbering, see metrics_name_kinds). */
 int awsreq_json(struct awsreq *r, int kind, const char *target,
 		const char *body, size_t len, int64_t deadline_mono_ms,
-		struct buf *resp, struct aws_error *err, int *attempts);
+		struct buf *resp, struct aws_error *err, int *attempts,
+		int *unanswered);
 
 /* The clock the awsreq measures deadlines with. */
 const struct clk *awsreq_clock(const struct awsreq *r);

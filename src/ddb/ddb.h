@@ -114,6 +114,8 @@ struct ddb_call {
 	int64_t deadline_mono_ms; /* in: 0 = the awsreq default */
 	struct aws_error err;	  /* out: detail of the failure */
 	int attempts;		  /* out: HTTP exchanges made */
+	int unanswered;		  /* out: of which without an HTTP answer
+				   * (they may reach DynamoDB later) */
 };
 
 /* An expression with its placeholders. names is a NULL-terminated list of

@@ -69,6 +69,7 @@ struct ddb_call *ddb_call_begin(struct ddb_call *call, struct ddb_call *scratch)
 	}
 	awserr_clear(&call->err);
 	call->attempts = 0;
+	call->unanswered = 0;
 	return call;
 }
 
@@ -247,7 +248,7 @@ int ddb_call_send(struct ddb *d, enum ddb_op op, cJSON *req, struct buf *resp,
 	const char *name = ddb_op_name(op);
 	char target[64];
 	char *body;
-	int attempts = 0, rc;
+	int attempts = 0, unanswered = 0, rc;
 	int64_t start_us = clk_sys_mono_us();
 
 	body = cJSON_PrintUnformatted(req);
@@ -255,8 +256,10 @@ int ddb_call_send(struct ddb *d, enum ddb_op op, cJSON *req, struct buf *resp,
 		return ddb_call_fail(call, -ENOMEM, "out of memory");
 	snprintf(target, sizeof(target), DDB_TARGET_PREFIX "%s", name);
 	rc = awsreq_json(d->req, op, target, body, strlen(body),
-			 call->deadline_mono_ms, resp, &call->err, &attempts);
+			 call->deadline_mono_ms, resp, &call->err, &attempts,
+			 &unanswered);
 	call->attempts += attempts;
+	call->unanswered += unanswered;
 	cJSON_free(body);
 	if (log_enabled(LOGL_DEBUG))
 		log_request(name, req, rc, call, attempts,

@@ -202,8 +202,8 @@ static int sd_put_lock(struct store *s, const struct lock_record *rec,
 	}
 	call_init(&call, deadline);
 	rc = ddb_put_item(sd->ddb, sd->table, item, &cond, &old, &call);
-	if (unanswered) /* any retry counts: a timeout's or a 5xx's */
-		*unanswered = call.attempts > 1;
+	if (unanswered)
+		*unanswered = call.unanswered > 0;
 	if (rc == -ECANCELED && old && is_dir_item(old)) {
 		rc = -EISDIR; /* the name is a namespace */
 	} else if (rc == -ECANCELED) {

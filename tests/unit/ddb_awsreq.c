@@ -138,6 +138,7 @@ static void handler(const struct fakehttp_request *req,
 static struct creds_chain *chain;
 static struct metrics metrics;
 static int64_t last_call_ms; /* duration of the last awsreq_json of run() */
+static int last_unanswered;  /* its attempts without an HTTP answer */
 
 static struct awsreq *new_req(const char *url, int max_attempts,
 			      long attempt_ms)
@@ -174,7 +175,8 @@ static int run(struct scenario *sc, enum mode mode, int max_attempts,
 	CHECK(r);
 	last_call_ms = clk_sys_mono_ms();
 	rc = awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY),
-			 deadline_mono_ms, resp, err, attempts);
+			 deadline_mono_ms, resp, err, attempts,
+			 &last_unanswered);
 	last_call_ms = clk_sys_mono_ms() - last_call_ms;
 	*requests = fakehttp_requests(s);
 	awsreq_free(r);
@@ -199,7 +201,7 @@ static void check_signed_headers(struct scenario *sc)
 	r = new_req(fakehttp_url(s), 0, 0);
 	CHECK(r);
 	CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
-			      &resp, &err, &attempts),
+			      &resp, &err, &attempts, NULL),
 		  0);
 	CHECK_INT(attempts, 1);
 	CHECK_INT(err.http_status, 200);
@@ -254,7 +256,7 @@ static void check_signed_headers(struct scenario *sc)
 	 * server has 64 connection slots and never reuses one. */
 	for (int i = 0; i < 100; i++)
 		CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY,
-				      strlen(BODY), 0, &resp, &err, NULL),
+				      strlen(BODY), 0, &resp, &err, NULL, NULL),
 			  0);
 	CHECK_INT(fakehttp_requests(s), 101);
 	CHECK_INT(metrics.req[DDB_OP_GET_ITEM].count, 101);
@@ -277,6 +279,7 @@ static void check_retries(struct scenario *sc)
 	CHECK_INT(rc, 0);
 	CHECK_INT(attempts, 3);
 	CHECK_INT(requests, 3);
+	CHECK_INT(last_unanswered, 0); /* throttles are answers */
 	CHECK_INT(metrics_get(&metrics, MC_DDB_RETRIES), retries + 2);
 	CHECK_INT(metrics_get(&metrics, MC_DDB_THROTTLES), throttles + 2);
 
@@ -324,7 +327,7 @@ static void check_deadlines(struct scenario *sc)
 {
 	struct buf resp = BUF_INIT;
 	struct aws_error err;
-	int attempts, requests, rc;
+	int attempts, requests, rc, unanswered;
 	int64_t start = clk_sys_mono_ms(), elapsed;
 
 	/* Endless 503 with many attempts allowed: the deadline stops it (the
@@ -345,6 +348,7 @@ static void check_deadlines(struct scenario *sc)
 	CHECK_INT(rc, -ETIMEDOUT);
 	CHECK_INT(err.transport, -ETIMEDOUT);
 	CHECK_INT(attempts, 1);
+	CHECK_INT(last_unanswered, 1);
 	CHECK(elapsed >= 350);
 	CHECK(elapsed < 1200);
 
@@ -366,10 +370,12 @@ static void check_deadlines(struct scenario *sc)
 		r = new_req(fakehttp_url(s), 3, 100);
 		start = clk_sys_mono_ms();
 		rc = awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY),
-				 start + 5000, &resp, &err, &attempts);
+				 start + 5000, &resp, &err, &attempts,
+				 &unanswered);
 		elapsed = clk_sys_mono_ms() - start;
 		CHECK_INT(rc, -ETIMEDOUT);
 		CHECK_INT(attempts, 3);
+		CHECK_INT(unanswered, 3); /* each may reach the server yet */
 		CHECK(elapsed < 1000);
 		awsreq_free(r);
 		fakehttp_stop(s);
@@ -381,7 +387,7 @@ static void check_bad_answers(struct scenario *sc)
 {
 	struct buf resp = BUF_INIT;
 	struct aws_error err;
-	int attempts, requests, rc;
+	int attempts, requests, rc, unanswered;
 	int64_t start;
 
 	rc = run(sc, M_NOT_JSON, 0, 0, &resp, &err, &attempts, &requests);
@@ -406,8 +412,9 @@ static void check_bad_answers(struct scenario *sc)
 
 		start = clk_sys_mono_ms();
 		rc = awsreq_json(r, DDB_OP_PUT_ITEM, TARGET, BODY, strlen(BODY),
-				 0, &resp, &err, &attempts);
+				 0, &resp, &err, &attempts, &unanswered);
 		CHECK_INT(rc, -ECONNREFUSED);
+		CHECK_INT(unanswered, 3);
 		CHECK_INT(err.transport, -ECONNREFUSED);
 		CHECK_INT(attempts, 3);
 		CHECK(clk_sys_mono_ms() - start < 2000);
@@ -435,7 +442,7 @@ static void *worker_main(void *arg)
 
 	for (i = 0; i < 20; i++)
 		if (!awsreq_json(w->r, DDB_OP_QUERY, TARGET, BODY, strlen(BODY),
-				 0, &resp, &err, NULL))
+				 0, &resp, &err, NULL, NULL))
 			w->ok++;
 	buf_fini(&resp);
 	return NULL;
@@ -498,7 +505,7 @@ static void check_no_credentials(struct scenario *sc)
 	r = awsreq_new(&cfg);
 	CHECK(r);
 	CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
-			      &resp, &err, &attempts),
+			      &resp, &err, &attempts, NULL),
 		  -ENOKEY);
 	CHECK_INT(attempts, 0);
 	CHECK_INT(fakehttp_requests(s), 0);

@@ -228,7 +228,7 @@ static int call(struct client *c, int *attempts, struct aws_error *err)
 	int rc;
 
 	rc = awsreq_json(c->r, DDB_OP_PUT_ITEM, TARGET, BODY, strlen(BODY), 0,
-			 &resp, err, attempts);
+			 &resp, err, attempts, NULL);
 	buf_fini(&resp);
 	return rc;
 }

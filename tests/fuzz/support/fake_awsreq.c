@@ -54,7 +54,8 @@ static bool looks_like_object(const struct buf *b)
 
 int __wrap_awsreq_json(struct awsreq *r, int kind, const char *target,
 		       const char *body, size_t len, int64_t deadline_mono_ms,
-		       struct buf *resp, struct aws_error *err, int *attempts)
+		       struct buf *resp, struct aws_error *err, int *attempts,
+		       int *unanswered)
 {
 	const struct fake_ddb_answer *a;
 	cJSON *req;
@@ -67,6 +68,8 @@ int __wrap_awsreq_json(struct awsreq *r, int kind, const char *target,
 	if (!cJSON_IsObject(req))
 		abort(); /* src/ddb always sends a JSON object */
 	cJSON_Delete(req);
+	if (unanswered)
+		*unanswered = 0;
 	if (attempts)
 		*attempts = 1;
 	buf_reset(resp);

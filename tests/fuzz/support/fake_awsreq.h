@@ -28,7 +28,8 @@ struct awsreq *fake_awsreq(void);
 
 int __wrap_awsreq_json(struct awsreq *r, int kind, const char *target,
 		       const char *body, size_t len, int64_t deadline_mono_ms,
-		       struct buf *resp, struct aws_error *err, int *attempts);
+		       struct buf *resp, struct aws_error *err, int *attempts,
+		       int *unanswered);
 const struct clk *__wrap_awsreq_clock(const struct awsreq *r);
 
 #endif

@@ -465,9 +465,11 @@ static int conn_stall(struct conn *c)
 	}
 }
 
-/* hang-reply: keeps the client waiting until it hangs up (-EPIPE), the
- * connection is reset (-ECONNRESET) or "clear" (0: deliver the answer). */
-static int conn_hang(struct conn *c)
+/* Waits for "clear" (0); -ECONNRESET if the connection is reset meanwhile.
+ * hang-reply (client_counts) also stops when the client hangs up (-EPIPE):
+ * its answer is then undeliverable. late-request holds the request
+ * whatever its client does. */
+static int conn_until_clear(struct conn *c, bool client_counts)
 {
 	struct proxy *p = c->p;
 	unsigned long gen;
@@ -487,39 +489,13 @@ static int conn_hang(struct conn *c)
 			return rc;
 		if (now_gen != gen)
 			return 0;
-		rc = conn_wait(c, c->cfd, POLLRDHUP, -1);
+		/* Without the client's socket: the eventfd alone. */
+		rc = client_counts ? conn_wait(c, c->cfd, POLLRDHUP, -1)
+				   : conn_wait(c, -1, 0, -1);
 		if (rc < 0)
 			return rc;
-		if (rc > 0 && hung_up(rc))
+		if (client_counts && rc > 0 && hung_up(rc))
 			return -EPIPE;
-	}
-}
-
-/* late-request: holds the request until "clear" (0), whatever its client
- * does meanwhile; -ECONNRESET on reset/drop. */
-static int conn_hold_late(struct conn *c)
-{
-	struct proxy *p = c->p;
-	unsigned long gen;
-
-	pthread_mutex_lock(&p->mu);
-	gen = p->clear_gen;
-	pthread_mutex_unlock(&p->mu);
-	for (;;) {
-		unsigned long now_gen;
-		int rc;
-
-		pthread_mutex_lock(&p->mu);
-		now_gen = p->clear_gen;
-		rc = conn_state_locked(c);
-		pthread_mutex_unlock(&p->mu);
-		if (rc)
-			return rc;
-		if (now_gen != gen)
-			return 0;
-		rc = conn_wait(c, -1, 0, -1); /* the eventfd alone */
-		if (rc < 0)
-			return rc;
 	}
 }
 
@@ -1047,7 +1023,7 @@ static int serve(struct conn *c)
 		       fault_names[kind]);
 	if (kind == F_LATE) {
 		logmsg("conn %d: holding %s until clear", c->slot, c->req.op);
-		rc = conn_hold_late(c);
+		rc = conn_until_clear(c, false);
 		if (rc)
 			return rc;
 		pthread_mutex_lock(&p->mu);
@@ -1087,7 +1063,7 @@ static int serve(struct conn *c)
 		if (kind == F_HANG) {
 			logmsg("conn %d: hanging the reply of %s", c->slot,
 			       c->req.op);
-			rc = conn_hang(c);
+			rc = conn_until_clear(c, true);
 			if (rc)
 				return rc == -EPIPE ? 1 : rc;
 		}

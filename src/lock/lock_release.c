@@ -249,18 +249,25 @@ int lock_release_finish(struct lock_engine *e, struct lock *lk)
 	return release_finish(e, lk, false);
 }
 
-/* mu held: how long the cleanup of lk waits before its next try: a
- * heartbeat, then (past CLEANUP_TRIES) twice the last wait, up to a
- * lease. */
-static int64_t cleanup_wait(const struct lock_engine *e, const struct lock *lk)
+/* A heartbeat doubled n times, up to a lease: the waits of a cleanup
+ * past CLEANUP_TRIES, and of the looks at a key a late write may reach. */
+static int64_t doubled_wait(const struct lock_engine *e, int n)
 {
 	int64_t hb = e->cfg.heartbeat_ms > 0 ? e->cfg.heartbeat_ms : 1;
 	int64_t cap = e->cfg.lease_ms > hb ? e->cfg.lease_ms : hb;
 	int64_t wait = hb;
 
-	for (int i = CLEANUP_TRIES; i <= lk->cleanup_tries && wait < cap; i++)
+	while (n-- > 0 && wait < cap)
 		wait *= 2;
 	return wait < cap ? wait : cap;
+}
+
+/* mu held: how long the cleanup of lk waits before its next try: a
+ * heartbeat, then (past CLEANUP_TRIES) twice the last wait, up to a
+ * lease. */
+static int64_t cleanup_wait(const struct lock_engine *e, const struct lock *lk)
+{
+	return doubled_wait(e, lk->cleanup_tries - CLEANUP_TRIES + 1);
 }
 
 /* mu held: whether lk, whose cleanup just succeeded (its row deleted,
@@ -272,19 +279,10 @@ static int64_t cleanup_wait(const struct lock_engine *e, const struct lock *lk)
 static bool look_again_later(const struct lock_engine *e, struct lock *lk)
 {
 	int64_t now = now_mono(e);
-	int64_t cap = e->cfg.lease_ms > e->cfg.heartbeat_ms
-			      ? e->cfg.lease_ms
-			      : e->cfg.heartbeat_ms;
 
 	if (now >= lk->late_until_mono_ms)
 		return false;
-	lk->late_wait_ms =
-		lk->late_wait_ms ? lk->late_wait_ms * 2 : e->cfg.heartbeat_ms;
-	if (lk->late_wait_ms > cap)
-		lk->late_wait_ms = cap;
-	if (lk->late_wait_ms < 1)
-		lk->late_wait_ms = 1;
-	lk->next_due_mono_ms = now + lk->late_wait_ms;
+	lk->next_due_mono_ms = now + doubled_wait(e, lk->late_looks++);
 	return true;
 }
 

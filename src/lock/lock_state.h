@@ -78,11 +78,11 @@ struct lock {
 	/* A lock, or an orphan, whose acquire had a write or an attempt go
 	 * unanswered: it may still land, as long as DynamoDB takes its
 	 * signature. Until late_until_mono_ms, a release leaves an orphan
-	 * and a cleanup looks at the key again, late_wait_ms apart (doubled
-	 * each time, up to a lease), even after finding the row gone
-	 * (lock_release.c). 0: none. */
+	 * and a cleanup looks at the key again (late_looks times so far, a
+	 * wait twice the last each time, up to a lease), even after finding
+	 * the row gone (lock_release.c). 0: none. */
 	int64_t late_until_mono_ms;
-	int64_t late_wait_ms;
+	int late_looks;
 	bool lost_notified;    /* on_lost and the signal were sent */
 	bool dismissed;	       /* lost, and its acquirer has let go of it
 				* (unlinked it, or its process group is

@@ -47,24 +47,11 @@ A=$(mnt a) B=$(mnt b)
 proxy_ctl latency 1 >/dev/null
 mkdir -m 1777 "$A/shared" || { echo "Bail out! mkdir"; exit 1; }
 
-# u1_group PATH [SECS]: a process group of U1's own that takes PATH with
-# noclobber, closes it and stays SECS (default 300); its pid in HPID.
-u1_group() {
-	(
-		_close_hold_fds
-		exec setpriv --reuid=$U1 --regid=$U1 --clear-groups setsid \
-			bash -c 'set -C; : >"$1" || exit 1; exec sleep "$2"' \
-			_ "$1" "${2:-300}" </dev/null >/dev/null 2>>"$WORK/u1.err"
-	) &
-	HPID=$!
-	track_pid "$HPID"
-	disown
-}
 taken_on_b() { "$T" open "$B/shared/$1" O_CREAT,O_EXCL,O_RDONLY 0644; }
 free_on_b() { [ "$(taken_on_b "$1")" = 0 ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
-u1_group "$A/shared/job"
+group_hold "$A/shared/job" 300 $U1
 wait_for 10 test -e "$A/shared/job"
 ok "$(kill -0 "$HPID" 2>/dev/null && echo 0)" "a group of uid $U1 took the lock and runs"
 if setpriv --bounding-set=-sys_ptrace cat "/proc/$HPID/stat" >/dev/null 2>&1; then
@@ -98,7 +85,7 @@ else
 fi
 
 # A group of one command: held while it runs, freed when it ends.
-u1_group "$A/shared/short" 2
+group_hold "$A/shared/short" 2 $U1
 wait_for 10 test -e "$A/shared/short"
 is "$(taken_on_b short)" EEXIST "a one-command group's lock holds while the command runs"
 wait_for 10 gone "$HPID"

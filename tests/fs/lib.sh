@@ -366,15 +366,19 @@ hold_start() {
 
 hold_pid() { echo "${_hold_pid[$1]:-}"; }
 
-# group_hold PATH: a process group of its own (setsid) that takes PATH with
-# noclobber (O_EXCL), closes it (under hold=pgrp the group holds it) and
-# stays 300 s; its pid in HPID, killed by the cleanup. It exits at once
-# if the create fails.
+# group_hold PATH [SECS [UID]]: a process group of its own (setsid) that
+# takes PATH with noclobber (O_EXCL), closes it (under hold=pgrp the group
+# holds it) and stays SECS (default 300), as user UID if given (setpriv);
+# its pid in HPID, killed by the cleanup. It exits at once if the create
+# fails.
 group_hold() {
+	local as=()
+	[ -n "${3:-}" ] && as=(setpriv --reuid="$3" --regid="$3" --clear-groups)
 	(
 		_close_hold_fds
-		exec setsid bash -c 'set -C; : >"$1" || exit 1; exec sleep 300' \
-			_ "$1" </dev/null >/dev/null 2>&1
+		exec "${as[@]}" setsid \
+			bash -c 'set -C; : >"$1" || exit 1; exec sleep "$2"' \
+			_ "$1" "${2:-300}" </dev/null >/dev/null 2>&1
 	) &
 	HPID=$!
 	track_pid "$HPID"

@@ -578,6 +578,7 @@ static void build_fs(struct daemon *d)
 		.region = d->aws.region,
 		.endpoint = d->aws.endpoint,
 		.hold_name = opts_hold_name(o->hold),
+		.server_clock = d->sclk,
 		.poll_notify = notify_poll_wake,
 		.poll_destroy = notify_poll_destroy,
 	};

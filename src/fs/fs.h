@@ -27,6 +27,7 @@
 #define FS_MAX_DATA	   65536
 
 struct host;
+struct srvclk;
 
 struct fs_config {
 	const char *prefix; /* key prefix of the mount root ("" none) */
@@ -57,6 +58,10 @@ struct fs_config {
 	/* The machine: clocks, who a caller is (host.h). NULL: the real one
 	 * (host_system()). */
 	const struct host *host;
+	/* DynamoDB's clock as estimated here (srvclk.h), the clock rows'
+	 * times are written in; stat shows them in the host's clock
+	 * (fs_int_host_time). NULL: the two are taken to agree. */
+	struct srvclk *server_clock;
 };
 
 /* Who is asking: from the FUSE request context. */

@@ -1,11 +1,25 @@
 /* fs_attr: the attributes the kernel is shown: of rows (locks and
  * directories, whoever wrote them), of the control files, and an entry's
- * timeouts. No state of its own; reads the configuration and the host's
- * clock. Threads: any. */
+ * timeouts. Rows' times are shown in the host's clock (fs_int_host_time).
+ * No state of its own; reads the configuration, the host's clock and the
+ * estimate of DynamoDB's. Threads: any. */
 #include "fs_int.h"
 
 #include <string.h>
 #include <sys/stat.h>
+
+#include "srvclk.h"
+
+int64_t fs_int_host_time(const struct fs *fs, int64_t row_real_ms)
+{
+	int64_t now = clk_real_ms(fs->host->clk), t = row_real_ms;
+
+	if (!t)
+		return 0;
+	if (fs->cfg.server_clock)
+		t -= srvclk_skew_ms(fs->cfg.server_clock);
+	return t < now ? t : now;
+}
 
 uint32_t fs_int_shown_id(int64_t id, uint32_t root_id)
 {
@@ -31,7 +45,7 @@ void fs_int_dir_attr(const struct fs *fs, uint64_t ino,
 		a->mode = S_IFDIR | (d->mode & 01777);
 		a->uid = fs_int_shown_id(d->uid, fs->cfg.root_uid);
 		a->gid = fs_int_shown_id(d->gid, fs->cfg.root_gid);
-		a->ctime_real_ms = d->created_real_ms;
+		a->ctime_real_ms = fs_int_host_time(fs, d->created_real_ms);
 	} else {
 		a->mode = S_IFDIR | (fs->cfg.root_mode & 07777);
 		a->uid = fs->cfg.root_uid;
@@ -68,15 +82,15 @@ void fs_int_lock_attr(const struct fs *fs, uint64_t ino,
 		a->gid = mine && r->gid == FS_NOBODY_ID
 				 ? FS_NOBODY_ID
 				 : fs_int_shown_id(r->gid, fs->cfg.root_gid);
-		a->ctime_real_ms = r->acquired_real_ms;
-		a->mtime_real_ms = r->heartbeat_real_ms;
+		a->ctime_real_ms = fs_int_host_time(fs, r->acquired_real_ms);
+		a->mtime_real_ms = fs_int_host_time(fs, r->heartbeat_real_ms);
 	} else {
 		/* Rows of other clients have no owner or times of ours. */
 		a->mode = S_IFREG | 0644;
 		a->uid = fs->cfg.root_uid;
 		a->gid = fs->cfg.root_gid;
 		a->ctime_real_ms = a->mtime_real_ms =
-			seen_real_ms ? seen_real_ms
+			seen_real_ms ? fs_int_host_time(fs, seen_real_ms)
 				     : clk_real_ms(fs->host->clk);
 	}
 	a->atime_real_ms = a->mtime_real_ms;

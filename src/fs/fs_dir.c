@@ -103,7 +103,8 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 			fs_quota_give(fs->quota, ctx->uid, FSQ_DIRS);
 	}
 	if (!rc) {
-		fs_dirstat_made(fs->dirstat, rel, d.created_real_ms);
+		fs_dirstat_made(fs->dirstat, rel,
+				fs_int_host_time(fs, d.created_real_ms));
 		fs_int_entry_changed(fs, rel, 1);
 		pthread_mutex_lock(&fs->mu);
 		n = fs_int_get_node(fs, rel, true, true);

@@ -159,6 +159,12 @@ void fs_int_entry_changed(struct fs *fs, const char *rel, int subdirs);
  * root's. */
 #define FS_NOBODY_ID 65534
 uint32_t fs_int_shown_id(int64_t id, uint32_t root_id);
+/* A time a row records (DynamoDB's clock, as its writer estimated it) in
+ * the host's clock, as every other file's times are: less DynamoDB's lead
+ * over this host, and never after the host's now. Estimates are good to
+ * about a second, and a time in the future makes ls -l print a year where
+ * the time belongs, and find -mmin miss the file. 0 (unknown) stays 0. */
+int64_t fs_int_host_time(const struct fs *fs, int64_t row_real_ms);
 void fs_int_dir_attr(const struct fs *fs, uint64_t ino,
 		     const struct dir_record *d, struct fs_attr *a);
 void fs_int_lock_attr(const struct fs *fs, uint64_t ino,

@@ -5,7 +5,8 @@
 # writes the row's expiry_time (the TTL attribute), acquire and heartbeat
 # times in DynamoDB's time, learned from the Date of its answers, not in the
 # host's: the row read straight from DynamoDB (boto3) expires about an hour
-# after the real time, and A's lock file shows real times. DynamoDB Local's
+# after the real time, and A's lock file's text shows real times, while
+# stat shows them in each host's clock (A's 2 h behind, B's real). DynamoDB Local's
 # TTL sweep deletes rows whose expiry_time has passed within about 7 s: 12 s
 # later the row is still there with the same version, A's holder confirms
 # with fsync (a synchronous conditional heartbeat: 0), and mount B's
@@ -34,7 +35,7 @@ need() {  # WHY: skip without it, except on CI where it must be installed
 [ -x "$PY" ] && "$PY" -c 'import boto3' 2>/dev/null ||
 	need "python3-boto3 is missing"
 
-plan 16
+plan 19
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 export PYLOCK_TABLE=$TABLE LOCKFS_DDB_ENDPOINT=$ENDPOINT
@@ -82,6 +83,19 @@ hold_cmd h read
 acq_ms=$(rfc_ms "$(field "$HOUT" acquired)")
 d=$(((acq_ms / 1000) - t_acq))
 ok "$([ "${d#-}" -le 60 ] && echo 0)" "acquired: is the real time ($d s off)"
+
+# stat shows those times in each host's own clock, as its other files'
+# (ls -l, find -mmin, test -nt compare them): on A, 2 h behind the real
+# time (it showed the real time, 2 h in A's future); on B, the real time.
+d=$(($(stat -c %Y "$A/job") - $(date +%s) + SKEW_S))
+ok "$([ "${d#-}" -le 10 ] && echo 0)" \
+	"A's stat: mtime in A's clock, 2 h behind the real time ($d s off)"
+d=$(($(stat -c %Z "$A/job") - t_acq + SKEW_S))
+ok "$([ "${d#-}" -le 10 ] && echo 0)" \
+	"A's stat: ctime (acquired) in A's clock ($d s off)"
+d=$(($(stat -c %Y "$B/job") - $(date +%s)))
+ok "$([ "${d#-}" -le 10 ] && echo 0)" \
+	"B's stat of A's lock: mtime in B's clock, the real time ($d s off)"
 
 like "$(cat "$WORK/daemon-a.log")" "clock.*(719[0-9]|720[0-9])\.[0-9]{3} s behind DynamoDB's" \
 	"A logs that its clock is 2 h behind DynamoDB's"

@@ -626,6 +626,8 @@ static void choose_log_place(struct daemon *d)
 /* The mount, then to the background (unless -f) with the chosen log. */
 static void mount_fs(struct daemon *d)
 {
+	struct lock_session_info si;
+
 	if (fuse_set_signal_handlers(d->se))
 		die("cannot install signal handlers");
 	if (!is_dev_fd(d->mnt))
@@ -640,8 +642,12 @@ static void mount_fs(struct daemon *d)
 	if (fuse_daemonize(d->o.foreground))
 		die("cannot go to the background");
 	log_start(d->o.debug ? LOGL_DEBUG : LOGL_INFO, "lockfs");
-	log_info("main", "mounted %s: table=%s endpoint=%s owner=%s log=%s",
-		 d->mnt, d->o.table, d->aws.endpoint, d->owner, d->logwhere);
+	memset(&si, 0, sizeof(si));
+	if (d->eng)
+		lock_session_info(d->eng, &si);
+	log_info("main", "mounted %s: table=%s endpoint=%s owner=%s%s%s log=%s",
+		 d->mnt, d->o.table, d->aws.endpoint, d->owner,
+		 si.on ? " session=" : "", si.on ? si.key : "", d->logwhere);
 }
 
 /* Starts the threads and runs the session loop until unmount or a

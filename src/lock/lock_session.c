@@ -114,10 +114,11 @@ int lock_session_start(struct lock_engine *e)
 		log_err(TAG, "cannot create the session item %s%s: %s",
 			RECORD_SESSION_PREFIX, e->owner,
 			log_errno(rc, why, sizeof(why)));
-	else
-		log_info(TAG,
-			 "session %s created (one heartbeat every %lld ms)",
-			 e->sess.key, (long long)e->cfg.heartbeat_ms);
+	else /* debug: the mount is not in the background yet, and its
+	      * line in the log says it (main.c) */
+		log_debug(TAG,
+			  "session %s created (one heartbeat every %lld ms)",
+			  e->sess.key, (long long)e->cfg.heartbeat_ms);
 	return rc;
 }
 

@@ -11,7 +11,7 @@
 # 127.0.0.1; every wait is bounded.
 . "$(dirname "$0")/lib.sh"
 
-plan 78
+plan 80
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 EO="endpoint=$ENDPOINT,region=us-east-1,table=$TABLE"
@@ -175,6 +175,21 @@ fpid=$(bg_pid "op-f-$$" "$F")
 [ -n "$fpid" ] && track_pid "$fpid"
 like "$(cat "$WORK/op.log")" "lockfs\\[${fpid:-x}\\] info main: mounted $F: .* log=$WORK/op\\.log" \
 	"log_file: the file has the mount line, dated, with the pid"
+
+# with session leases: the session is made before the mount goes to the
+# background, and its line goes to the log, not to the terminal
+S=$WORK/bg-session
+mkdir -p "$S"
+track_mount "$S"
+timeout 30 "$L" -o "$PEO,owner=op-s-$$,session,log_file=$WORK/op-s.log" "$S" \
+	>"$WORK/bg-session.out" 2>&1
+is "$?/$(cat "$WORK/bg-session.out")" "0/lockfs: mounted $S; logs go to $WORK/op-s.log" \
+	"session: the terminal gets the one line (the session's was printed there too)"
+spid=$(bg_pid "op-s-$$" "$S")
+[ -n "$spid" ] && track_pid "$spid"
+like "$(cat "$WORK/op-s.log")" "info main: mounted $S: .* owner=op-s-$$ session=\.lockfs-session/op-s-$$ log=" \
+	"session: the log's mount line names the session"
+timeout 10 fusermount3 -u "$S"
 
 # with stderr the journal
 : >"$WORK/bg-journal.err"

@@ -199,7 +199,8 @@ ok "$skewed" "daemon b runs under libfaketime with FAKETIME=-7200s"
 # ---- the lease mode is in effect ---------------------------------------------
 sessions=0
 for m in a c; do
-	grep -q 'session .* created' "$WORK/daemon-$m.log" && sessions=$((sessions + 1))
+	grep -q 'info main: mounted .* session=' "$WORK/daemon-$m.log" &&
+		sessions=$((sessions + 1))
 done
 if [ -n "$SESSION" ]; then
 	is "$sessions" 2 "mounts a and c keep their locks by session leases"

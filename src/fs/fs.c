@@ -188,7 +188,7 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	}
 	pthread_mutex_unlock(&fs->mu);
 	fs_int_resolved_init(&r);
-	rc = fs_int_resolve(fs, rel, true, &r);
+	rc = fs_int_resolve_name(fs, rel, &r);
 	if (!rc && r.kind == K_NONE) {
 		struct lock *lost = fs_int_lost_of_caller(fs, ctx, rel);
 

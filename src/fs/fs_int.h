@@ -101,6 +101,8 @@ struct fs {
 	struct fs_handle *handles; /* mu */
 	struct smap implicit;	   /* mu: full dir key -> int64 seen time */
 	struct smap listed;	   /* mu: rel -> struct fs_listed */
+	struct smap absent;	   /* mu: full key -> int64 mono ms a lookup
+				    * found nothing there */
 	struct fs_node root, ctl_dir, ctl_status, ctl_metrics;
 };
 
@@ -128,6 +130,17 @@ struct resolved {
  * a cache here) while ls -l still costs no request per entry. */
 #define FS_LISTED_MS  1000
 #define FS_LISTED_MAX 16384
+
+/* A name a lookup just found free (no lock, no directory) is answered
+ * free again from memory for FS_ABSENT_MS: the stat that shells and
+ * lock-file tools make before their O_CREAT|O_EXCL (bash's noclobber, a
+ * test -e) then costs the acquire no second read. Only the kernel's
+ * lookups use it, never a decision: the create's conditional write still
+ * finds a lock taken meanwhile (EEXIST), and this mount forgets the name
+ * once it creates, links or makes a directory there. Elsewhere a lock
+ * taken within that time shows up that much later. */
+#define FS_ABSENT_MS  100
+#define FS_ABSENT_MAX 4096
 struct fs_listed {
 	int32_t pid;
 	int64_t mono_ms;
@@ -174,6 +187,9 @@ void fs_int_ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a);
 void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e, bool ours);
 
 /* ---- fs_seen.c (each takes mu itself but fs_int_listed_for) ---- */
+void fs_int_absent_note(struct fs *fs, const char *full);
+bool fs_int_absent_known(struct fs *fs, const char *full);
+void fs_int_absent_forget(struct fs *fs, const char *full);
 void fs_int_seen_init(struct fs *fs);
 void fs_int_seen_fini(struct fs *fs);
 bool fs_int_implicit_dir_known(struct fs *fs, const char *full);
@@ -209,6 +225,10 @@ bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
 		     int64_t *seen_real_ms);
 int fs_int_resolve(struct fs *fs, const char *rel, bool both,
 		   struct resolved *out);
+/* The kernel's lookup of a name: fs_int_resolve of both kinds, answered
+ * free without a request when a lookup found it free moments ago
+ * (FS_ABSENT_MS). */
+int fs_int_resolve_name(struct fs *fs, const char *rel, struct resolved *out);
 void fs_int_resolved_attr(const struct fs *fs, uint64_t ino, const char *rel,
 			  const struct resolved *r, struct fs_attr *a);
 int fs_int_child_rel(struct fs *fs, uint64_t parent, const char *name,

@@ -222,6 +222,7 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 			       lc->hold == HOLD_FD ? HOLD_UNLINK : lc->hold,
 			       &lk, NULL, NULL);
 	fs_quota_lock_end(fs->quota, (uint32_t)holder.uid);
+	fs_int_absent_forget(fs, full); /* not known free any more */
 	if (rc == -EISDIR)
 		rc = -EEXIST; /* the new name is a directory */
 	if (rc) {

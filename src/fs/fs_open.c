@@ -115,6 +115,8 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	rc = lock_acquire(fs->eng, full, &holder, &lk, &cur, &has);
 	acquired = rc == 0;
 	fs_quota_lock_end(fs->quota, ctx->uid);
+	/* Whatever the answer, the name is not known free any more. */
+	fs_int_absent_forget(fs, full);
 	if (rc == -EEXIST && !(flags & O_EXCL) && !has)
 		rc = refused_row(fs, rel, &cur, &has);
 	if (rc == -EEXIST && !(flags & O_EXCL) && has) {

@@ -77,7 +77,9 @@ bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
 
 /* What rel is now. both: ask for the lock and the directory row at once
  * (lookup); otherwise only the lock row (getattr of a file). */
-int fs_int_resolve(struct fs *fs, const char *rel, bool both,
+/* remember: a kernel's lookup, which may be answered by a name found free
+ * moments ago, and notes one found free now (FS_ABSENT_MS). */
+static int resolve(struct fs *fs, const char *rel, bool both, bool remember,
 		   struct resolved *out)
 {
 	struct store_lookup sl;
@@ -101,7 +103,8 @@ int fs_int_resolve(struct fs *fs, const char *rel, bool both,
 		free(full);
 		return rc;
 	}
-	if (lock_recently_released(fs->eng, full)) {
+	if (lock_recently_released(fs->eng, full) ||
+	    (remember && fs_int_absent_known(fs, full))) {
 		free(full);
 		return 0;
 	}
@@ -134,8 +137,21 @@ int fs_int_resolve(struct fs *fs, const char *rel, bool both,
 		out->implicit = true;
 	}
 	store_lookup_fini(&sl);
+	if (remember && !rc && out->kind == K_NONE)
+		fs_int_absent_note(fs, full);
 	free(full);
 	return rc;
+}
+
+int fs_int_resolve(struct fs *fs, const char *rel, bool both,
+		   struct resolved *out)
+{
+	return resolve(fs, rel, both, false, out);
+}
+
+int fs_int_resolve_name(struct fs *fs, const char *rel, struct resolved *out)
+{
+	return resolve(fs, rel, true, true, out);
 }
 
 void fs_int_resolved_attr(const struct fs *fs, uint64_t ino, const char *rel,

@@ -1,9 +1,10 @@
 /* fs_seen: what this mount has seen and may answer from without a
  * request: directories known only through keys below them (a listing of
  * their parent adds them and drops the ones no longer there), the entries
- * a listing just showed a process (FS_LISTED_MS), and directories'
- * attributes as DynamoDB last confirmed them (attr_timeout), and files'
- * as a lookup last answered them (FS_VANISHED_MS). Views only:
+ * a listing just showed a process (FS_LISTED_MS), names a lookup just
+ * found free (FS_ABSENT_MS), and directories' attributes as DynamoDB last
+ * confirmed them (attr_timeout), and files' as a lookup last answered them
+ * (FS_VANISHED_MS). Views only:
  * none of them ever decides a lock. Threads: FUSE workers; fs->mu. */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ void fs_int_seen_init(struct fs *fs)
 {
 	smap_init(&fs->implicit);
 	smap_init(&fs->listed);
+	smap_init(&fs->absent);
 }
 
 void fs_int_seen_fini(struct fs *fs)
@@ -27,6 +29,56 @@ void fs_int_seen_fini(struct fs *fs)
 	smap_fini(&fs->implicit);
 	smap_each(&fs->listed, free_value_cb, NULL);
 	smap_fini(&fs->listed);
+	smap_each(&fs->absent, free_value_cb, NULL);
+	smap_fini(&fs->absent);
+}
+
+/* ---- names a lookup just found free ------------------------------------ */
+
+void fs_int_absent_note(struct fs *fs, const char *full)
+{
+	int64_t *t;
+
+	pthread_mutex_lock(&fs->mu);
+	if (fs->absent.count >= FS_ABSENT_MAX) {
+		smap_each(&fs->absent, free_value_cb, NULL);
+		smap_fini(&fs->absent);
+		smap_init(&fs->absent);
+	}
+	t = smap_get(&fs->absent, full);
+	if (!t) {
+		t = malloc(sizeof(*t));
+		if (t && smap_put(&fs->absent, full, t)) {
+			free(t);
+			t = NULL;
+		}
+	}
+	if (t)
+		*t = clk_mono_ms(fs->host->clk);
+	pthread_mutex_unlock(&fs->mu);
+}
+
+bool fs_int_absent_known(struct fs *fs, const char *full)
+{
+	int64_t *t;
+	bool yes = false;
+
+	pthread_mutex_lock(&fs->mu);
+	t = smap_get(&fs->absent, full);
+	if (t) {
+		yes = clk_mono_ms(fs->host->clk) - *t < FS_ABSENT_MS;
+		if (!yes)
+			free(smap_del(&fs->absent, full));
+	}
+	pthread_mutex_unlock(&fs->mu);
+	return yes;
+}
+
+void fs_int_absent_forget(struct fs *fs, const char *full)
+{
+	pthread_mutex_lock(&fs->mu);
+	free(smap_del(&fs->absent, full));
+	pthread_mutex_unlock(&fs->mu);
 }
 
 /* ---- directories known through keys below them ----------------------- */

@@ -33,6 +33,30 @@ void fs_int_seen_fini(struct fs *fs)
 	smap_fini(&fs->absent);
 }
 
+/* mu held. key's value in m (size bytes, allocated if new; NULL without
+ * memory); a map of max entries is emptied first: these are memories of
+ * moments, cheaper to lose at once than to age one by one. */
+static void *slot_locked(struct smap *m, const char *key, size_t size,
+			 size_t max)
+{
+	void *v;
+
+	if (m->count >= max) {
+		smap_each(m, free_value_cb, NULL);
+		smap_fini(m);
+		smap_init(m);
+	}
+	v = smap_get(m, key);
+	if (!v) {
+		v = malloc(size);
+		if (v && smap_put(m, key, v)) {
+			free(v);
+			v = NULL;
+		}
+	}
+	return v;
+}
+
 /* ---- names a lookup just found free ------------------------------------ */
 
 void fs_int_absent_note(struct fs *fs, const char *full)
@@ -40,19 +64,7 @@ void fs_int_absent_note(struct fs *fs, const char *full)
 	int64_t *t;
 
 	pthread_mutex_lock(&fs->mu);
-	if (fs->absent.count >= FS_ABSENT_MAX) {
-		smap_each(&fs->absent, free_value_cb, NULL);
-		smap_fini(&fs->absent);
-		smap_init(&fs->absent);
-	}
-	t = smap_get(&fs->absent, full);
-	if (!t) {
-		t = malloc(sizeof(*t));
-		if (t && smap_put(&fs->absent, full, t)) {
-			free(t);
-			t = NULL;
-		}
-	}
+	t = slot_locked(&fs->absent, full, sizeof(*t), FS_ABSENT_MAX);
 	if (t)
 		*t = clk_mono_ms(fs->host->clk);
 	pthread_mutex_unlock(&fs->mu);
@@ -158,19 +170,7 @@ void fs_int_listed_note(struct fs *fs, const char *rel, int32_t pid,
 	if (pid <= 0)
 		return;
 	pthread_mutex_lock(&fs->mu);
-	if (fs->listed.count >= FS_LISTED_MAX) {
-		smap_each(&fs->listed, free_value_cb, NULL);
-		smap_fini(&fs->listed);
-		smap_init(&fs->listed);
-	}
-	l = smap_get(&fs->listed, rel);
-	if (!l) {
-		l = malloc(sizeof(*l));
-		if (!l || smap_put(&fs->listed, rel, l)) {
-			free(l);
-			l = NULL;
-		}
-	}
+	l = slot_locked(&fs->listed, rel, sizeof(*l), FS_LISTED_MAX);
 	if (l) {
 		l->pid = pid;
 		l->mono_ms = clk_mono_ms(fs->host->clk);

@@ -85,8 +85,10 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	rc = fs_int_child_rel(fs, parent, name, &rel);
 	if (rc)
 		return rc;
+	/* The kernel's lookup just found the name free, most often: that
+	 * answer serves (the row's write below decides, on the lock item). */
 	fs_int_resolved_init(&r);
-	rc = fs_int_resolve(fs, rel, true, &r);
+	rc = fs_int_resolve_name(fs, rel, &r);
 	if (!rc && r.kind != K_NONE && !r.implicit)
 		rc = -EEXIST;
 	fs_int_resolved_fini(&r);

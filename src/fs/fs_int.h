@@ -187,7 +187,8 @@ void fs_int_ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a);
 void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e, bool ours);
 
 /* ---- fs_seen.c (each takes mu itself but fs_int_listed_for) ---- */
-void fs_int_absent_note(struct fs *fs, const char *full);
+/* full was found free by a read begun at asked_mono_ms. */
+void fs_int_absent_note(struct fs *fs, const char *full, int64_t asked_mono_ms);
 bool fs_int_absent_known(struct fs *fs, const char *full);
 void fs_int_absent_forget(struct fs *fs, const char *full);
 void fs_int_seen_init(struct fs *fs);

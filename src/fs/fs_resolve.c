@@ -76,15 +76,16 @@ bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
 }
 
 /* What rel is now. both: ask for the lock and the directory row at once
- * (lookup); otherwise only the lock row (getattr of a file). */
-/* remember: a kernel's lookup, which may be answered by a name found free
- * moments ago, and notes one found free now (FS_ABSENT_MS). */
+ * (lookup); otherwise only the lock row (getattr of a file). remember: a
+ * kernel's lookup, which may be answered by a name found free moments ago,
+ * and notes one found free now, as of when it asked (FS_ABSENT_MS). */
 static int resolve(struct fs *fs, const char *rel, bool both, bool remember,
 		   struct resolved *out)
 {
 	struct store_lookup sl;
 	struct lock *lk;
 	char *full = fs_int_full_key(fs, rel);
+	int64_t asked_mono_ms;
 	int rc;
 
 	if (!full)
@@ -108,6 +109,7 @@ static int resolve(struct fs *fs, const char *rel, bool both, bool remember,
 		free(full);
 		return 0;
 	}
+	asked_mono_ms = clk_mono_ms(fs->host->clk);
 	store_lookup_init(&sl);
 	if (both) {
 		rc = lock_rows_lookup(fs->eng, full, &sl);
@@ -138,7 +140,7 @@ static int resolve(struct fs *fs, const char *rel, bool both, bool remember,
 	}
 	store_lookup_fini(&sl);
 	if (remember && !rc && out->kind == K_NONE)
-		fs_int_absent_note(fs, full);
+		fs_int_absent_note(fs, full, asked_mono_ms);
 	free(full);
 	return rc;
 }

@@ -59,14 +59,14 @@ static void *slot_locked(struct smap *m, const char *key, size_t size,
 
 /* ---- names a lookup just found free ------------------------------------ */
 
-void fs_int_absent_note(struct fs *fs, const char *full)
+void fs_int_absent_note(struct fs *fs, const char *full, int64_t asked_mono_ms)
 {
 	int64_t *t;
 
 	pthread_mutex_lock(&fs->mu);
 	t = slot_locked(&fs->absent, full, sizeof(*t), FS_ABSENT_MAX);
 	if (t)
-		*t = clk_mono_ms(fs->host->clk);
+		*t = asked_mono_ms;
 	pthread_mutex_unlock(&fs->mu);
 }
 

@@ -134,8 +134,9 @@ struct resolved {
 /* A name a lookup just found free (no lock, no directory) is answered
  * free again from memory for FS_ABSENT_MS: the stat that shells and
  * lock-file tools make before their O_CREAT|O_EXCL (bash's noclobber, a
- * test -e) then costs the acquire no second read. Only the kernel's
- * lookups use it, never a decision: the create's conditional write still
+ * test -e) then costs the acquire no second read, and mkdir's check of
+ * the name none after the kernel's lookup. Only those two use it, never
+ * a decision: the create's (or mkdir's) conditional write still
  * finds a lock taken meanwhile (EEXIST), and this mount forgets the name
  * once it creates, links or makes a directory there. Elsewhere a lock
  * taken within that time shows up that much later. */

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# costs.t: what each everyday idiom costs in DynamoDB requests, counted by
+# the fault proxy (README "What each operation costs" is this table). A
+# mount a through the proxy (per-lock leases, default heartbeat), and a
+# mount b beside it that makes the locks a lists. Each idiom runs three
+# times, each time after its own setup, and the run with the fewest
+# requests counts: a heartbeat of a held lock, or a read slower than the
+# lookup memory's 100 ms on a loaded machine, adds to a run without being
+# the idiom's cost.
+. "$(dirname "$0")/lib.sh"
+
+plan 14
+
+new_table || { echo "Bail out! cannot create a table"; exit 1; }
+proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
+ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=costs-a" ||
+	{ echo "Bail out! cannot mount a"; exit 1; }
+mount_start b "owner=costs-b" || { echo "Bail out! cannot mount b"; exit 1; }
+A=$(mnt a) B=$(mnt b)
+
+# snap: "Op=N" lines of the proxy's counts of DynamoDB operations.
+snap() { proxy_ctl stats | tr ' ' '\n' | grep -E '^[A-Z][A-Za-z]+=[0-9]+$' | sort; }
+# cost SETUP CMD TEARDOWN: the requests CMD made (bash -c, after SETUP,
+# and until 0.3 s after it ended: a write at the file's release comes
+# after close returns; before TEARDOWN), as "Op=N ..." sorted by name,
+# "none" for none; the answer of two of three runs (else the cheapest).
+# In each run @ stands for a name of its own, so that no run is served by
+# what an earlier one left in memory (a key released or found free
+# moments ago). Every run's counts go to WORK/runs.
+run=0
+cost() {
+	local i a b d s c t r1= r2= r3= n
+	for i in 1 2 3; do
+		run=$((run + 1))
+		s=${1//@/r$run} c=${2//@/r$run} t=${3//@/r$run}
+		bash -c "$s" >/dev/null 2>&1
+		a=$(snap)
+		bash -c "$c" >/dev/null 2>&1
+		sleep 0.3
+		b=$(snap)
+		bash -c "$t" >/dev/null 2>&1
+		# An operation the proxy has not seen yet has no line in a.
+		d=$(printf '%s\n' "$a" | sed 's/^/a /'
+			printf '%s\n' "$b" | sed 's/^/b /')
+		d=$(awk -F'[ =]' 'NF == 3 { if ($1 == "a") n[$2] -= $3; else n[$2] += $3 }
+			END { for (k in n) if (n[k] > 0) printf "%s=%d\n", k, n[k] }' <<<"$d" |
+			sort | tr '\n' ' ')
+		d=${d% }
+		d=${d:-none}
+		echo "run $run: $c: $d" >>"$WORK/runs"
+		eval "r$i=\$d"
+	done
+	if [ "$r1" = "$r2" ] || [ "$r1" = "$r3" ]; then
+		echo "$r1"
+	elif [ "$r2" = "$r3" ]; then
+		echo "$r2"
+	else
+		n=$(printf '%s\n' "$r1" "$r2" "$r3" | awk '{ t = 0; for (i = 1; i <= NF; i++) { split($i, p, "="); t += p[2] } print t, $0 }' | sort -n | head -n 1)
+		echo "${n#* }"
+	fi
+}
+# check WANT DESC SETUP CMD TEARDOWN: is the cost of CMD WANT, with the
+# runs' counts as diagnostics.
+check() {
+	: >"$WORK/runs"
+	is "$(cost "$3" "$4" "$5")" "$1" "$2"
+	while read -r l; do diag "$l"; done <"$WORK/runs"
+}
+
+check "PutItem=1 Query=1" "set -C; : > f (acquire, bash's stat first): a Query and a PutItem" \
+	"" "set -C; : > '$A/@c1'" "rm -f '$A/@c1'"
+check "DeleteItem=1" "rm f of our lock (release): a DeleteItem" \
+	"set -C; : > '$A/@c2'" "rm '$A/@c2'" ""
+check "PutItem=1 Query=1 UpdateItem=1" "set -C; echo \$\$ > f (acquire with data): and an UpdateItem" \
+	"" "set -C; echo \$\$ > '$A/@c3'" "rm -f '$A/@c3'"
+check "DeleteItem=1 PutItem=1 Query=1" "flock -n f cmd on a free key: acquire and release" \
+	"" "flock -n '$A/@c4' true" ""
+check "GetItem=1" "cat f of our lock: a consistent GetItem" \
+	"set -C; : > '$A/@c5'; cat '$A/@c5'" "cat '$A/@c5'" "rm -f '$A/@c5'"
+check "UpdateItem=1" "touch f of our lock (a heartbeat): an UpdateItem" \
+	"set -C; : > '$A/@c6'" "touch '$A/@c6'" "rm -f '$A/@c6'"
+check "Query=1" "test -e f of a free key: a Query" \
+	"" "test -e '$A/@c7'" ""
+check "PutItem=1 Query=1" "mkdir d: a Query and a PutItem" \
+	"" "mkdir '$A/@c8'" "rmdir '$A/@c8'"
+check "DeleteItem=1 Query=1" "rmdir d (empty): a Query for its children and a DeleteItem" \
+	"mkdir '$A/@c9'" "rmdir '$A/@c9'" ""
+
+# Locks of another mount: b takes 40 in one directory, and holds one more.
+# Each run first looks the directory up (stat), as the kernel keeps that
+# answer for entry_timeout (1 s): a path through a directory looked up
+# longer ago costs one Query more, for the directory.
+mkdir -p "$B/many"
+for i in $(seq 1 40); do "$T" open "$B/many/k$i" O_CREAT,O_EXCL,O_RDONLY 0644 >/dev/null; done
+hold_start m "$B/many/held" O_CREAT,O_EXCL,O_RDWR 0644
+is "$HOUT" ready "b holds a lock in many/ too"
+check "Query=1" "ls of a directory of 41 locks: one Query" \
+	"stat '$A/many'" "ls '$A/many' | wc -l" ""
+check "Query=1" "ls -l of it: one Query (no request per entry)" \
+	"stat '$A/many'" "ls -l '$A/many' | wc -l" ""
+check "GetItem=1 Query=1" "cat f of another mount's lock: the lookup's Query and a GetItem" \
+	"stat '$A/many'" "cat '$A/many/held'" ""
+check "Query=1" "set -C; : > f of a key held elsewhere: refused after one Query (EEXIST)" \
+	"stat '$A/many'" "set -C; : > '$A/many/held'" ""
+hold_stop m

@@ -36,9 +36,9 @@
  * doc/fair-handoff.md), or if, moved on by a write of ours whose answer
  * was lost, it is a stray row of our own session: deleted on the version
  * read back. Returns 0 when the row is not ours any more (deleted now,
- * gone, or someone else's: *stolen says which), -errno when DynamoDB
- * could not be asked (-EAGAIN: a stray row that kept moving). Busy
- * claimed. */
+ * gone, or someone else's: *stolen says which, and *gone, when not NULL,
+ * whether it was gone already), -errno when DynamoDB could not be asked
+ * (-EAGAIN: a stray row that kept moving). Busy claimed. */
 static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 		       bool *stolen, bool *gone)
 {
@@ -48,7 +48,9 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 	bool has = false;
 	int attempt, strays = 0, rc = 0;
 
-	*stolen = *gone = false;
+	*stolen = false;
+	if (gone)
+		*gone = false;
 	pthread_mutex_lock(&e->mu);
 	memcpy(expect, lk->rec.rvn, sizeof(expect));
 	reader = lk->shared ? e->owner : NULL;
@@ -75,8 +77,9 @@ static int delete_ours(struct lock_engine *e, struct lock *lk, int64_t deadline,
 			break;
 		rc = 0;
 		if (!has || (reader && !record_reader_find(&cur, reader))) {
-			*gone = true; /* deleted by our earlier attempt, or
-					 expired (or, shared, our entry) */
+			if (gone) /* deleted by our earlier attempt, or
+				   * expired (or, shared, our entry) */
+				*gone = true;
 			break;
 		}
 		if (lock_int_adopt_landed(e, lk, &cur, reader, expect,
@@ -111,7 +114,7 @@ static int let_go_of_lost(struct lock_engine *e, struct lock *lk)
 {
 	bool want = lk->cleanup_wanted;
 	bool stopped = lk->lost_reason == LOST_STOPPED;
-	bool stolen = false, gone;
+	bool stolen = false;
 	int rc = 0;
 
 	lk->dismissed = true;
@@ -120,7 +123,7 @@ static int let_go_of_lost(struct lock_engine *e, struct lock *lk)
 		lk->busy = true;
 	pthread_mutex_unlock(&e->mu);
 	if (want)
-		rc = delete_ours(e, lk, op_deadline(e), &stolen, &gone);
+		rc = delete_ours(e, lk, op_deadline(e), &stolen, NULL);
 	pthread_mutex_lock(&e->mu);
 	if (want) {
 		if (rc)
@@ -216,8 +219,8 @@ static int release_begin(struct lock_engine *e, struct lock *lk)
 static int release_finish(struct lock_engine *e, struct lock *lk,
 			  bool automatic)
 {
-	bool stolen = false, gone;
-	int rc = delete_ours(e, lk, op_deadline(e), &stolen, &gone);
+	bool stolen = false;
+	int rc = delete_ours(e, lk, op_deadline(e), &stolen, NULL);
 
 	pthread_mutex_lock(&e->mu);
 	lock_int_end_write_locked(e, lk);

@@ -213,14 +213,19 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		goto out;
 	}
 	holder = *lock_holder(src);
+	/* The second name starts with the first one's data, written in its
+	 * acquire (the first name's pending writes go first). */
+	fs_wb_flush(fs->wb, src);
+	if (lock_snapshot(fs->eng, src, &rec, NULL) || !rec.has_data)
+		rec.data_len = 0;
 	/* The second name is a lock more for the holder's uid. */
 	rc = fs_quota_lock_begin(fs->quota, (uint32_t)holder.uid,
 				 fs_int_count_held, fs->eng);
 	if (rc)
 		goto out;
-	rc = lock_acquire_hold(fs->eng, full, &holder,
+	rc = lock_acquire_data(fs->eng, full, &holder,
 			       lc->hold == HOLD_FD ? HOLD_UNLINK : lc->hold,
-			       &lk, NULL, NULL);
+			       rec.data, rec.data_len, &lk);
 	fs_quota_lock_end(fs->quota, (uint32_t)holder.uid);
 	fs_int_absent_forget(fs, full); /* not known free any more */
 	if (rc == -EISDIR)
@@ -231,11 +236,8 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	}
 	/* No open file holds the new name. */
 	lock_holder_closed(fs->eng, lk);
-	fs_wb_flush(fs->wb, src);
-	if (!lock_snapshot(fs->eng, src, &rec, NULL) && rec.has_data &&
-	    rec.data_len)
-		lock_modify_data(fs->eng, lk, rec.data, rec.data_len, 0, -1,
-				 FS_MAX_DATA);
+	record_fini(&rec);
+	record_init(&rec);
 	lock_snapshot(fs->eng, lk, &rec, NULL);
 	pthread_mutex_lock(&fs->mu);
 	n = fs_int_find_node(fs, ino);

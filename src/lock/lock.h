@@ -189,6 +189,12 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 		      const struct lock_holder *h, enum hold_mode hold,
 		      struct lock **out, struct lock_record *cur,
 		      bool *has_cur);
+/* lock_acquire_hold whose row carries data (len bytes) from its first
+ * write: link()'s second name takes its first name's data in the acquire's
+ * PutItem, not in a write after it. */
+int lock_acquire_data(struct lock_engine *e, const char *key,
+		      const struct lock_holder *h, enum hold_mode hold,
+		      const void *data, size_t len, struct lock **out);
 /* owner_name of a row held shared: python clients see it held by this. */
 #define LOCK_SHARED_OWNER "lockfs:shared"
 

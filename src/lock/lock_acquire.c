@@ -335,8 +335,8 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 
 static int acquire(struct lock_engine *e, const char *key,
 		   const struct lock_holder *h, enum hold_mode hold,
-		   bool shared, struct lock **out, struct lock_record *cur,
-		   bool *has_cur)
+		   bool shared, const void *data, size_t data_len,
+		   struct lock **out, struct lock_record *cur, bool *has_cur)
 {
 	struct lock_record rec, now_row;
 	char expired_rvn[RECORD_RVN_MAX];
@@ -358,6 +358,13 @@ static int acquire(struct lock_engine *e, const char *key,
 		    : build_record(e, key, h, &rec);
 	if (rc)
 		return rc;
+	if (data_len) {
+		rc = record_set_data(&rec, data, data_len);
+		if (rc) {
+			record_fini(&rec);
+			return rc;
+		}
+	}
 	if (!shared && e->cfg.session) {
 		/* Session mode: the row names the session that keeps it. */
 		rc = lock_int_session_claim(e, &rec, &sess_gen);
@@ -433,7 +440,14 @@ int lock_acquire_hold(struct lock_engine *e, const char *key,
 		      const struct lock_holder *h, enum hold_mode hold,
 		      struct lock **out, struct lock_record *cur, bool *has_cur)
 {
-	return acquire(e, key, h, hold, false, out, cur, has_cur);
+	return acquire(e, key, h, hold, false, NULL, 0, out, cur, has_cur);
+}
+
+int lock_acquire_data(struct lock_engine *e, const char *key,
+		      const struct lock_holder *h, enum hold_mode hold,
+		      const void *data, size_t len, struct lock **out)
+{
+	return acquire(e, key, h, hold, false, data, len, out, NULL, NULL);
 }
 
 int lock_acquire_shared(struct lock_engine *e, const char *key,
@@ -441,7 +455,7 @@ int lock_acquire_shared(struct lock_engine *e, const char *key,
 			struct lock **out, struct lock_record *cur,
 			bool *has_cur)
 {
-	return acquire(e, key, h, hold, true, out, cur, has_cur);
+	return acquire(e, key, h, hold, true, NULL, 0, out, cur, has_cur);
 }
 
 int lock_acquire(struct lock_engine *e, const char *key,

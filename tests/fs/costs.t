@@ -9,7 +9,7 @@
 # the idiom's cost.
 . "$(dirname "$0")/lib.sh"
 
-plan 14
+plan 16
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -85,6 +85,23 @@ check "PutItem=1 Query=1" "mkdir d: a Query and a PutItem" \
 	"" "mkdir '$A/@c8'" "rmdir '$A/@c8'"
 check "DeleteItem=1 Query=1" "rmdir d (empty): a Query for its children and a DeleteItem" \
 	"mkdir '$A/@c9'" "rmdir '$A/@c9'" ""
+# The link protocol (lockfile-progs, procmail; liblockfile's dotlockfile
+# is the same, but setgid mail it needs allow_other): a temporary lock
+# (the lookup's Query, its PutItem, the pid's UpdateItem), linked to the
+# name (the name's Query, a PutItem carrying the pid), then unlinked.
+LINKED="DeleteItem=1 PutItem=2 Query=2 UpdateItem=1"
+if command -v lockfile-create >/dev/null; then
+	check "$LINKED" "lockfile-create f: a temporary lock with the pid, linked (its PutItem carries the pid), unlinked" \
+		"" "lockfile-create --retry 0 '$A/@c10'" "lockfile-remove '$A/@c10'"
+else
+	skip "lockfile-create" "lockfile-progs is not installed"
+fi
+if command -v lockfile >/dev/null; then
+	check "$LINKED" "procmail's lockfile f: the same" \
+		"" "lockfile -r 0 '$A/@c11'" "rm -f '$A/@c11'"
+else
+	skip "procmail's lockfile" "procmail is not installed"
+fi
 
 # Locks of another mount: b takes 40 in one directory, and holds one more.
 # Each run first looks the directory up (stat), as the kernel keeps that

@@ -11,7 +11,7 @@
 # group, and under hold=pgrp a lock lives as long as its acquiring group.
 . "$(dirname "$0")/lib.sh"
 
-plan 50
+plan 52
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0,allow_other
@@ -145,6 +145,8 @@ expect 0 unlink "$B/daemon.pid"
 if command -v dotlockfile >/dev/null; then
 	timeout --foreground 10 dotlockfile -l -r 0 "$A/mbox.lock"
 	is "$?" 0 "dotlockfile -l on A"
+	like "$(cat "$B/mbox.lock")" $'(^|\n)data: [0-9]+' \
+		"B reads the pid dotlockfile wrote in its temporary file (the link carries it)"
 	timeout --foreground 10 dotlockfile -l -r 0 "$B/mbox.lock"
 	ok $(($? == 0)) "dotlockfile -l on B fails while A holds it"
 	ls -A "$A" | grep -q '^\.lk' && flunk "dotlockfile left no temporary file" ||
@@ -155,11 +157,13 @@ if command -v dotlockfile >/dev/null; then
 	is "$?" 0 "dotlockfile -l on B after A's unlock"
 	timeout --foreground 10 dotlockfile -u "$B/mbox.lock"
 else
-	for i in 1 2 3 4 5; do skip "dotlockfile" "liblockfile-bin is not installed"; done
+	for i in 1 2 3 4 5 6; do skip "dotlockfile" "liblockfile-bin is not installed"; done
 fi
 if command -v lockfile-create >/dev/null; then
 	timeout --foreground 10 lockfile-create --retry 0 "$A/spool"
 	is "$?" 0 "lockfile-create on A"
+	like "$(cat "$B/spool.lock")" $'(^|\n)data: [0-9]+' \
+		"B reads the pid lockfile-create wrote (the link carries it)"
 	timeout --foreground 10 lockfile-create --retry 0 "$B/spool" 2>/dev/null
 	ok $(($? == 0)) "lockfile-create on B fails while A holds it"
 	timeout --foreground 10 lockfile-remove "$A/spool"
@@ -167,7 +171,7 @@ if command -v lockfile-create >/dev/null; then
 	is "$?" 0 "lockfile-create on B after lockfile-remove on A"
 	timeout --foreground 10 lockfile-remove "$B/spool"
 else
-	for i in 1 2 3; do skip "lockfile-create" "lockfile-progs is not installed"; done
+	for i in 1 2 3 4; do skip "lockfile-create" "lockfile-progs is not installed"; done
 fi
 if command -v lockfile >/dev/null; then
 	timeout --foreground 10 lockfile -r 0 "$A/proc.lock"

@@ -467,9 +467,9 @@ int lock_acquire(struct lock_engine *e, const char *key,
 
 int lock_downgrade(struct lock_engine *e, struct lock *lk)
 {
-	struct lock_record rec, cur;
+	struct lock_record rec, cur, excl;
 	char expect[RECORD_RVN_MAX];
-	bool has = false, unknown = false;
+	bool has = false, unknown = false, watch = false;
 	int64_t deadline, sent;
 	int attempt, rc;
 
@@ -485,6 +485,7 @@ int lock_downgrade(struct lock_engine *e, struct lock *lk)
 	/* The row becomes shared with our entry alone, written over our own
 	 * RVN: no writer can come in between, and readers may join after. */
 	record_init(&cur);
+	record_init(&excl);
 	rc = build_shared_record(e, lk->key, &lk->holder, &rec);
 	if (rc) {
 		pthread_mutex_lock(&e->mu);
@@ -542,6 +543,15 @@ int lock_downgrade(struct lock_engine *e, struct lock *lk)
 		return rc;
 	}
 	if (!rc) {
+		if (lk->late_until_mono_ms > now_mono(e)) {
+			/* An unanswered write of the exclusive acquire cannot
+			 * land on the shared row, but may after its release:
+			 * an orphan of the exclusive row watches for it. */
+			excl = lk->rec;
+			record_init(&lk->rec);
+			watch = true;
+			lk->late_until_mono_ms = 0;
+		}
 		record_fini(&lk->rec);
 		lk->rec = rec;
 		record_init(&rec);
@@ -561,6 +571,9 @@ int lock_downgrade(struct lock_engine *e, struct lock *lk)
 	lock_int_end_write_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
 	lock_int_notify_lost(e);
+	if (watch)
+		lock_int_add_orphan(e, &excl, false, true);
+	record_fini(&excl);
 	record_fini(&rec);
 	record_fini(&cur);
 	if (!rc)

@@ -402,6 +402,39 @@ static void test_resolved_acquire_landing_late(void)
 	teardown();
 }
 
+/* The same, but A downgrades the lock to shared (flock LOCK_EX, then
+ * LOCK_SH) before it releases it. The unanswered exclusive write could
+ * not land on the shared row (its condition fails while the row is
+ * there), but it lands after the release, naming A's live session: the
+ * downgrade handed the watch of that write to an orphan, and the row
+ * goes; B takes the key. Before, a shared lock's release watched
+ * nothing. */
+static void test_downgraded_acquire_landing_late(void)
+{
+	struct lock *a, *b;
+
+	setup(true);
+	A.fail_puts = 1; /* the first write: no answer, not landed yet */
+	CHECK_INT(engine_steps_excl(A.e, "late3", &a), 0);
+	CHECK_INT(lock_downgrade(A.e, a), 0);
+	CHECK(lock_is_shared(A.e, a));
+	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
+	/* The watch leaves the shared row alone while it is held. */
+	advance(LEASE_MS * 2);
+	CHECK(row_exists("late3"));
+	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
+	CHECK_INT(lock_release(A.e, a), 0);
+	lock_unref(A.e, a);
+	CHECK(!row_exists("late3"));
+	advance(HB_MS * 2);
+	stray_row("late3"); /* the first, exclusive write lands */
+	CHECK_INT(engine_steps_poll(B.e, "late3", &b), -EEXIST);
+	advance(LEASE_MS * 2);
+	CHECK(!row_exists("late3"));
+	b_takes("late3");
+	teardown();
+}
+
 /* Never a row a lock of ours holds: a second acquire is refused and the
  * row judged live; a lost lock's cleanup, once the key was taken again
  * here (over its own row), leaves the new holder's row alone. */
@@ -477,5 +510,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_acquire_in_flight);
 	CHECK_CASE(test_acquire_landing_late);
 	CHECK_CASE(test_resolved_acquire_landing_late);
+	CHECK_CASE(test_downgraded_acquire_landing_late);
 	CHECK_DONE();
 }

@@ -28,9 +28,13 @@
 #      Only then does the held write land. Two waiters on b get k4 once
 #      a, which looks at the key for a while after releasing a lock taken
 #      so, removes that row (before, nothing on a knew of that write).
+#   5. The same for k5, taken by an open(O_CREAT) and flock(2) LOCK_EX,
+#      and downgraded to LOCK_SH before its release: the held write cannot land on the
+#      shared row, but lands after the release. a removes that row too
+#      (before, a shared lock's release watched for nothing).
 . "$(dirname "$0")/lib.sh"
 
-plan 24
+plan 32
 
 bail() { echo "Bail out! $*"; exit 1; }
 new_table || bail "cannot create a table"
@@ -148,4 +152,24 @@ wait_for 10 seen k4
 ok $? "a's first write landed after the release: b sees k4 held (or a has removed it already)"
 is "$(two_waiters k4)" "0 2" "b's two waiters get k4, one after the other"
 like "$(grep -c 'lost key=k4: removed our stale row' "$WORK/daemon-a.log")" '^[1-9]' \
+	"a removed the row its late write left"
+
+# ---- 5. the same, after a downgrade to shared --------------------------------
+
+proxy_ctl late-request 1 PutItem >/dev/null
+ok $? "(the proxy holds a's next PutItem, unforwarded)"
+hold_start f5 "$A/k5" O_CREAT,O_RDONLY 0644
+is "$HOUT" ready "a's flock(1)-style open of k5 takes it: the retry of its write got an answer"
+hold_cmd f5 "flock ex" 60
+is "$HOUT" 0 "a's LOCK_EX of k5"
+hold_cmd f5 "flock sh"
+is "$HOUT" 0 "a downgrades k5 to LOCK_SH"
+hold_cmd f5 "flock un"
+is "$HOUT" 0 "a's LOCK_UN releases k5"
+hold_stop f5
+proxy_ctl clear >/dev/null # the held PutItem lands now
+wait_for 10 seen k5
+ok $? "a's exclusive write landed after the release: b sees k5 held (or a has removed it already)"
+is "$(two_waiters k5)" "0 2" "b's two waiters get k5, one after the other"
+like "$(grep -c 'lost key=k5: removed our stale row' "$WORK/daemon-a.log")" '^[1-9]' \
 	"a removed the row its late write left"

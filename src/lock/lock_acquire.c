@@ -506,8 +506,8 @@ int lock_downgrade(struct lock_engine *e, struct lock *lk)
 	for (attempt = 0; !rc && attempt < 3; attempt++) {
 		record_fini(&cur);
 		has = false;
-		rc = e->store->ops->put_lock(e->store, &rec, expect, deadline,
-					     &cur, &has, NULL);
+		rc = e->store->ops->replace_lock(e->store, &rec, expect,
+						 deadline, &cur, &has);
 		if (rc == -ECANCELED && has &&
 		    !strcmp(record_holder_version(&cur, e->owner),
 			    rec.readers[0].v))

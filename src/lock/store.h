@@ -122,6 +122,15 @@ struct store_ops {
 			const char *expect_rvn, int64_t deadline_mono_ms,
 			struct lock_record *cur, bool *has_cur,
 			bool *unanswered);
+	/* Writes the lock row rec over the lock row whose RVN is expect_rvn,
+	 * and never where no lock row exists: a downgrade of our own row,
+	 * which must neither bring back a row broken meanwhile nor, landing
+	 * late, one released since. A shared rec takes over no row that a
+	 * writer has marked. Answers as put_lock (-ECANCELED without *cur
+	 * when there is no row). */
+	int (*replace_lock)(struct store *s, const struct lock_record *rec,
+			    const char *expect_rvn, int64_t deadline_mono_ms,
+			    struct lock_record *cur, bool *has_cur);
 	/* Updates the lock row if its RVN is expect_rvn. */
 	int (*renew_lock)(struct store *s, const char *key,
 			  const char *expect_rvn, const struct lock_renewal *r,

@@ -171,9 +171,29 @@ static int sd_lookup(struct store *s, const char *key, int64_t deadline,
 	return rc;
 }
 
-static int sd_put_lock(struct store *s, const struct lock_record *rec,
-		       const char *expect_rvn, int64_t deadline,
-		       struct lock_record *cur, bool *has_cur, bool *unanswered)
+/* The conditions of a lock row's PutItem: over the row of :rvn (shared:
+ * unless a writer marked it), or where no row is. */
+#define OVER_SH                                                                \
+	"(" A_RVN " = :rvn AND " NOT_DIR " AND attribute_not_exists(" A_WRITER \
+	"))"
+#define OVER_EX "(" A_RVN " = :rvn AND " NOT_DIR ")"
+#define NO_ROW	"attribute_not_exists(" A_KEY ")"
+
+/* No row (expect_rvn NULL); no row or the row of expect_rvn; or
+ * (over_only) that row alone. */
+static const char *put_condition(const struct lock_record *rec,
+				 const char *expect_rvn, bool over_only)
+{
+	if (!expect_rvn)
+		return NO_ROW;
+	if (over_only)
+		return rec->shared ? OVER_SH : OVER_EX;
+	return rec->shared ? NO_ROW " OR " OVER_SH : NO_ROW " OR " OVER_EX;
+}
+
+static int put_row(struct store *s, const struct lock_record *rec,
+		   const char *expect_rvn, bool over_only, int64_t deadline,
+		   struct lock_record *cur, bool *has_cur, bool *unanswered)
 {
 	struct store_ddb *sd = to_sd(s);
 	struct ddb_item *item = NULL, *vals = NULL, *old = NULL;
@@ -184,21 +204,14 @@ static int sd_put_lock(struct store *s, const struct lock_record *rec,
 	rc = store_ddb_record_to_item(rec, &item);
 	if (rc)
 		return rc;
+	cond.condition = put_condition(rec, expect_rvn, over_only);
 	if (expect_rvn) {
 		vals = ddb_item_new();
 		if (!vals || ddb_item_set_s(vals, ":rvn", expect_rvn)) {
 			rc = -ENOMEM;
 			goto out;
 		}
-		cond.condition =
-			rec->shared ? "attribute_not_exists(" A_KEY
-				      ") OR (" A_RVN " = :rvn AND " NOT_DIR
-				      " AND attribute_not_exists(" A_WRITER "))"
-				    : "attribute_not_exists(" A_KEY
-				      ") OR (" A_RVN " = :rvn AND " NOT_DIR ")";
 		cond.values = vals;
-	} else {
-		cond.condition = "attribute_not_exists(" A_KEY ")";
 	}
 	call_init(&call, deadline);
 	rc = ddb_put_item(sd->ddb, sd->table, item, &cond, &old, &call);
@@ -216,6 +229,23 @@ out:
 	ddb_item_free(vals);
 	ddb_item_free(item);
 	return rc;
+}
+
+static int sd_put_lock(struct store *s, const struct lock_record *rec,
+		       const char *expect_rvn, int64_t deadline,
+		       struct lock_record *cur, bool *has_cur, bool *unanswered)
+{
+	return put_row(s, rec, expect_rvn, false, deadline, cur, has_cur,
+		       unanswered);
+}
+
+static int sd_replace_lock(struct store *s, const struct lock_record *rec,
+			   const char *expect_rvn, int64_t deadline,
+			   struct lock_record *cur, bool *has_cur)
+{
+	if (!expect_rvn)
+		return -EINVAL;
+	return put_row(s, rec, expect_rvn, true, deadline, cur, has_cur, NULL);
 }
 
 static int sd_renew_lock(struct store *s, const char *key,
@@ -333,6 +363,7 @@ static const struct store_ops ddb_store_ops = {
 	.get_locks = sd_get_locks,
 	.lookup = sd_lookup,
 	.put_lock = sd_put_lock,
+	.replace_lock = sd_replace_lock,
 	.renew_lock = sd_renew_lock,
 	.delete_lock = sd_delete_lock,
 	.next_fence = store_ddb_rows_next_fence,

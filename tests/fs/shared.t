@@ -10,7 +10,7 @@
 # reader, or taken over when it was the only one); a reader cut off from
 # DynamoDB loses its share like any holder while the others keep theirs;
 # F_GETLK tells a share from a write lock; upgrade and downgrade follow
-# flock(2); a python_dynamodb_lock client and lockfs readers exclude each
+# flock(2), and a downgrade's write landing late brings back no row; a python_dynamodb_lock client and lockfs readers exclude each
 # other both ways; ls -l costs no request per entry.
 . "$(dirname "$0")/lib.sh"
 
@@ -22,7 +22,7 @@ if [ ! -x "$PY" ] || ! "$PY" -c 'import boto3' >/dev/null 2>&1; then
 fi
 RUN=${LOCKFS_RUN_BIN:-$(dirname "$LOCKFS_BIN")/lockfs-run}
 
-plan 91
+plan 97
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the fault proxy"; exit 1; }
@@ -291,6 +291,25 @@ hold_cmd p2 getlk
 like "$HOUT" '^locked type=rd ' "C: F_GETLK sees B's read lock"
 hold_stop p1
 hold_stop p2
+# A downgrade's write that lands after the release (the proxy holds it,
+# unforwarded, until the key is free): it writes only over A's own row,
+# so it lands nowhere, and B takes the key at once (it used to bring back
+# a shared row of A's, and B waited a lease).
+hold_start dg "$A/dg" O_CREAT,O_RDONLY 0644
+hold_cmd dg "flock ex"
+is "$HOUT" 0 "A: LOCK_EX on dg"
+proxy_ctl late-request 1 PutItem >/dev/null
+ok $? "(the proxy holds A's next PutItem, unforwarded)"
+hold_cmd dg "flock sh" 30
+is "$HOUT" 0 "A downgrades dg to LOCK_SH (its first write held back)"
+hold_cmd dg "flock un"
+hold_stop dg
+expect ENOENT stat "$B/dg"
+proxy_ctl clear >/dev/null
+delivered() { grep -q 'PutItem delivered late' "$WORK/proxy-0.log"; }
+wait_for 10 delivered
+ok $? "the held write reaches DynamoDB after A's release"
+expect 0 flock "$B/dg" O_CREAT,O_RDONLY ex,nb
 
 # ---- python_dynamodb_lock clients ---------------------------------------------------
 if [ "$have_py" = 1 ]; then

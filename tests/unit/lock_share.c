@@ -513,6 +513,17 @@ static void test_downgrade_and_leases(void)
 	lock_unref(A.e, a);
 	lock_unref(B.e, b);
 
+	/* A downgrade writes over its own row only: a row broken meanwhile
+	 * (deleted by hand) is not brought back as a shared one; the lock
+	 * is lost. */
+	CHECK_INT(excl(&A, "gone", &a), 0);
+	CHECK_INT(store_mem_delete_raw(mem, "gone"), 0);
+	CHECK_INT(lock_downgrade(A.e, a), -EIO);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
+	CHECK(!row_of("gone", &r));
+	lock_release(A.e, a);
+	lock_unref(A.e, a);
+
 	/* A reader of a longer lease raises the row's lease, so that no
 	 * observer judges it dead between its renewals; a shorter one
 	 * leaves it. */

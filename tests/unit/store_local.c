@@ -116,6 +116,44 @@ static void check_one_item_per_name(void)
 	dir_record_fini(&dr);
 }
 
+/* replace_lock writes only over the row of the RVN it names: never where
+ * no row is (a downgrade landing after its release, or over a row broken
+ * meanwhile), nor over another RVN, nor over a directory. */
+static void check_replace_only_over(void)
+{
+	struct lock_record r, cur;
+	struct dir_record dr;
+	bool has = true;
+
+	lock_rec(&r, "rp/k", "rvn-2");
+	record_init(&cur);
+	CHECK_INT(st->ops->replace_lock(st, &r, "rvn-1", 0, &cur, &has),
+		  -ECANCELED);
+	CHECK(!has);
+	CHECK_INT(st->ops->get_lock(st, "rp/k", 0, &cur), -ENOENT);
+	/* put_lock with the same RVN expected creates the row. */
+	CHECK_INT(st->ops->put_lock(st, &r, "rvn-1", 0, &cur, &has, NULL), 0);
+	text_copy(r.rvn, sizeof(r.rvn), "rvn-3");
+	CHECK_INT(st->ops->replace_lock(st, &r, "rvn-1", 0, &cur, &has),
+		  -ECANCELED);
+	CHECK(has);
+	CHECK_STR(cur.rvn, "rvn-2");
+	CHECK_INT(st->ops->replace_lock(st, &r, "rvn-2", 0, &cur, &has), 0);
+	CHECK_INT(st->ops->get_lock(st, "rp/k", 0, &cur), 0);
+	CHECK_STR(cur.rvn, "rvn-3");
+	CHECK_INT(st->ops->delete_lock(st, "rp/k", "rvn-3", 0, NULL, NULL), 0);
+	dir_rec(&dr, "rp/d");
+	CHECK_INT(st->ops->put_dir(st, &dr, NULL, 0), 0);
+	record_fini(&r);
+	lock_rec(&r, "rp/d", "rvn-4");
+	CHECK_INT(st->ops->replace_lock(st, &r, "rvn-1", 0, &cur, &has),
+		  -EISDIR);
+	CHECK_INT(st->ops->delete_dir(st, "rp/d", 0), 0);
+	dir_record_fini(&dr);
+	record_fini(&cur);
+	record_fini(&r);
+}
+
 /* A marker as the previous version wrote it: its own row. */
 static void check_old_markers(void)
 {
@@ -395,6 +433,7 @@ int main(int argc, char **argv)
 
 	check_cases(argc, argv);
 	CHECK_CASE(check_one_item_per_name);
+	CHECK_CASE(check_replace_only_over);
 	CHECK_CASE(check_old_markers);
 	CHECK_CASE(check_race);
 	CHECK_CASE(check_get_locks);

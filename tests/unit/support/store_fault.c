@@ -194,22 +194,41 @@ static int f_lookup(struct store *s, const char *key, int64_t d,
 	return rc ? rc : SF(s)->inner->ops->lookup(SF(s)->inner, key, d, out);
 }
 
-static int f_put(struct store *s, const struct lock_record *rec,
-		 const char *expect, int64_t d, struct lock_record *cur,
-		 bool *has, bool *unanswered)
+/* A lock row's write (replace: only over the row of expect) through the
+ * gate of SF_PUT. */
+static int put_through(struct store *s, const struct lock_record *rec,
+		       const char *expect, bool replace, int64_t d,
+		       struct lock_record *cur, bool *has, bool *unanswered)
 {
 	struct store *in = SF(s)->inner;
 	bool lose;
 	int rc = gate(s, SF_PUT, rec->key, d, true, &lose);
+	int tries = 0;
 
 	if (rc)
 		return rc;
-	rc = in->ops->put_lock(in, rec, expect, d, cur, has, unanswered);
-	if (again(s, rc))
-		rc = in->ops->put_lock(in, rec, expect, d, cur, has,
-				       unanswered);
+	do {
+		rc = replace ? in->ops->replace_lock(in, rec, expect, d, cur,
+						     has)
+			     : in->ops->put_lock(in, rec, expect, d, cur, has,
+						 unanswered);
+	} while (tries++ == 0 && again(s, rc));
 	landed(s, SF_PUT, rec->key, rc);
 	return after(lose, rc);
+}
+
+static int f_put(struct store *s, const struct lock_record *rec,
+		 const char *expect, int64_t d, struct lock_record *cur,
+		 bool *has, bool *unanswered)
+{
+	return put_through(s, rec, expect, false, d, cur, has, unanswered);
+}
+
+static int f_replace(struct store *s, const struct lock_record *rec,
+		     const char *expect, int64_t d, struct lock_record *cur,
+		     bool *has)
+{
+	return put_through(s, rec, expect, true, d, cur, has, NULL);
 }
 
 static int f_renew(struct store *s, const char *key, const char *expect,
@@ -594,6 +613,7 @@ static const struct store_ops fault_ops = {
 	.get_locks = f_get_locks,
 	.lookup = f_lookup,
 	.put_lock = f_put,
+	.replace_lock = f_replace,
 	.renew_lock = f_renew,
 	.delete_lock = f_delete,
 	.next_fence = f_fence,

@@ -247,6 +247,7 @@ static const struct store_ops mem_ops = {
 	.get_lock = mem_get_lock,
 	.lookup = mem_lookup,
 	.put_lock = mem_put_lock,
+	.replace_lock = mem_replace_lock,
 	.renew_lock = mem_renew_lock,
 	.delete_lock = mem_delete_lock,
 	.next_fence = mem_next_fence,

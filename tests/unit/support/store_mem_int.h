@@ -79,6 +79,9 @@ int mem_lookup(struct store *s, const char *key, int64_t deadline,
 int mem_put_lock(struct store *s, const struct lock_record *rec,
 		 const char *expect_rvn, int64_t deadline,
 		 struct lock_record *cur, bool *has_cur, bool *unanswered);
+int mem_replace_lock(struct store *s, const struct lock_record *rec,
+		     const char *expect_rvn, int64_t deadline,
+		     struct lock_record *cur, bool *has_cur);
 int mem_renew_lock(struct store *s, const char *key, const char *expect_rvn,
 		   const struct lock_renewal *rn, int64_t deadline,
 		   struct lock_record *cur, bool *has_cur);

@@ -40,16 +40,14 @@ int mem_lookup(struct store *s, const char *key, int64_t deadline,
 	return mem_op_end(m, rc, land);
 }
 
-int mem_put_lock(struct store *s, const struct lock_record *rec,
-		 const char *expect_rvn, int64_t deadline,
-		 struct lock_record *cur, bool *has_cur, bool *unanswered)
+/* put_lock, or (over_only) replace_lock. */
+static int put_row(struct store *s, const struct lock_record *rec,
+		   const char *expect_rvn, bool over_only,
+		   struct lock_record *cur, bool *has_cur)
 {
 	struct store_mem *m = to_mem(s);
 	struct mem_row *r, *nr;
 	int land, rc = mem_op_begin(m, SMEM_PUT, 1, rec->key, &r, &land);
-
-	if (unanswered)
-		*unanswered = false; /* one request, always answered */
 
 	if (rc)
 		goto out;
@@ -57,8 +55,9 @@ int mem_put_lock(struct store *s, const struct lock_record *rec,
 		rc = -EISDIR; /* as store_ddb: one item per name */
 		goto out;
 	}
-	if (r && (!expect_rvn || strcmp(r->lock.rvn, expect_rvn) ||
-		  (rec->shared && r->lock.writer_id))) {
+	if ((!r && over_only) ||
+	    (r && (!expect_rvn || strcmp(r->lock.rvn, expect_rvn) ||
+		   (rec->shared && r->lock.writer_id)))) {
 		rc = mem_refuse(r, cur, has_cur);
 		goto out;
 	}
@@ -76,6 +75,24 @@ int mem_put_lock(struct store *s, const struct lock_record *rec,
 	}
 out:
 	return mem_op_end(m, rc, land);
+}
+
+int mem_put_lock(struct store *s, const struct lock_record *rec,
+		 const char *expect_rvn, int64_t deadline,
+		 struct lock_record *cur, bool *has_cur, bool *unanswered)
+{
+	if (unanswered)
+		*unanswered = false; /* one request, always answered */
+	return put_row(s, rec, expect_rvn, false, cur, has_cur);
+}
+
+int mem_replace_lock(struct store *s, const struct lock_record *rec,
+		     const char *expect_rvn, int64_t deadline,
+		     struct lock_record *cur, bool *has_cur)
+{
+	if (!expect_rvn)
+		return -EINVAL;
+	return put_row(s, rec, expect_rvn, true, cur, has_cur);
 }
 
 int mem_renew_lock(struct store *s, const char *key, const char *expect_rvn,

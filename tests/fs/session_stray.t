@@ -147,12 +147,18 @@ is "$(timeout 120 "$T" open "$A/k4" O_CREAT,O_EXCL,O_RDONLY 0644)" 0 \
 	"a's acquire of k4 succeeds: the retry of its write got an answer"
 timeout 30 rm "$A/k4"
 ok $? "a releases k4"
-proxy_ctl clear >/dev/null # the held PutItem lands now
-wait_for 10 seen k4
-ok $? "a's first write landed after the release: b sees k4 held (or a has removed it already)"
-is "$(two_waiters k4)" "0 2" "b's two waiters get k4, one after the other"
-like "$(grep -c 'lost key=k4: removed our stale row' "$WORK/daemon-a.log")" '^[1-9]' \
-	"a removed the row its late write left"
+# lands_then_goes KEY: the held PutItem lands now, after a released KEY;
+# b sees it held (or a has removed it already), b's two waiters get it,
+# and a removed the row (3 checks).
+lands_then_goes() {
+	proxy_ctl clear >/dev/null
+	wait_for 10 seen "$1"
+	ok $? "a's held write landed after the release: b sees $1 held (or a has removed it already)"
+	is "$(two_waiters "$1")" "0 2" "b's two waiters get $1, one after the other"
+	like "$(grep -c "lost key=$1: removed our stale row" "$WORK/daemon-a.log")" '^[1-9]' \
+		"a removed the row its late write left"
+}
+lands_then_goes k4
 
 # ---- 5. the same, after a downgrade to shared --------------------------------
 
@@ -167,9 +173,4 @@ is "$HOUT" 0 "a downgrades k5 to LOCK_SH"
 hold_cmd f5 "flock un"
 is "$HOUT" 0 "a's LOCK_UN releases k5"
 hold_stop f5
-proxy_ctl clear >/dev/null # the held PutItem lands now
-wait_for 10 seen k5
-ok $? "a's exclusive write landed after the release: b sees k5 held (or a has removed it already)"
-is "$(two_waiters k5)" "0 2" "b's two waiters get k5, one after the other"
-like "$(grep -c 'lost key=k5: removed our stale row' "$WORK/daemon-a.log")" '^[1-9]' \
-	"a removed the row its late write left"
+lands_then_goes k5

@@ -12,123 +12,25 @@
 # other, released, then taken with lockfs-run. Also checks that cmake
 # --install puts the files where mount.lockfs(8) says.
 #
-# The base root is cached as a tarball in ~/.cache/lockfs/pkg-root
-# (LOCKFS_PKG_CACHE); each run unpacks a fresh copy, so apt always starts
-# from a clean root (delete the tarball to rebuild it). The whole file runs
-# in a private mount namespace: /proc, /dev and the lockfs mounts made for
-# the root vanish with it. Every step has a timeout.
+# The clean root is tests/fs/debroot.sh's: the private mount namespace the
+# whole file runs in, the cached base and the fresh copy of it, the skips
+# (not root, no mount namespace, no mmdebstrap, no network to the mirror;
+# with CI=true each of those fails instead) and the cleanup. Every step has
+# a timeout.
 #
 # Environment: LOCKFS_PKG_BUILD (a configured release build directory to
-# package; default: a fresh build under the work directory),
-# LOCKFS_DEB_MIRROR (default http://deb.debian.org/debian; the security
-# suite comes from LOCKFS_DEB_SECURITY, default
-# http://deb.debian.org/debian-security).
-#
-# Skips only where the machine cannot make a clean root: not root, no
-# mount namespace, no mmdebstrap (contrib/install-deps test installs it),
-# no network to the mirror. With CI=true each of those fails instead.
-_why_not=
-if [ "$(id -u)" != 0 ]; then
-	_why_not="not root: a clean root needs mmdebstrap, chroot and mounts"
-elif [ -z "${LOCKFS_PKG_NS:-}" ]; then
-	if command -v unshare >/dev/null 2>&1 &&
-		unshare -m --propagation private true 2>/dev/null; then
-		export LOCKFS_PKG_NS=1
-		exec unshare -m --propagation private bash "$0" "$@"
-	fi
-	_why_not="no private mount namespace (unshare -m failed)"
-fi
-. "$(dirname "$0")/lib.sh"
+# package; default: a fresh build under the work directory); the mirror's
+# and the cache's are debroot.sh's.
+# shellcheck source-path=SCRIPTDIR source=debroot.sh
+. "$(dirname "$0")/debroot.sh"
 
-# cannot REASON: the machine cannot make a clean root.
-cannot() {
-	if [ "${CI:-}" = true ]; then
-		echo "Bail out! cannot make a clean Debian root: $* (CI=true: not skipped)"
-		exit 1
-	fi
-	skip_all "cannot make a clean Debian root: $*"
-}
-
-[ -z "$_why_not" ] || cannot "$_why_not"
-command -v mmdebstrap >/dev/null ||
-	cannot "mmdebstrap is not installed (contrib/install-deps test installs it)"
 command -v cpack >/dev/null && command -v dpkg-shlibdeps >/dev/null ||
 	cannot "cpack or dpkg-shlibdeps is missing (contrib/install-deps build installs them)"
 
-MIRROR=${LOCKFS_DEB_MIRROR:-http://deb.debian.org/debian}
-SECURITY=${LOCKFS_DEB_SECURITY:-http://deb.debian.org/debian-security}
-SUITE=bookworm
-CACHE=${LOCKFS_PKG_CACHE:-${HOME:-/root}/.cache/lockfs/pkg-root}
-BASE=$CACHE/$SUITE-minbase-man-db.tar
-R=$WORK/root
 E_R="endpoint=$ENDPOINT,region=us-east-1"
-
-# mirror_up: the mirror answers (HTTP through curl when present, else TCP).
-mirror_up() {
-	if command -v curl >/dev/null; then
-		timeout 20 curl -fsS -o /dev/null "$MIRROR/dists/$SUITE/Release"
-	else
-		local host=${MIRROR#*://} port=80
-		host=${host%%/*}
-		case $host in *:*) port=${host##*:}; host=${host%:*} ;; esac
-		timeout 20 bash -c "exec 3<>/dev/tcp/$host/$port"
-	fi
-}
-mirror_up 2>"$WORK/mirror.err" ||
-	cannot "no network to the Debian mirror $MIRROR ($(head -c 200 "$WORK/mirror.err"))"
 
 plan 42
 t0=$SECONDS
-
-# ---- cleanup: nothing of the root may outlive this file ------------------
-# chroot_pids: processes whose root is $R (all started here).
-chroot_pids() {
-	local p
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" = "$R" ] && echo "${p#/proc/}"
-	done
-}
-# mounts_under DIR: mount points at or below DIR, deepest first.
-mounts_under() {
-	awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' \
-		/proc/self/mountinfo | sort -r
-}
-pkg_cleanup() {
-	local rc=$? m p
-	for m in $(mounts_under "$R/mnt"); do
-		timeout 10 umount -l "$m" 2>/dev/null
-	done
-	for p in $(chroot_pids); do
-		kill -TERM "$p" 2>/dev/null
-		wait_for 10 _gone "$p" || kill -9 "$p" 2>/dev/null
-	done
-	for m in $(mounts_under "$R"); do
-		timeout 10 umount -l "$m" 2>/dev/null
-	done
-	# Never remove the root while anything is mounted in it (/dev!).
-	if [ -d "$R" ] && [ -z "$(mounts_under "$R")" ] && [ -z "${LOCKFS_KEEP:-}" ]; then
-		_unseal "$R"
-		timeout 60 rm -rf --one-file-system "$R"
-	fi
-	(exit "$rc")
-	_cleanup
-}
-trap pkg_cleanup EXIT
-
-# in_root SECS CMD...: CMD in the root, at most SECS seconds, with a fixed
-# PATH and fake AWS keys. --foreground: timeout must not put CMD in a
-# process group of its own, or hold=pgrp would release a lock taken by CMD
-# as soon as it exits.
-in_root() {
-	local secs=$1
-	shift
-	timeout --foreground "$secs" chroot "$R" /usr/bin/env -i \
-		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
-		AWS_ACCESS_KEY_ID=fake AWS_SECRET_ACCESS_KEY=fake \
-		AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=/dev/null \
-		AWS_SHARED_CREDENTIALS_FILE=/dev/null "$@"
-}
 
 # ---- the package ----------------------------------------------------------
 VERSION=$(sed -n 's/^project(lockfs VERSION \([0-9.]*\).*/\1/p' "$_root/CMakeLists.txt")
@@ -161,45 +63,12 @@ like "$deps" 'libcjson1 \(>= ' "Depends names libcjson1"
 like "$deps" 'libssl3 \(>= ' "Depends names libssl3"
 
 # ---- the clean root -------------------------------------------------------
-mkdir -p "$CACHE"
-if [ ! -s "$BASE" ]; then
-	tb=$SECONDS
-	(
-		# One builder at a time; the tarball appears whole or not at all.
-		flock -w 300 9 || exit 1
-		[ -s "$BASE" ] && exit 0
-		# mmdebstrap picks the output format by the name: *.tar.
-		tmp=$CACHE/.building-$$.tar
-		timeout 280 mmdebstrap --variant=minbase --include=man-db "$SUITE" \
-			"$tmp" \
-			"deb $MIRROR $SUITE main" "deb $MIRROR $SUITE-updates main" \
-			"deb $SECURITY $SUITE-security main" >"$WORK/mmdebstrap.log" 2>&1 &&
-			[ -f "$tmp" ] && mv "$tmp" "$BASE"
-		rc=$?
-		rm -rf "$tmp"
-		exit $rc
-	) 9>"$CACHE/.lock"
-	ok $? "mmdebstrap made the base root of Debian 12 ($((SECONDS - tb)) s, cached in $BASE)" ||
-		{ diag "$(tail -n 20 "$WORK/mmdebstrap.log")"; echo "Bail out! no base root"; exit 1; }
-else
-	pass "the base root of Debian 12 is cached ($BASE)"
-fi
-mkdir -p "$R"
-timeout 120 tar -C "$R" -xf "$BASE" && [ -x "$R/usr/bin/apt-get" ]
-ok $? "a fresh root unpacked from it" || { echo "Bail out! no root"; exit 1; }
-# The host's resolver and mirror of today, not those of the cached base.
-cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null
-printf 'deb %s %s main\n' "$MIRROR" "$SUITE" "$MIRROR" "$SUITE-updates" \
-	"$SECURITY" "$SUITE-security" >"$R/etc/apt/sources.list"
-mount -t proc proc "$R/proc" && mount --rbind /dev "$R/dev"
+debroot_make
+debroot_mount
 ok $? "/proc and /dev (with /dev/fuse) in the root" || { echo "Bail out! no mounts"; exit 1; }
 
-missing=
-for p in lockfs libfuse3-3 libcurl4 libcjson1 fuse3; do
-	in_root 10 dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-		missing+="$p "
-done
-is "$missing" "lockfs libfuse3-3 libcurl4 libcjson1 fuse3 " \
+is "$(not_installed lockfs libfuse3-3 libcurl4 libcjson1 fuse3)" \
+	"lockfs libfuse3-3 libcurl4 libcjson1 fuse3 " \
 	"the clean root has none of lockfs and its dependencies"
 
 # ---- apt install ./lockfs_VERSION_ARCH.deb -------------------------------
@@ -210,12 +79,8 @@ in_root 240 apt-get install -y "/tmp/$(basename "$DEB")" \
 	>"$WORK/apt-install.log" 2>&1
 ok $? "apt-get install ./$(basename "$DEB") pulls its dependencies and installs it" ||
 	diag "$(tail -n 20 "$WORK/apt-install.log")"
-missing=
-for p in lockfs libfuse3-3 libcurl4 libcjson1 fuse3 ca-certificates; do
-	in_root 10 dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-		missing+="$p "
-done
-is "$missing" "" "lockfs, libfuse3-3, libcurl4, libcjson1, fuse3 and ca-certificates are installed"
+is "$(not_installed lockfs libfuse3-3 libcurl4 libcjson1 fuse3 ca-certificates)" "" \
+	"lockfs, libfuse3-3, libcurl4, libcjson1, fuse3 and ca-certificates are installed"
 
 # ---- maintainer scripts ------------------------------------------------------
 ctrl=$(dpkg-deb --ctrl-tarfile "$DEB" | tar -tv 2>&1)
@@ -305,11 +170,9 @@ like "$out" '^fence=[0-9]+$' "then lockfs-run -n on the other mount runs the com
 # ---- unmount ------------------------------------------------------------------
 in_root 20 umount /mnt/a && in_root 20 umount /mnt/b
 ok $? "umount of both mounts"
-no_mount() { [ -z "$(mounts_under "$R/mnt")" ]; }
 wait_for 15 no_mount
 ok $? "no lockfs mount is left in the root"
-no_daemon() { [ -z "$(chroot_pids)" ]; }
-wait_for 15 no_daemon
+wait_for 15 no_process
 ok $? "both daemons exit after umount"
 
 # ---- cmake --install agrees with mount.lockfs(8) ----------------------------------

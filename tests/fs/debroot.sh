@@ -45,6 +45,18 @@ elif [ -z "${LOCKFS_DEBROOT_NS:-}" ]; then
 	fi
 	_why_not="no private mount namespace (unshare -m failed)"
 fi
+# The namespace began with a copy of every mount of the host. A copy of a
+# FUSE mount holds its connection open, so a daemon whose mount is
+# unmounted outside meanwhile (another test's, an operator's) would not
+# exit before this file ends: the copies are detached here, in the
+# namespace only.
+if [ -n "${LOCKFS_DEBROOT_NS:-}" ] && [ -z "$_why_not" ]; then
+	while read -r _m _t; do
+		case $_t in
+		fuse | fuse.* | fuseblk) umount -l "$(printf '%b' "$_m")" 2>/dev/null ;;
+		esac
+	done < <(findmnt -rn -o TARGET,FSTYPE)
+fi
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -202,6 +202,7 @@ struct exchange_time {
 	int64_t signed_real_ms; /* the signing time sent (X-Amz-Date) */
 	int64_t sent_mono_ms, recv_mono_ms;
 	char date[sizeof(((struct http_response *)0)->date)]; /* "": none */
+	bool went_out; /* the request left on a connection (http's sent) */
 };
 
 /* The clock requests are signed with. */
@@ -287,6 +288,7 @@ static int attempt(struct awsreq *r, struct awsreq_thread *t, int kind,
 	xt->sent_mono_ms = clk_mono_ms(sclk);
 	rc = http_perform(t->client, &req, &hr);
 	xt->recv_mono_ms = clk_mono_ms(sclk);
+	xt->went_out = hr.sent;
 	*resp = hr.body;
 	*sent = true;
 	if (!rc) {
@@ -385,7 +387,7 @@ int awsreq_json(struct awsreq *r, int kind, const char *target,
 	int64_t now = clk_mono_ms(r->cfg.clock), delay;
 	int done = 0, rc;
 	bool sent, corrected = false;
-	struct exchange_time xt;
+	struct exchange_time xt = { 0 };
 
 	awserr_clear(err);
 	if (attempts)
@@ -420,7 +422,10 @@ int awsreq_json(struct awsreq *r, int kind, const char *target,
 		done++;
 		if (attempts)
 			*attempts = done;
-		if (rc && !err->http_status && unanswered)
+		/* Without an answer, a request that left may land later;
+		 * one that never left (refused, unreachable, a failed TLS
+		 * handshake) cannot. */
+		if (rc && !err->http_status && xt.went_out && unanswered)
 			(*unanswered)++;
 		if (!rc)
 			break;

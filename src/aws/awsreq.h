@@ -66,9 +66,11 @@ void awsreq_free(struct awsreq *r);
  * http.max_response_bytes (-EMSGSIZE beyond). *attempts (may be NULL) gets
  * the number of HTTP exchanges made; more than 1 means an earlier attempt
  * may have been applied by the server. *unanswered (may be NULL) gets how
- * many of them ended without an HTTP answer (a timeout, a reset, a refused
- * connection): such a request may still reach the server later, where
- * an answered one (a throttle, a 5xx) never will. */
+ * many of them went out on a connection and ended without an HTTP answer
+ * (a timeout, a reset): such a request may still reach the server later,
+ * where an answered one (a throttle, a 5xx) never will, nor one that never
+ * left (a refused connection, an unreachable host, a failed TLS
+ * handshake). */
 /* kind is the request kind metrics counts the exchanges under (the
  * caller's numbering, see metrics_name_kinds). */
 int awsreq_json(struct awsreq *r, int kind, const char *target,

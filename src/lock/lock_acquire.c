@@ -224,6 +224,13 @@ again:
 		return rc;
 	if (rc && rc != -ENOMEM && rc != -EACCES && rc != -ENXIO &&
 	    rc != -EINVAL) {
+		if (!*late) {
+			/* No attempt left on a connection (refused, host
+			 * unreachable): nothing of it can land. */
+			log_debug(TAG, "acquire key=%s: never sent (%d)", key,
+				  rc);
+			return -EIO;
+		}
 		/* The outcome is unknown: the write may have landed. */
 		rc = resolve_unknown_acquire(
 			e, rec, *takeover ? expired_rvn : NULL, now_row, has);

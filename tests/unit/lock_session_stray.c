@@ -37,6 +37,8 @@ struct mount {
 	struct lock_engine *e;
 	int fail_deletes; /* its next n row deletes fail (-ETIMEDOUT) */
 	int fail_puts;	  /* its next n lock row puts fail, not landing */
+	int refuse_puts;  /* its next n lock row puts are refused (never
+			   * sent: a connection refused) */
 	/* run (once) after its next lock row put landed */
 	void (*after_put)(void);
 	int ops[SF_SESSION_READ + 1]; /* its requests, by kind */
@@ -58,6 +60,10 @@ static int count_op(void *arg, enum store_fault_op op, const char *key)
 	if (op == SF_PUT && m->fail_puts > 0) {
 		m->fail_puts--;
 		return -ETIMEDOUT;
+	}
+	if (op == SF_PUT && m->refuse_puts > 0) {
+		m->refuse_puts--;
+		return -ECONNREFUSED;
 	}
 	return 0;
 }
@@ -376,6 +382,33 @@ static void test_acquire_landing_late(void)
 	teardown();
 }
 
+/* An acquire of A whose write was never sent (the connection refused:
+ * DynamoDB down, or not reachable): A answers EIO at once, with no
+ * resolution and no orphan, since nothing of it can land. Before, it was
+ * taken for a write whose answer was lost: three writes more to resolve
+ * it, then an orphan that looked at the key for 16 minutes. */
+static void test_refused_acquire_leaves_nothing(void)
+{
+	struct lock *a;
+	int deletes, puts;
+
+	setup(true);
+	A.refuse_puts = 1000;
+	puts = A.ops[SF_PUT];
+	CHECK_INT(engine_steps_excl(A.e, "refused", &a), -EIO);
+	CHECK_INT(A.ops[SF_PUT] - puts, 1);
+	A.refuse_puts = 0;
+	deletes = A.ops[SF_DELETE];
+	advance(LEASE_MS * 4);
+	CHECK_INT(A.ops[SF_DELETE], deletes);
+	CHECK(!row_exists("refused"));
+	CHECK_INT(engine_steps_excl(A.e, "refused", &a), 0);
+	CHECK_INT(lock_release(A.e, a), 0);
+	lock_unref(A.e, a);
+	b_takes("refused");
+	teardown();
+}
+
 /* The same acquire's write unanswered, but its resolution answered: A
  * holds the key, and releases it. The unanswered write lands only then
  * (held up somewhere), naming A's live session: A's release left an orphan
@@ -511,5 +544,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_acquire_landing_late);
 	CHECK_CASE(test_resolved_acquire_landing_late);
 	CHECK_CASE(test_downgraded_acquire_landing_late);
+	CHECK_CASE(test_refused_acquire_leaves_nothing);
 	CHECK_DONE();
 }

@@ -1,5 +1,6 @@
 /* store_fault: the fault-injecting store wrapper (see store_fault.h). */
 #include "store_fault.h"
+#include "store_mem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -205,6 +206,8 @@ static int put_through(struct store *s, const struct lock_record *rec,
 	int rc = gate(s, SF_PUT, rec->key, d, true, &lose);
 	int tries = 0;
 
+	if (unanswered)
+		*unanswered = store_mem_may_land(rc);
 	if (rc)
 		return rc;
 	do {
@@ -214,7 +217,10 @@ static int put_through(struct store *s, const struct lock_record *rec,
 						 unanswered);
 	} while (tries++ == 0 && again(s, rc));
 	landed(s, SF_PUT, rec->key, rc);
-	return after(lose, rc);
+	rc = after(lose, rc);
+	if (unanswered && store_mem_may_land(rc))
+		*unanswered = true; /* a reply lost after it landed */
+	return rc;
 }
 
 static int f_put(struct store *s, const struct lock_record *rec,

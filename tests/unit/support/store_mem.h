@@ -3,6 +3,9 @@
 #ifndef LOCKFS_STORE_MEM_H
 #define LOCKFS_STORE_MEM_H
 
+#include <errno.h>
+#include <stdbool.h>
+
 #include "store.h"
 
 enum store_mem_op {
@@ -29,6 +32,16 @@ struct store_mem_faults {
 			     * -ETIMEDOUT (a reply lost on the way back) */
 	int delay_ms;	    /* every operation sleeps this long first */
 };
+
+/* What the test stores answer in put_lock's *unanswered for a write that
+ * failed with rc: a timeout or a reset may have landed (or may yet); a
+ * refused connection or an unreachable host never sent anything. */
+static inline bool store_mem_may_land(int rc)
+{
+	return rc && rc != -ECONNREFUSED && rc != -EHOSTUNREACH &&
+	       rc != -ECANCELED && rc != -EISDIR && rc != -ENOMEM &&
+	       rc != -EACCES && rc != -ENXIO && rc != -EINVAL;
+}
 
 struct store *store_mem_new(void);
 void store_mem_set_faults(struct store *s, const struct store_mem_faults *f);

@@ -81,9 +81,11 @@ int mem_put_lock(struct store *s, const struct lock_record *rec,
 		 const char *expect_rvn, int64_t deadline,
 		 struct lock_record *cur, bool *has_cur, bool *unanswered)
 {
-	if (unanswered)
-		*unanswered = false; /* one request, always answered */
-	return put_row(s, rec, expect_rvn, false, cur, has_cur);
+	int rc = put_row(s, rec, expect_rvn, false, cur, has_cur);
+
+	if (unanswered) /* its faults stand for a timeout or a reset */
+		*unanswered = store_mem_may_land(rc);
+	return rc;
 }
 
 int mem_replace_lock(struct store *s, const struct lock_record *rec,

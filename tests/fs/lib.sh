@@ -476,6 +476,8 @@ _proxy_up() { [ -s "$1" ]; }
 # proxy_start [ENDPOINT]: lockfs-faultproxy in front of ENDPOINT (default
 # $ENDPOINT). Sets PROXY_ENDPOINT, PROXY_CTL (its control socket) and
 # PROXY_PID; its stderr goes to $WORK/proxy-N.log. Waits (10 s) for its port.
+# PROXY_LISTEN=127.0.0.1:PORT: on that port (a proxy back where one was
+# stopped), not a free one.
 proxy_start() {
 	local target=${1:-$ENDPOINT} n=${#_proxy_pids[@]} portf pid port
 	target=${target#http://}
@@ -492,6 +494,7 @@ proxy_start() {
 	(
 		_close_hold_fds
 		exec "$LOCKFS_FAULTPROXY" --target "$target" --control "$PROXY_CTL" \
+			${PROXY_LISTEN:+--listen "$PROXY_LISTEN"} \
 			</dev/null >"$portf" 2>>"$WORK/proxy-$n.log"
 	) &
 	pid=$!

@@ -111,7 +111,7 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 	const struct lock_record *c = cur;
 	const char *me = rec->readers[0].id, *mine = rec->readers[0].v;
 	char over[RECORD_RVN_MAX] = "";
-	bool join = false, raise = false, unknown = false;
+	bool join = false, raise = false, unknown = false, may_land;
 	struct store *st = e->store;
 	int attempt, rc = -EEXIST;
 
@@ -120,6 +120,7 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 	for (attempt = 0; attempt < SHARE_TRIES; attempt++) {
 		record_fini(cur);
 		*has_cur = false;
+		may_land = true; /* a join cannot tell: it may */
 		if (join) {
 			/* A fresh row RVN each time: a retry never writes one
 			 * an observer may have seen before (ABA). */
@@ -131,7 +132,7 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 		} else {
 			rc = st->ops->put_lock(st, rec, over[0] ? over : NULL,
 					       op_deadline(e), cur, has_cur,
-					       NULL);
+					       &may_land);
 		}
 		if (rc == -ECANCELED && *has_cur &&
 		    !strcmp(record_holder_version(c, me), mine))
@@ -141,6 +142,9 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 		if (hard_error(rc))
 			break;
 		if (rc != -ECANCELED) {
+			/* Never left (refused): nothing to ask about. */
+			if (!may_land && !unknown)
+				break;
 			unknown = true; /* may have landed: ask again */
 			continue;
 		}
@@ -174,7 +178,7 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 		}
 	}
 	if (!unknown)
-		return rc == -ECANCELED ? -EEXIST : rc;
+		return rc == -ECANCELED ? -EEXIST : hard_error(rc) ? rc : -EIO;
 	/* Our write may be in the row: the lease path removes our entry
 	 * once DynamoDB answers (a lock we cannot know we hold is not
 	 * ours). */

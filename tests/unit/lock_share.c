@@ -378,6 +378,15 @@ static void test_loss_while_shared(void)
 	teardown();
 }
 
+/* A store_fault before hook: counts the writes of a mount. */
+static int count_writes(void *arg, enum store_fault_op op, const char *key)
+{
+	(void)key;
+	if (op == SF_PUT || op == SF_DELETE || op == SF_SHARE || op == SF_RENEW)
+		(*(int *)arg)++;
+	return 0;
+}
+
 static void test_ambiguous(void)
 {
 	struct lock *a, *b;
@@ -414,6 +423,24 @@ static void test_ambiguous(void)
 	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
 	CHECK(row_of("k", &r) && r.n_readers == 1);
 	lock_unref(A.e, a);
+	/* A share while DynamoDB refuses connections: EIO, and since nothing
+	 * of it left, no write follows later (no orphan to remove an entry
+	 * of ours). */
+	{
+		struct lock *c;
+		int writes = 0;
+
+		store_fault_set_down(&C.sf, 2);
+		CHECK_INT(share(&C, "refused", &c), -EIO);
+		store_fault_set_down(&C.sf, 0);
+		C.sf.before = count_writes;
+		C.sf.arg = &writes;
+		advance(6000);
+		C.sf.before = NULL;
+		C.sf.arg = NULL;
+		CHECK_INT(writes, 0);
+		CHECK(!row_of("refused", &r));
+	}
 	/* A leave while DynamoDB is away: the entry goes when it is back. */
 	store_fault_set_down(&B.sf, 1);
 	CHECK(lock_release(B.e, b) < 0);

@@ -77,7 +77,9 @@ static void lag(struct store_fault *f)
 
 static int link_down(struct store_fault *f)
 {
-	return __atomic_load_n(&f->down, __ATOMIC_SEQ_CST) ? -ETIMEDOUT : 0;
+	int down = __atomic_load_n(&f->down, __ATOMIC_SEQ_CST);
+
+	return down == 2 ? -ECONNREFUSED : down ? -ETIMEDOUT : 0;
 }
 
 /* Whether a request may go through; *lose: a write's reply is lost. */

@@ -36,7 +36,8 @@ enum store_fault_op {
 struct store_fault {
 	struct store base;
 	struct store *inner;
-	int down;	  /* every request fails with -ETIMEDOUT */
+	int down;	  /* every request fails: 1, -ETIMEDOUT (no answer);
+			   * 2, -ECONNREFUSED (never sent) */
 	int lose_replies; /* writes land, then report -ETIMEDOUT */
 	int lose_next;	  /* the next n writes do (then they answer) */
 	/* Every conditional write that lands is sent again, as the request

@@ -114,7 +114,7 @@ static int let_go_of_lost(struct lock_engine *e, struct lock *lk)
 {
 	bool want = lk->cleanup_wanted;
 	bool stopped = lk->lost_reason == LOST_STOPPED;
-	bool stolen = false;
+	bool stolen = false, watch;
 	int rc = 0;
 
 	lk->dismissed = true;
@@ -130,8 +130,15 @@ static int let_go_of_lost(struct lock_engine *e, struct lock *lk)
 			lk->cleanup_wanted = true;
 		lock_int_end_write_locked(e, lk);
 	}
+	/* A write of its acquire that got no answer may land yet: as at a
+	 * release, an orphan looks at the key for a while, unless the
+	 * cleanup still to come does (look_again_later). */
+	watch = !stopped && !lk->shared && !lk->cleanup_wanted &&
+		lk->late_until_mono_ms > now_mono(e);
 	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
+	if (watch)
+		lock_int_add_orphan(e, &lk->rec, false, true);
 	return stopped ? rc : 0;
 }
 

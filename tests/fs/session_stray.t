@@ -29,19 +29,25 @@
 #      a, which looks at the key for a while after releasing a lock taken
 #      so, removes that row (before, nothing on a knew of that write).
 #   5. The same for k5, taken by an open(O_CREAT) and flock(2) LOCK_EX,
-#      and downgraded to LOCK_SH before its release: the held write cannot land on the
-#      shared row, but lands after the release. a removes that row too
-#      (before, a shared lock's release watched for nothing).
+#      and downgraded to LOCK_SH before its release: the held write
+#      cannot land on the shared row, but lands after the release. a
+#      removes that row too (before, a shared lock's release watched for
+#      nothing).
+#   6. The same for k6, held by a, broken by root on b (allow_break) and
+#      taken by b; a finds its lock taken (fsync) and lets go of it; b
+#      releases k6. Only then does the held write land: b's waiters get
+#      k6 once a removes the row (before, a lost lock let go of watched
+#      for nothing).
 . "$(dirname "$0")/lib.sh"
 
-plan 32
+plan 42
 
 bail() { echo "Bail out! $*"; exit 1; }
 new_table || bail "cannot create a table"
 proxy_start || bail "cannot start the proxy"
 OPT=lease=3,heartbeat=0.5,safe_period=2,entry_timeout=0,attr_timeout=0,hold=unlink
 ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=stray-a,session,$OPT" &&
-	mount_start b "owner=stray-b,session,$OPT" || bail "cannot mount"
+	mount_start b "owner=stray-b,session,allow_break,$OPT" || bail "cannot mount"
 A=$(mnt a) B=$(mnt b)
 
 # ---- 1. a cleanup that outlasts 20 failed deletes -------------------------
@@ -174,3 +180,18 @@ hold_cmd f5 "flock un"
 is "$HOUT" 0 "a's LOCK_UN releases k5"
 hold_stop f5
 lands_then_goes k5
+
+# ---- 6. the same, the lock lost before it was let go of -------------------
+
+proxy_ctl late-request 1 PutItem >/dev/null
+ok $? "(the proxy holds a's next PutItem, unforwarded)"
+is "$(timeout 120 "$T" open "$A/k6" O_CREAT,O_EXCL,O_RDONLY 0644)" 0 \
+	"a's acquire of k6 succeeds: the retry of its write got an answer"
+timeout 30 rm "$B/k6"
+ok $? "root on b breaks a's k6 (allow_break)"
+expect 0 open "$B/k6" O_CREAT,O_EXCL,O_RDONLY 0644
+is "$(timeout 30 "$T" fsync "$A/k6" O_RDONLY)" EIO "a's fsync of k6 finds it taken: lost"
+expect EPERM unlink "$A/k6" # let go of; the name is b's now
+timeout 30 rm "$B/k6"
+ok $? "b releases k6"
+lands_then_goes k6

@@ -382,6 +382,37 @@ static void test_acquire_landing_late(void)
 	teardown();
 }
 
+/* The same acquire's write unanswered, A holding the key; then the key
+ * is broken (root's allow_break deletes the row) and B takes it, so A
+ * finds its lock taken and lets go of it. The unanswered write lands after
+ * B released the key, naming A's live session: A's letting go left an
+ * orphan that looks at the key, and the row goes; B takes the key again.
+ * Before, a lost lock let go of watched for nothing. */
+static void test_lost_acquire_landing_late(void)
+{
+	struct lock *a, *b;
+
+	setup(true);
+	A.fail_puts = 1; /* the first write: no answer, not landed yet */
+	CHECK_INT(engine_steps_excl(A.e, "late4", &a), 0);
+	CHECK_INT(store_mem_delete_raw(mem, "late4"), 0); /* broken */
+	b_takes("late4");
+	CHECK_INT(engine_steps_excl(B.e, "late4", &b), 0);
+	CHECK_INT(lock_renew_sync(A.e, a), -EIO);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
+	lock_release(A.e, a); /* its holder lets go */
+	lock_unref(A.e, a);
+	CHECK_INT(lock_release(B.e, b), 0);
+	lock_unref(B.e, b);
+	advance(HB_MS * 2);
+	stray_row("late4"); /* the first write lands */
+	CHECK_INT(engine_steps_poll(B.e, "late4", &b), -EEXIST);
+	advance(LEASE_MS * 2);
+	CHECK(!row_exists("late4"));
+	b_takes("late4");
+	teardown();
+}
+
 /* An acquire of A whose write was never sent (the connection refused:
  * DynamoDB down, or not reachable): A answers EIO at once, with no
  * resolution and no orphan, since nothing of it can land. Before, it was
@@ -545,5 +576,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_resolved_acquire_landing_late);
 	CHECK_CASE(test_downgraded_acquire_landing_late);
 	CHECK_CASE(test_refused_acquire_leaves_nothing);
+	CHECK_CASE(test_lost_acquire_landing_late);
 	CHECK_DONE();
 }

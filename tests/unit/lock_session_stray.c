@@ -314,6 +314,21 @@ static void stray_row(const char *key)
 	record_fini(&r);
 }
 
+/* After A let go of key: the unanswered write of its acquire lands
+ * (stray_row makes such a row), B respects it, then A's orphan removes it
+ * and B takes the key. */
+static void late_row_goes(const char *key)
+{
+	struct lock *b;
+
+	advance(HB_MS * 2);
+	stray_row(key);
+	CHECK_INT(engine_steps_poll(B.e, key, &b), -EEXIST);
+	advance(LEASE_MS * 2);
+	CHECK(!row_exists(key));
+	b_takes(key);
+}
+
 static void test_stray_row_at_acquire(void)
 {
 	struct lock *a, *b;
@@ -404,12 +419,7 @@ static void test_lost_acquire_landing_late(void)
 	lock_unref(A.e, a);
 	CHECK_INT(lock_release(B.e, b), 0);
 	lock_unref(B.e, b);
-	advance(HB_MS * 2);
-	stray_row("late4"); /* the first write lands */
-	CHECK_INT(engine_steps_poll(B.e, "late4", &b), -EEXIST);
-	advance(LEASE_MS * 2);
-	CHECK(!row_exists("late4"));
-	b_takes("late4");
+	late_row_goes("late4");
 	teardown();
 }
 
@@ -448,7 +458,7 @@ static void test_refused_acquire_leaves_nothing(void)
  * ran. */
 static void test_resolved_acquire_landing_late(void)
 {
-	struct lock *a, *b;
+	struct lock *a;
 
 	setup(true);
 	A.fail_puts = 1; /* the first write: no answer, not landed yet */
@@ -457,12 +467,7 @@ static void test_resolved_acquire_landing_late(void)
 	CHECK_INT(lock_release(A.e, a), 0);
 	lock_unref(A.e, a);
 	CHECK(!row_exists("late2"));
-	advance(HB_MS * 2);
-	stray_row("late2"); /* the first write lands */
-	CHECK_INT(engine_steps_poll(B.e, "late2", &b), -EEXIST);
-	advance(LEASE_MS * 2);
-	CHECK(!row_exists("late2"));
-	b_takes("late2");
+	late_row_goes("late2");
 	teardown();
 }
 
@@ -475,7 +480,7 @@ static void test_resolved_acquire_landing_late(void)
  * nothing. */
 static void test_downgraded_acquire_landing_late(void)
 {
-	struct lock *a, *b;
+	struct lock *a;
 
 	setup(true);
 	A.fail_puts = 1; /* the first write: no answer, not landed yet */
@@ -490,12 +495,7 @@ static void test_downgraded_acquire_landing_late(void)
 	CHECK_INT(lock_release(A.e, a), 0);
 	lock_unref(A.e, a);
 	CHECK(!row_exists("late3"));
-	advance(HB_MS * 2);
-	stray_row("late3"); /* the first, exclusive write lands */
-	CHECK_INT(engine_steps_poll(B.e, "late3", &b), -EEXIST);
-	advance(LEASE_MS * 2);
-	CHECK(!row_exists("late3"));
-	b_takes("late3");
+	late_row_goes("late3");
 	teardown();
 }
 

@@ -63,15 +63,6 @@ int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 	return rc;
 }
 
-static void forget_absent(struct fs *fs, const char *rel)
-{
-	char *full = fs_int_full_key(fs, rel);
-
-	if (full)
-		fs_int_absent_forget(fs, full);
-	free(full);
-}
-
 int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	     const char *name, uint32_t mode, struct fs_entry *e)
 {
@@ -127,8 +118,9 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		rc = n ? 0 : -ENOMEM;
 		fs_int_fill_entry(fs, e, false);
 	}
-	/* Whatever the answer, the name is not known free any more. */
-	forget_absent(fs, rel);
+	/* Written or refused, the name is not known free any more. */
+	if (d.key)
+		fs_int_absent_forget(fs, d.key);
 	dir_record_fini(&d);
 	free(rel);
 	return rc;

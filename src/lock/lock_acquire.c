@@ -550,7 +550,7 @@ int lock_downgrade(struct lock_engine *e, struct lock *lk)
 		return rc;
 	}
 	if (!rc) {
-		if (lk->late_until_mono_ms > now_mono(e)) {
+		if (lock_int_may_land_late_locked(e, lk)) {
 			/* An unanswered write of the exclusive acquire cannot
 			 * land on the shared row, but may after its release:
 			 * an orphan of the exclusive row watches for it. */

@@ -133,8 +133,8 @@ static int let_go_of_lost(struct lock_engine *e, struct lock *lk)
 	/* A write of its acquire that got no answer may land yet: as at a
 	 * release, an orphan looks at the key for a while, unless the
 	 * cleanup still to come does (look_again_later). */
-	watch = !stopped && !lk->shared && !lk->cleanup_wanted &&
-		lk->late_until_mono_ms > now_mono(e);
+	watch = !stopped && !lk->cleanup_wanted &&
+		lock_int_may_land_late_locked(e, lk);
 	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
 	if (watch)
@@ -170,7 +170,7 @@ static void released(struct lock_engine *e, struct lock *lk, bool stolen,
 {
 	/* A write of its acquire that got no answer may land yet: an orphan
 	 * looks at the key for a while (look_again_later). */
-	bool watch = !lk->shared && lk->late_until_mono_ms > now_mono(e);
+	bool watch = lock_int_may_land_late_locked(e, lk);
 
 	if (stolen) {
 		/* Either taken over, or our delete landed, its answer was

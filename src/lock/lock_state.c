@@ -475,6 +475,11 @@ bool lock_int_adopt_landed(struct lock_engine *e, struct lock *lk,
 	return landed;
 }
 
+bool lock_int_may_land_late_locked(struct lock_engine *e, const struct lock *lk)
+{
+	return !lk->shared && lk->late_until_mono_ms > now_mono(e);
+}
+
 void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
 			 bool shared, bool may_land_late)
 {

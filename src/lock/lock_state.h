@@ -362,6 +362,11 @@ void lock_int_wake_scheduler_by_locked(struct lock_engine *e,
  * came), so its key is looked at again for LOCK_LATE_WRITE_MS. */
 void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
 			 bool shared, bool may_land_late);
+/* mu held: whether a write of exclusive lk's acquire that got no answer
+ * may still land (late_until_mono_ms not past): whoever lets go of its row
+ * then leaves such an orphan of it. */
+bool lock_int_may_land_late_locked(struct lock_engine *e,
+				   const struct lock *lk);
 
 /* ---- lock_stray.c: rows of our own session that nobody holds ---- */
 

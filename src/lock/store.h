@@ -115,9 +115,10 @@ struct store_ops {
 	 * directory of one name are one item, so this write decides. A
 	 * shared rec (rec->shared, its readers) takes over no row that a
 	 * writer has marked. *unanswered (when not NULL): whether an
-	 * attempt of this write went without an answer (a timeout, a reset:
-	 * DynamoDB may not have applied it yet), so that it may land later
-	 * still, whatever the answer that counts. */
+	 * attempt of this write went out and got no answer (a timeout, a
+	 * reset: DynamoDB may not have applied it yet), so that it may land
+	 * later still, whatever the answer that counts; an attempt that never
+	 * left (a refused connection) is not one. */
 	int (*put_lock)(struct store *s, const struct lock_record *rec,
 			const char *expect_rvn, int64_t deadline_mono_ms,
 			struct lock_record *cur, bool *has_cur,

@@ -52,6 +52,10 @@ struct pick {
 	 * read their rows in one request. */
 	struct fkey *due[STORE_GET_LOCKS_MAX];
 	size_t n_due, n_due_all;
+	/* A waiter whose owner holds its key already (owned_waiter), and
+	 * that key: answered before anything else. */
+	struct waiter *own;
+	struct fkey *own_fk;
 };
 
 static int64_t due_at(const struct fkey *fk)
@@ -76,11 +80,34 @@ static void note_due(struct pick *p, struct fkey *fk)
 		p->due[latest] = fk;
 }
 
+/* mu held: a parked waiter of fk whose lock owner (the same open file
+ * for flock, the same process for fcntl) holds fk already, in the mode it
+ * asks or by its group's lent lock: two threads that wait on one open file
+ * (or one process's two F_SETLKW) are both granted when the key comes,
+ * as flock(2) and fcntl(2) grant them, not the second only after the
+ * first lets go. NULL if there is none. */
+static struct waiter *owned_waiter(struct flk *f, struct fkey *fk)
+{
+	if (fk->taking || !flk_int_holder_alive(f, fk))
+		return NULL;
+	for (struct waiter *w = fk->head; w; w = w->next)
+		if (w->state == W_PARKED &&
+		    (fk->shared == w->shared || fk->lent) &&
+		    flk_int_find_holder(fk, w->owner, w->kind))
+			return w;
+	return NULL;
+}
+
 /* Considers fk, a waited key, for p. */
 static void consider(struct pick *p, struct fkey *fk)
 {
-	struct waiter *w = fk->head;
+	struct waiter *w = fk->head, *own = owned_waiter(p->f, fk);
 
+	if (own) {
+		p->own = own;
+		p->own_fk = fk;
+		return;
+	}
 	if (!w || w->state != W_PARKED || fk->taking)
 		return;
 	if (flk_int_holder_alive(p->f, fk) &&
@@ -148,9 +175,11 @@ struct flk_job {
 
 /* mu held, unlocked meanwhile: answers w (dequeued here) with err; a
  * grant (!err) hands over the reference to lk the caller holds (lent: lk
- * is w's group's, only given back on an error). */
+ * is w's group's, only given back on an error; owned: w's owner held lk
+ * already, so a waiter gone meanwhile leaves it to the owner's other
+ * requests, and no acquire is counted). */
 static void answer(struct flk *f, struct fkey *fk, struct waiter *w, char *key,
-		   struct lock *lk, bool lent, int err)
+		   struct lock *lk, bool lent, bool owned, int err)
 {
 	char v[RECORD_RVN_MAX], *ukey = NULL;
 	bool um = false;
@@ -163,11 +192,11 @@ static void answer(struct flk *f, struct fkey *fk, struct waiter *w, char *key,
 		f->cfg.on_granted(f->cfg.arg, w->handle, lk);
 	if (!err)
 		lock_unref(f->eng, lk);
-	if (f->cfg.reply(w->req, err) && !err) {
+	if (f->cfg.reply(w->req, err) && !err && !owned) {
 		/* The waiter is gone (killed): give the lock back. */
 		flk_unlock(f, key, w->owner, w->kind);
 	}
-	if (!err)
+	if (!err && !owned)
 		metrics_inc(f->m, MC_ACQUIRES);
 	flk_int_unmark(f, um, v, ukey);
 	free(w);
@@ -219,7 +248,7 @@ static void job_done(struct flk *f, struct flk_job *j, int rc, struct lock *lk)
 	}
 	if (!err)
 		lock_ref(lk); /* the answer's, until on_granted took its own */
-	answer(f, fk, w, j->key, lk, j->lent, err);
+	answer(f, fk, w, j->key, lk, j->lent, false, err);
 	free(j);
 }
 
@@ -434,6 +463,12 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	*wake = p.wake;
 	if (p.skipped)
 		f->want_worker = true;
+	if (p.own) {
+		lock_ref(p.own_fk->lk);
+		answer(f, p.own_fk, p.own, strdup(p.own_fk->key), p.own_fk->lk,
+		       false, true, 0);
+		return true;
+	}
 	if (!p.fk)
 		return false;
 	fk = p.fk;
@@ -447,7 +482,7 @@ static bool serve_one(struct flk *f, int64_t *wake)
 			return true;
 		}
 		lock_ref(fk->lk);
-		answer(f, fk, w, strdup(fk->key), fk->lk, false, 0);
+		answer(f, fk, w, strdup(fk->key), fk->lk, false, false, 0);
 		return true;
 	}
 	b = local ? 0 : batch_size(f, &p);

@@ -79,7 +79,7 @@ static const struct {
 	{ EDQUOT, "EDQUOT" },
 };
 
-static const char *errname(int e)
+const char *errname(int e)
 {
 	static char buf[32];
 	size_t i;

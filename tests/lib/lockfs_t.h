@@ -1,7 +1,8 @@
 /* lockfs_t: what the parts of the lockfs-t test tool share: printing a
  * result, the usage, the arguments (lockfs_t_args.c), the calls on an open
  * file (lockfs_t_fd.c) and the verbs each part runs for main (lockfs_t.c).
- * One thread; hold, race and child commands fork. */
+ * One thread, but for hold's threads command; hold, race and child
+ * commands fork. */
 #ifndef LOCKFS_TEST_LOCKFS_T_H
 #define LOCKFS_TEST_LOCKFS_T_H
 
@@ -21,6 +22,8 @@ struct bytes {
 	size_t len;
 };
 
+/* The errno name of e ("EEXIST"), or its number as text. */
+const char *errname(int e);
 /* Prints the errno name of e; returns 1 (the call failed). */
 int fail(int e);
 /* Prints "0"; returns 0. */
@@ -45,6 +48,15 @@ int write_data(int fd, const char *arg);
 int do_poll(int fd, int ms, int pri_only);
 int do_flock(int fd, const char *how);
 int do_setlk(int fd, const char *how);
+/* The same calls, returning 0 or the errno (any thread). */
+int flock_errno(int fd, const char *how);
+int setlk_errno(int fd, const char *how);
+
+/* hold's threads on its one open file (lockfs_t_threads.c): "threads N
+ * flock|setlk HOW" starts N threads each making that call; "joined MS"
+ * waits for them. Each prints its own line. */
+void threads_start(int fd, const char *arg);
+void threads_joined(const char *arg);
 int do_getlk(int fd, const char *how);
 
 /* The verbs: each returns the exit status. fd_verb and path_verb return -1

@@ -1,7 +1,8 @@
 /* lockfs_t_fd: lockfs-t's calls on an open file (read, write, poll,
  * flock, fcntl locks), shared by hold, and the verbs that open a path, make
- * one call and close it: open, read, write, fsync, poll, flock, setlk. One
- * thread. */
+ * one call and close it: open, read, write, fsync, poll, flock, setlk.
+ * flock_errno and setlk_errno are also called by hold's threads
+ * (lockfs_t_threads.c); nothing else here is. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -87,7 +88,7 @@ int do_poll(int fd, int ms, int pri_only)
 	return 0;
 }
 
-int do_flock(int fd, const char *how)
+int flock_errno(int fd, const char *how)
 {
 	int op = 0;
 
@@ -101,12 +102,10 @@ int do_flock(int fd, const char *how)
 		usage();
 	if (strstr(how, ",nb"))
 		op |= LOCK_NB;
-	if (flock(fd, op))
-		return fail(errno);
-	return done();
+	return flock(fd, op) ? errno : 0;
 }
 
-int do_setlk(int fd, const char *how)
+int setlk_errno(int fd, const char *how)
 {
 	struct flock fl = { .l_whence = SEEK_SET };
 
@@ -118,9 +117,22 @@ int do_setlk(int fd, const char *how)
 		fl.l_type = F_UNLCK;
 	else
 		usage();
-	if (fcntl(fd, strstr(how, ",wait") ? F_SETLKW : F_SETLK, &fl))
-		return fail(errno);
-	return done();
+	return fcntl(fd, strstr(how, ",wait") ? F_SETLKW : F_SETLK, &fl) ? errno
+									 : 0;
+}
+
+int do_flock(int fd, const char *how)
+{
+	int e = flock_errno(fd, how);
+
+	return e ? fail(e) : done();
+}
+
+int do_setlk(int fd, const char *how)
+{
+	int e = setlk_errno(fd, how);
+
+	return e ? fail(e) : done();
 }
 
 int do_getlk(int fd, const char *how)

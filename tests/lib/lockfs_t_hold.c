@@ -17,6 +17,9 @@
  *         getlk [rd]        fcntl F_GETLK for a write lock (a read lock
  *                           with rd): "unlocked" or "locked type=..
  *         close             close the fd: "0"
+ *         threads N flock|setlk HOW   N threads make that call on the fd
+ *                           at once; "joined MS" collects their results
+ *                           (lockfs_t_threads.c)
  *         child keep|close  fork a child that keeps (or closes) the fd and
  *                           sleeps until killed; prints its pid (children
  *                           are reaped at once: SIGCHLD is ignored)
@@ -158,6 +161,10 @@ int hold(int argc, char **argv)
 			else
 				done();
 			fd = -1;
+		} else if (!strcmp(cmd, "threads") && arg) {
+			threads_start(fd, arg);
+		} else if (!strcmp(cmd, "joined") && arg) {
+			threads_joined(arg);
 		} else if (!strcmp(cmd, "child") && arg) {
 			child_sleep(fd, !strcmp(arg, "keep"));
 		} else if (!strcmp(cmd, "signals")) {

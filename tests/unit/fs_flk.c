@@ -11,7 +11,8 @@
  * that it gets the key although readers keep coming on that mount. A
  * hanging poll of one key delays no waiter of another; due polls that
  * outnumber the wait workers are read together. A blocking request waits
- * through a DynamoDB outage that fails its first try. */
+ * through a DynamoDB outage that fails its first try. Waiters of one lock
+ * owner (threads on one open file) are granted together. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -628,6 +629,72 @@ static void test_shared_local(void)
 	teardown();
 }
 
+/* Parks a blocking request r (answered through req) and arms it. */
+static void park(struct flk_req *r, int *req)
+{
+	r->wait = true;
+	r->req = req;
+	CHECK_INT(flk_lock(flk, r), -EINPROGRESS);
+	flk_arm(flk, req);
+}
+
+/* Two requests of one lock owner wait for a key held elsewhere (two
+ * threads on one open file; one process's two F_SETLKW): when the key
+ * comes, both are granted, as flock(2) and fcntl(2) grant them, the second
+ * ahead of another owner's waiter queued before it, and the owner holds
+ * the key once: its one unlock lets it go, and the other owner's waiter
+ * takes it. Readers of one owner likewise. */
+static void test_waiters_of_one_owner(void)
+{
+	int ra, rb, rc, rd, re, rf, rg;
+	struct flk_req a = sreq("o", 7, false, false, NULL);
+	struct flk_req c = sreq("o", 8, false, false, NULL);
+	struct flk_req b = sreq("o", 7, false, false, NULL);
+	struct flk_req d = sreq("p", 9, true, false, NULL);
+	struct flk_req e = sreq("p", 9, true, false, NULL);
+	struct flk_req f = sreq("q", 10, false, false, NULL);
+	struct flk_req g = sreq("q", 10, false, false, NULL);
+	struct lock_record row;
+
+	setup();
+	record_init(&row);
+	foreign_row("o");
+	park(&a, &ra);
+	park(&c, &rc);
+	park(&b, &rb);
+	CHECK_INT(store_mem_delete_raw(mem, "o"), 0);
+	CHECK_INT(wait_answer(&ra), 0);
+	CHECK_INT(wait_answer(&rb), 0);
+	usleep(100 * 1000);
+	CHECK_INT(answer_of(&rc), -1);
+	CHECK_INT(flk_unlock(flk, "o", 7, FLK_FLOCK), 0);
+	CHECK_INT(wait_answer(&rc), 0);
+	CHECK_INT(flk_unlock(flk, "o", 8, FLK_FLOCK), 0);
+	CHECK(!row_of("o", &row));
+
+	foreign_row("p");
+	park(&d, &rd);
+	park(&e, &re);
+	CHECK_INT(store_mem_delete_raw(mem, "p"), 0);
+	CHECK_INT(wait_answer(&rd), 0);
+	CHECK_INT(wait_answer(&re), 0);
+	CHECK(row_of("p", &row) && row.shared && row.n_readers == 1);
+	CHECK_INT(flk_unlock(flk, "p", 9, FLK_FLOCK), 0);
+	CHECK(!row_of("p", &row));
+
+	f.kind = g.kind = FLK_POSIX;
+	foreign_row("q");
+	park(&f, &rf);
+	park(&g, &rg);
+	CHECK_INT(store_mem_delete_raw(mem, "q"), 0);
+	CHECK_INT(wait_answer(&rf), 0);
+	CHECK_INT(wait_answer(&rg), 0);
+	CHECK_INT(flk_unlock(flk, "q", 10, FLK_POSIX), 0);
+	CHECK(!row_of("q", &row));
+	record_fini(&row);
+	teardown();
+}
+
 static void test_conversions_and_getlk(void)
 {
 	struct flk_req x1 = sreq("c", 1, false, false, NULL);
@@ -749,6 +816,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_wait_cost_independent_of_held);
 	CHECK_CASE(test_shared_local);
 	CHECK_CASE(test_conversions_and_getlk);
+	CHECK_CASE(test_waiters_of_one_owner);
 	CHECK_CASE(test_writer_not_starved);
 	CHECK_DONE();
 }

@@ -53,9 +53,11 @@ struct pick {
 	struct fkey *due[STORE_GET_LOCKS_MAX];
 	size_t n_due, n_due_all;
 	/* A waiter whose owner holds its key already (owned_waiter), and
-	 * that key: answered before anything else. */
+	 * that key: served before anything else; own_convert: in the other
+	 * mode (a worker converts the lock). */
 	struct waiter *own;
 	struct fkey *own_fk;
+	bool own_convert;
 };
 
 static int64_t due_at(const struct fkey *fk)
@@ -81,31 +83,48 @@ static void note_due(struct pick *p, struct fkey *fk)
 }
 
 /* mu held: a parked waiter of fk whose lock owner (the same open file
- * for flock, the same process for fcntl) holds fk already, in the mode it
- * asks or by its group's lent lock: two threads that wait on one open file
- * (or one process's two F_SETLKW) are both granted when the key comes,
- * as flock(2) and fcntl(2) grant them, not the second only after the
- * first lets go. NULL if there is none. */
-static struct waiter *owned_waiter(struct flk *f, struct fkey *fk)
+ * for flock, the same process for fcntl) holds fk already: two threads
+ * that wait on one open file (or one process's two F_SETLKW) are both
+ * served when the key comes, as flock(2) and fcntl(2) serve them, not the
+ * second only after the first lets go. In the mode it asks (or by its
+ * group's lent lock) it is granted at once; in the other mode (*convert)
+ * its lock is converted as flock(2) converts one (convert_job). NULL if
+ * there is none. */
+static struct waiter *owned_waiter(struct flk *f, struct fkey *fk,
+				   bool *convert)
 {
 	if (fk->taking || !flk_int_holder_alive(f, fk))
 		return NULL;
-	for (struct waiter *w = fk->head; w; w = w->next)
-		if (w->state == W_PARKED &&
-		    (fk->shared == w->shared || fk->lent) &&
-		    flk_int_find_holder(fk, w->owner, w->kind))
-			return w;
+	for (struct waiter *w = fk->head; w; w = w->next) {
+		if (w->state != W_PARKED ||
+		    !flk_int_find_holder(fk, w->owner, w->kind))
+			continue;
+		*convert = fk->shared != w->shared && !fk->lent;
+		return w;
+	}
 	return NULL;
 }
 
 /* Considers fk, a waited key, for p. */
 static void consider(struct pick *p, struct fkey *fk)
 {
-	struct waiter *w = fk->head, *own = owned_waiter(p->f, fk);
+	struct waiter *w = fk->head, *own;
+	bool convert = false;
 
+	own = owned_waiter(p->f, fk, &convert);
+	if (own && convert && own->next_poll_mono_ms > p->now) {
+		/* A conversion that failed: tried again at its poll's pace. */
+		if (own->next_poll_mono_ms < p->wake)
+			p->wake = own->next_poll_mono_ms;
+		own = NULL;
+	} else if (own && convert && p->busy) {
+		p->skipped = true; /* a conversion is a worker's request */
+		own = NULL;
+	}
 	if (own) {
 		p->own = own;
 		p->own_fk = fk;
+		p->own_convert = convert;
 		return;
 	}
 	if (!w || w->state != W_PARKED || fk->taking)
@@ -166,6 +185,7 @@ struct flk_job {
 	bool local;   /* a writer behind our readers: a mark refresh */
 	bool no_read; /* the row was read (by a batch): the take at once */
 	bool lent;    /* the take's lock is the waiter's group's (lent) */
+	bool convert; /* w's owner holds the key in the other mode */
 	int verdict;  /* a batch member's: its poll's (flk_int_poll_verdict) */
 	/* A batch: the polls of these jobs' keys, read in one request
 	 * (run_batch); its own fields above are unused. */
@@ -254,6 +274,57 @@ static void job_done(struct flk *f, struct flk_job *j, int rc, struct lock *lk)
 
 static void run_batch(struct flk *f, struct flk_job *b);
 
+/* mu held, unlocked around its request: j's conversion of the lock its
+ * waiter's owner holds, as flock(2) converts: exclusive to shared in one
+ * write (lock_downgrade), then the waiter is granted; shared to exclusive
+ * by dropping the owner's share (the lock released when it was the last),
+ * after which the waiter waits on as a new exclusive request. A failed
+ * downgrade is tried again at the waiter's next poll. Frees j. */
+static void run_convert(struct flk *f, struct flk_job *j)
+{
+	struct fkey *fk = j->fk;
+	struct waiter *w = j->w;
+	struct lock *lk = NULL;
+	bool lent = false;
+	int rc = 1;
+
+	if (w->shared) {
+		lk = fk->lk;
+		lock_ref(lk);
+		pthread_mutex_unlock(&f->mu);
+		rc = lock_downgrade(f->eng, lk);
+		pthread_mutex_lock(&f->mu);
+		if (!rc && fk->lk == lk)
+			fk->shared = true;
+	} else {
+		struct fholder *h = flk_int_find_holder(fk, w->owner, w->kind);
+		struct lock *gone =
+			h ? flk_int_remove_holder(fk, h, &lent) : NULL;
+
+		if (gone) {
+			pthread_mutex_unlock(&f->mu);
+			flk_int_let_go(f, gone, lent);
+			pthread_mutex_lock(&f->mu);
+		}
+	}
+	fk->taking = false;
+	pthread_cond_broadcast(&f->cv);
+	if (!rc && !w->interrupted && !f->stopping) {
+		answer(f, fk, w, j->key, lk, false, true, 0);
+		free(j);
+		return;
+	}
+	if (lk)
+		lock_unref(f->eng, lk);
+	if (w->interrupted || f->stopping) {
+		answer(f, fk, w, j->key, NULL, false, true, EINTR);
+	} else {
+		reschedule(f, w, rc == 1 ? -EBUSY : rc);
+		free(j->key);
+	}
+	free(j);
+}
+
 /* mu held, unlocked around the request: j's request and its outcome.
  * Frees j. */
 static void run_job(struct flk *f, struct flk_job *j)
@@ -264,6 +335,10 @@ static void run_job(struct flk *f, struct flk_job *j)
 
 	if (j->members) {
 		run_batch(f, j);
+		return;
+	}
+	if (j->convert) {
+		run_convert(f, j);
 		return;
 	}
 	pthread_mutex_unlock(&f->mu);
@@ -367,12 +442,11 @@ static void run_batch(struct flk *f, struct flk_job *b)
 	free(b);
 }
 
-/* mu held: a job for fk's head waiter (its key taking from now on), or
+/* mu held: a job for w, a waiter of fk (its key taking from now on), or
  * NULL (no memory: retried at the next wake-up). */
-static struct flk_job *new_job(struct fkey *fk, bool local)
+static struct flk_job *new_job(struct fkey *fk, struct waiter *w, bool local)
 {
 	struct flk_job *j = calloc(1, sizeof(*j));
-	struct waiter *w = fk->head;
 
 	if (!j)
 		return NULL;
@@ -424,7 +498,7 @@ static struct flk_job *new_batch(struct pick *p, size_t b)
 	qsort(p->due, p->n_due, sizeof(p->due[0]), by_due);
 	tail = &batch->members;
 	for (size_t i = 0; i < b; i++) {
-		struct flk_job *m = new_job(p->due[i], false);
+		struct flk_job *m = new_job(p->due[i], p->due[i]->head, false);
 
 		if (!m)
 			break;
@@ -463,6 +537,14 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	*wake = p.wake;
 	if (p.skipped)
 		f->want_worker = true;
+	if (p.own && p.own_convert) {
+		j = new_job(p.own_fk, p.own, false);
+		if (!j)
+			return false;
+		j->convert = true;
+		queue_job(f, j, true);
+		return true;
+	}
 	if (p.own) {
 		lock_ref(p.own_fk->lk);
 		answer(f, p.own_fk, p.own, strdup(p.own_fk->key), p.own_fk->lk,
@@ -488,7 +570,7 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	b = local ? 0 : batch_size(f, &p);
 	j = b > 1 ? new_batch(&p, b) : NULL;
 	if (!j)
-		j = new_job(fk, local);
+		j = new_job(fk, w, local);
 	if (!j)
 		return false;
 	queue_job(f, j, false);

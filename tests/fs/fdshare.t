@@ -15,13 +15,16 @@
 #   6  five threads LOCK_EX on one fd, A's holder cycling the key meanwhile
 #      (two takes and releases): every thread is granted, the key is free
 #      after one LOCK_UN
-# Against 75085fd 7 checks fail (sections 1, 2, 3 and 6): the second
-# waiter of one lock owner waited for the first's LOCK_UN, and a second
+#   7  LOCK_EX and LOCK_SH on one fd at once, and F_SETLKW write and read
+#      locks of one process: both return when A lets go (the second
+#      converts the lock, as flock(2) does), and one unlock frees the key
+# Against 75085fd 11 checks fail (sections 1, 2, 3, 6 and 7): the second
+# waiter of one lock owner waited for the first's unlock, and a second
 # reader of one open file became a second holder, so that its LOCK_UN left
 # the key held.
 . "$(dirname "$0")/lib.sh"
 
-plan 41
+plan 51
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -140,6 +143,23 @@ hold_cmd t6 "flock un"
 free_on_a k6
 ok $? "6: one LOCK_UN frees k6"
 hold_stop t6
+
+# ---- 7: both modes on one fd -----------------------------------------------
+for m in "flock ex/sh:flock un" "setlk wr,wait/rd,wait:setlk un"; do
+	call=${m%%:*} un=${m#*:}
+	expect 0 open "$A/k7" O_CREAT,O_EXCL,O_RDONLY 0644
+	hold_start t7 "$B/k7" O_RDWR
+	hold_cmd t7 "threads 2 $call"
+	hold_cmd t7 "joined 300"
+	is "$HOUT" "- -" "7: ${call/\// and } on one fd wait while A holds k7"
+	expect 0 unlink "$A/k7"
+	hold_cmd t7 "joined 5000"
+	is "$HOUT" "0 0" "7: both return once A released k7"
+	hold_cmd t7 "$un"
+	free_on_a k7
+	ok $? "7: one \"$un\" frees k7"
+	hold_stop t7
+done
 
 # Nothing of B's is left held.
 is "$(field "$("$T" read "$B/.lockfs/status")" locks_held)" 0 "B holds no lock at the end"

@@ -17,8 +17,9 @@
  *         getlk [rd]        fcntl F_GETLK for a write lock (a read lock
  *                           with rd): "unlocked" or "locked type=..
  *         close             close the fd: "0"
- *         threads N flock|setlk HOW   N threads make that call on the fd
- *                           at once; "joined MS" collects their results
+ *         threads N flock|setlk HOW[/HOW...]   N threads make those
+ *                           calls on the fd at once; "joined MS" collects
+ *                           their results
  *                           (lockfs_t_threads.c)
  *         child keep|close  fork a child that keeps (or closes) the fd and
  *                           sleeps until killed; prints its pid (children

@@ -5,6 +5,8 @@
  *   threads N flock HOW     N threads each call flock(2) on the fd, HOW as
  *                           for hold's flock (ex, sh, un, ",nb")
  *   threads N setlk HOW     the same with fcntl(2) (",wait": F_SETLKW)
+ *       HOW may be a list, HOW/HOW/...: thread i makes the i-th call
+ *       (the last one repeats), e.g. "threads 2 flock ex/sh"
  *       prints "started N"; a batch at a time, at most THREADS_MAX
  *   joined MS               waits at most MS ms for the batch: one word
  *                           per thread in start order, "0", the errno
@@ -56,10 +58,11 @@ static int pending(void)
 
 void threads_start(int fd, const char *arg)
 {
-	char what[16], how[32];
+	char what[16], how[128];
+	const char *next;
 	int n;
 
-	if (sscanf(arg, "%d %15s %31s", &n, what, how) != 3 || n < 1 ||
+	if (sscanf(arg, "%d %15s %127s", &n, what, how) != 3 || n < 1 ||
 	    n > THREADS_MAX ||
 	    (strcmp(what, "flock") && strcmp(what, "setlk"))) {
 		printf("bad threads command: %s\n", arg);
@@ -70,13 +73,17 @@ void threads_start(int fd, const char *arg)
 		return;
 	}
 	n_calls = 0;
+	next = how;
 	for (int i = 0; i < n; i++) {
 		struct call *c = &calls[i];
+		size_t len = strcspn(next, "/");
 		pthread_t t;
 
 		c->fd = fd;
 		c->posix = !strcmp(what, "setlk");
-		snprintf(c->how, sizeof(c->how), "%s", how);
+		snprintf(c->how, sizeof(c->how), "%.*s", (int)len, next);
+		if (next[len] == '/')
+			next += len + 1;
 		c->result = -1;
 		if (pthread_create(&t, NULL, run_call, c)) {
 			fail(EAGAIN);

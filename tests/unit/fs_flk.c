@@ -12,7 +12,8 @@
  * hanging poll of one key delays no waiter of another; due polls that
  * outnumber the wait workers are read together. A blocking request waits
  * through a DynamoDB outage that fails its first try. Waiters of one lock
- * owner (threads on one open file) are granted together. */
+ * owner (threads on one open file) are granted together, converting the
+ * lock when their modes differ. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -695,6 +696,47 @@ static void test_waiters_of_one_owner(void)
 	teardown();
 }
 
+/* Two requests of one lock owner in different modes wait for a key held
+ * elsewhere (threads on one open file, one LOCK_EX and one LOCK_SH): when
+ * the key comes, the first is granted and the second converts the lock as
+ * flock(2) does, so both return: exclusive then shared leaves the key
+ * shared (a downgrade, one write), shared then exclusive leaves it
+ * exclusive (the share dropped, then taken again). Either way one unlock
+ * frees the key. */
+static void test_waiters_of_one_owner_convert(void)
+{
+	int ra, rb, rc, rd;
+	struct flk_req a = sreq("x", 11, false, false, NULL);
+	struct flk_req b = sreq("x", 11, true, false, NULL);
+	struct flk_req c = sreq("y", 12, true, false, NULL);
+	struct flk_req d = sreq("y", 12, false, false, NULL);
+	struct lock_record row;
+
+	setup();
+	record_init(&row);
+	foreign_row("x");
+	park(&a, &ra);
+	park(&b, &rb);
+	CHECK_INT(store_mem_delete_raw(mem, "x"), 0);
+	CHECK_INT(wait_answer(&ra), 0);
+	CHECK_INT(wait_answer(&rb), 0);
+	CHECK(row_of("x", &row) && row.shared && row.n_readers == 1);
+	CHECK_INT(flk_unlock(flk, "x", 11, FLK_FLOCK), 0);
+	CHECK(!row_of("x", &row));
+
+	foreign_row("y");
+	park(&c, &rc);
+	park(&d, &rd);
+	CHECK_INT(store_mem_delete_raw(mem, "y"), 0);
+	CHECK_INT(wait_answer(&rc), 0);
+	CHECK_INT(wait_answer(&rd), 0);
+	CHECK(row_of("y", &row) && !row.shared);
+	CHECK_INT(flk_unlock(flk, "y", 12, FLK_FLOCK), 0);
+	CHECK(!row_of("y", &row));
+	record_fini(&row);
+	teardown();
+}
+
 static void test_conversions_and_getlk(void)
 {
 	struct flk_req x1 = sreq("c", 1, false, false, NULL);
@@ -817,6 +859,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_shared_local);
 	CHECK_CASE(test_conversions_and_getlk);
 	CHECK_CASE(test_waiters_of_one_owner);
+	CHECK_CASE(test_waiters_of_one_owner_convert);
 	CHECK_CASE(test_writer_not_starved);
 	CHECK_DONE();
 }

@@ -15,6 +15,7 @@
 
 #include "flk.h"
 #include "fs.h"
+#include "lockfs_ioctl.h"
 #include "metrics.h"
 
 /* The operations, as lockfs_fuse_requests_total{op=...} names them. */
@@ -44,6 +45,7 @@ enum fsop {
 	FOP_SETXATTR,
 	FOP_REMOVEXATTR,
 	FOP_POLL,
+	FOP_IOCTL,
 	FOP_FLOCK,
 	FOP_SETLK,
 	FOP_GETLK,
@@ -80,6 +82,7 @@ static const char *const fsop_names[FOP__COUNT] = {
 	[FOP_SETXATTR] = "setxattr",
 	[FOP_REMOVEXATTR] = "removexattr",
 	[FOP_POLL] = "poll",
+	[FOP_IOCTL] = "ioctl",
 	[FOP_FLOCK] = "flock",
 	[FOP_SETLK] = "setlk",
 	[FOP_GETLK] = "getlk",
@@ -586,6 +589,32 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	fuse_reply_poll(req, fs_poll(fs_of(req), fi->fh, ph));
 }
 
+/* LOCKFS_IOC_TRUST_MS (lockfs_ioctl.h), the one ioctl of a lock file:
+ * answered from memory, so that a supervisor's question never waits on
+ * DynamoDB. Any other: ENOTTY. */
+static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd,
+		     void *arg, struct fuse_file_info *fi, unsigned flags,
+		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	int64_t ms = 0;
+	int rc;
+
+	count_op(req, FOP_IOCTL);
+	if (cmd != LOCKFS_IOC_TRUST_MS || (flags & FUSE_IOCTL_UNRESTRICTED)) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	if (out_bufsz < sizeof(ms)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	rc = fs_trust_ms(fs_of(req), fi->fh, &ms);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_ioctl(req, 0, &ms, sizeof(ms));
+}
+
 /* ---- flock and fcntl locks -------------------------------------------- */
 
 int fsops_reply_lock(void *req, int err)
@@ -737,6 +766,7 @@ const struct fuse_lowlevel_ops fsops_table = {
 	.setxattr = op_setxattr,
 	.removexattr = op_removexattr,
 	.poll = op_poll,
+	.ioctl = op_ioctl,
 	.flock = op_flock,
 	.getlk = op_getlk,
 	.setlk = op_setlk,

@@ -149,6 +149,10 @@ int fs_flush(struct fs *fs, uint64_t fh);
 void fs_release(struct fs *fs, uint64_t fh);
 /* Returns the poll revents now; keeps ph (if not NULL) to wake it later. */
 unsigned fs_poll(struct fs *fs, uint64_t fh, void *ph);
+/* LOCKFS_IOC_TRUST_MS (lockfs_ioctl.h): how long the open file's lock
+ * stays trusted from now, in ms (0: not any more); -ENODATA when the file
+ * holds no lock of ours. From memory. */
+int fs_trust_ms(struct fs *fs, uint64_t fh, int64_t *ms);
 
 int fs_unlink(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      const char *name);

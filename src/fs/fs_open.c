@@ -407,6 +407,17 @@ unsigned fs_poll(struct fs *fs, uint64_t fh, void *ph)
 	return revents;
 }
 
+int fs_trust_ms(struct fs *fs, uint64_t fh, int64_t *ms)
+{
+	struct lock *lk = fs_int_handle_lock(fs, fs_int_handle(fh));
+
+	if (!lk)
+		return -ENODATA;
+	*ms = lock_trusted_ms(fs->eng, lk);
+	lock_unref(fs->eng, lk);
+	return 0;
+}
+
 void fs_on_lost(void *arg, struct lock *lk)
 {
 	struct fs *fs = arg;

@@ -324,6 +324,13 @@ int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
  * row apart from the lock row, then recorded in the lock row with a
  * conditional write). -EIO when lost. */
 int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence);
+/* How long lk stays trusted from now without another confirmed heartbeat,
+ * in ms of this host's monotonic clock (the end of its safe period less
+ * now); 0 once it is not (released, lost, or past its safe period, which
+ * marks it lost). A holder outside the daemon counts from the moment it
+ * asked, so that its trust ends by its own clock when the daemon stops
+ * answering. */
+int64_t lock_trusted_ms(struct lock_engine *e, struct lock *lk);
 
 /* Our view of the lock: a copy of the row as we last wrote it (held
  * shared: as our last renewal found it, every reader), and state. */

@@ -438,6 +438,18 @@ bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
 	return false;
 }
 
+int64_t lock_trusted_ms(struct lock_engine *e, struct lock *lk)
+{
+	int64_t now, left = 0;
+
+	pthread_mutex_lock(&e->mu);
+	now = now_mono(e);
+	if (lock_int_trusted_locked(e, lk, now))
+		left = lock_int_last_ok(e, lk) + e->cfg.safe_period_ms - now;
+	pthread_mutex_unlock(&e->mu);
+	return left;
+}
+
 /* mu held: the latest a write of lk may still be answered for it to count:
  * the end of its safe period, and at most the operation timeout. */
 int64_t lock_int_write_deadline_locked(struct lock_engine *e, struct lock *lk,

@@ -10,15 +10,23 @@
  * On lockfs the lock file is opened a second time once the lock is granted;
  * that file (bound to our lock) gives the fencing token and reports loss.
  *
- * Threads: the main thread does everything except one wait: a watcher thread
- * sits in poll(2) on that file for POLLPRI (lockfs reports a lost lock as
- * POLLERR|POLLPRI) and reports through a pipe, so that the main loop never
- * waits on the file system while the command runs. Signals are blocked in
- * both threads while the command runs and read from a signalfd; before,
- * their handlers only set flags (and re-arm the wait's timer). */
+ * The lock's trust also ends by our clock: lockfs says how long it trusts
+ * the lock (LOCKFS_IOC_TRUST_MS, counted here from the moment we asked),
+ * and when that time passes without a newer word, because the daemon is
+ * stopped or hung and can report nothing, the command is stopped as on a
+ * reported loss, before another host can take the key.
+ *
+ * Threads: the main thread does everything except two waits: a watcher
+ * thread sits in poll(2) on that file for POLLPRI (lockfs reports a lost
+ * lock as POLLERR|POLLPRI) and reports through a pipe, and a trust thread
+ * asks how long the lock stays trusted and moves the end of trust on; so the
+ * main loop never waits on the file system while the command runs. Signals are
+ * blocked in all threads while the command runs and read from a signalfd;
+ * before, their handlers only set flags (and re-arm the wait's timer). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,6 +49,7 @@
 
 #include "buf.h"
 #include "clk.h"
+#include "lockfs_ioctl.h"
 #include "run_args.h"
 #include "run_common.h"
 #include "run_lock.h"
@@ -195,6 +204,81 @@ static void *watch_main(void *arg)
 	}
 }
 
+/* ---- trust by the clock ------------------------------------------------ */
+
+/* The end of our lock's trust on our monotonic clock (the daemon's clock
+ * too: CLOCK_BOOTTIME), as lockfs last confirmed it. */
+struct trust {
+	int fd;
+	int64_t end_mono_ms; /* atomic */
+};
+
+/* How long lockfs trusts our lock from now (LOCKFS_IOC_TRUST_MS): 0 or an
+ * errno (ENODATA: not held by this mount any more; ENOTTY: not lockfs, or
+ * a lockfs without it). */
+static int read_trust(int fd, int64_t *ms)
+{
+	if (ioctl(fd, LOCKFS_IOC_TRUST_MS, ms))
+		return errno;
+	return *ms < 0 ? EINVAL : 0;
+}
+
+/* Owns arg (a malloc'd struct trust *, the struct itself being shared
+ * with the main loop, which outlives this thread or exits with it).
+ * Asks a few times per remaining trust (at most once a second), and
+ * moves the end on with each answer; stops once the lock is no longer
+ * ours (the watcher reports that loss). */
+static void *trust_main(void *arg)
+{
+	struct trust *t = *(struct trust **)arg;
+
+	free(arg);
+	for (;;) {
+		int64_t t0 = clk_sys_mono_ms(), ms = 0, nap = 200;
+		int e = read_trust(t->fd, &ms);
+		struct timespec ts;
+
+		if (e == ENODATA || (!e && !ms))
+			return NULL; /* not ours, or not trusted, any more */
+		if (!e) {
+			if (t0 + ms >
+			    __atomic_load_n(&t->end_mono_ms, __ATOMIC_ACQUIRE))
+				__atomic_store_n(&t->end_mono_ms, t0 + ms,
+						 __ATOMIC_RELEASE);
+			nap = ms / 4;
+		}
+		nap = nap < 50 ? 50 : nap > 1000 ? 1000 : nap;
+		ts.tv_sec = nap / 1000;
+		ts.tv_nsec = (nap % 1000) * 1000000;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Starts t's thread on fd, after a first answer; false when there is none
+ * (another file system, or a lockfs without the ioctl): the watcher alone
+ * then reports a loss. */
+static bool trust_start(struct trust *t, int fd)
+{
+	struct trust **arg;
+	pthread_t th;
+	int64_t t0 = clk_sys_mono_ms(), ms;
+
+	if (fd < 0 || read_trust(fd, &ms))
+		return false;
+	t->fd = fd;
+	t->end_mono_ms = t0 + ms;
+	arg = malloc(sizeof(*arg));
+	if (!arg)
+		return true; /* the first answer's end stands */
+	*arg = t;
+	if (pthread_create(&th, NULL, trust_main, arg)) {
+		free(arg);
+		return true;
+	}
+	pthread_detach(th); /* never joined: our exit ends it */
+	return true;
+}
+
 /* ---- running the command ---------------------------------------------- */
 
 struct child {
@@ -312,53 +396,82 @@ static bool is_forwarded(const struct run_sigstate *ss, int sig)
 	return false;
 }
 
-/* Waits for the command, forwarding signals and acting on loss. Returns
- * true if the lock was lost. */
+/* The lock is lost (why says how we know): --signal to the command's
+ * process group now, SIGKILL after --grace (*kill_at_mono_ms). */
+static void stop_command(const struct run_opts *o, const struct child *c,
+			 const char *why, int64_t *kill_at_mono_ms)
+{
+	char sname[32], gs[32], then[64] = "";
+
+	if (o->lost_sig != SIGKILL) {
+		text_format_seconds_short(o->grace_ms, gs, sizeof(gs));
+		snprintf(then, sizeof(then),
+			 ", SIGKILL in %s s if it still runs", gs);
+	}
+	run_say("%s; sending %s to process group %d%s", why,
+		sig_name(o->lost_sig, sname, sizeof(sname)), (int)c->pid, then);
+	kill(-c->pid, o->lost_sig);
+	if (o->lost_sig != SIGKILL)
+		*kill_at_mono_ms = clk_sys_mono_ms() + o->grace_ms;
+}
+
+/* ms until the earlier of two deadlines on our clock (-1: none), for
+ * poll(2): at most a minute. */
+static int ms_until(int64_t a, int64_t b)
+{
+	int64_t at = a < 0 ? b : b < 0 ? a : a < b ? a : b, left;
+
+	if (at < 0)
+		return -1;
+	left = at - clk_sys_mono_ms();
+	return left < 0 ? 0 : (int)(left > 60000 ? 60000 : left);
+}
+
+/* Waits for the command, forwarding signals and acting on loss: reported
+ * by lost_fd, or the end of trust (t, NULL if lockfs gives none) passed
+ * without a newer word. Returns true if the lock was lost. */
 static bool supervise(const struct run_opts *o, struct run_sigstate *ss,
-		      int sfd, int lost_fd, struct child *c, const char *key)
+		      int sfd, int lost_fd, struct trust *t, struct child *c,
+		      const char *key)
 {
 	int64_t kill_at_mono_ms = -1;
 	bool lost = false;
-	char sname[32], gs[32];
+	char gs[32], why[PATH_MAX + 512];
 
 	while (!c->done) {
 		struct pollfd p[2] = {
 			{ .fd = sfd, .events = POLLIN },
 			{ .fd = lost ? -1 : lost_fd, .events = POLLIN },
 		};
-		int timeout = -1;
+		int64_t trust_end = t && !lost
+					    ? __atomic_load_n(&t->end_mono_ms,
+							      __ATOMIC_ACQUIRE)
+					    : -1;
 
-		if (kill_at_mono_ms >= 0) {
-			int64_t left = kill_at_mono_ms - clk_sys_mono_ms();
-
-			timeout = left < 0 ? 0
-					   : (int)(left > 60000 ? 60000 : left);
-		}
-		if (poll(p, 2, timeout) < 0 && errno != EINTR) {
+		if (poll(p, 2, ms_until(kill_at_mono_ms, trust_end)) < 0 &&
+		    errno != EINTR) {
 			run_say("poll: %s", strerror(errno));
 			break;
 		}
 		if (p[1].revents) {
-			char then[64] = "";
-
 			lost = true;
-			if (o->lost_sig != SIGKILL) {
-				text_format_seconds_short(o->grace_ms, gs,
-							  sizeof(gs));
-				snprintf(then, sizeof(then),
-					 ", SIGKILL in %s s if it still runs",
-					 gs);
-			}
-			run_say("lost the lock on %s (key %s) while the "
-				"command "
-				"ran; sending %s to process group %d%s",
-				o->path, key,
-				sig_name(o->lost_sig, sname, sizeof(sname)),
-				(int)c->pid, then);
-			kill(-c->pid, o->lost_sig);
-			if (o->lost_sig != SIGKILL)
-				kill_at_mono_ms =
-					clk_sys_mono_ms() + o->grace_ms;
+			snprintf(why, sizeof(why),
+				 "lost the lock on %s (key %s) while the "
+				 "command ran",
+				 o->path, key);
+			stop_command(o, c, why, &kill_at_mono_ms);
+		} else if (t && !lost &&
+			   clk_sys_mono_ms() >=
+				   __atomic_load_n(&t->end_mono_ms,
+						   __ATOMIC_ACQUIRE)) {
+			lost = true;
+			snprintf(why, sizeof(why),
+				 "lost the lock on %s (key %s) while the "
+				 "command ran: lockfs did not confirm it "
+				 "within its safe period (is the daemon "
+				 "stopped or hung?)",
+				 o->path, key);
+			stop_command(o, c, why, &kill_at_mono_ms);
 		}
 		if (p[0].revents) {
 			struct signalfd_siginfo si;
@@ -403,15 +516,19 @@ static int run_command(const struct run_opts *o, struct run_sigstate *ss,
 		       const sigset_t *sigs, int watch_fd, bool *lost)
 {
 	struct child c = { 0 };
+	/* static: the trust thread may outlive this frame until we exit. */
+	static struct trust trust;
 	struct watch *w;
 	pthread_t watcher;
 	int sfd, lost_pipe[2], rc, err;
+	bool has_trust;
 
 	sfd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0 || pipe2(lost_pipe, O_CLOEXEC)) {
 		run_say("cannot watch signals: %s", strerror(errno));
 		return EXIT_OSERR;
 	}
+	has_trust = trust_start(&trust, watch_fd);
 	rc = spawn(o, ss, &c);
 	if (rc)
 		return rc;
@@ -433,7 +550,8 @@ static int run_command(const struct run_opts *o, struct run_sigstate *ss,
 		run_say("warning: cannot watch %s for loss: %s", o->path,
 			strerror(ENOMEM));
 	}
-	*lost = supervise(o, ss, sfd, lost_pipe[0], &c, getenv("LOCKFS_KEY"));
+	*lost = supervise(o, ss, sfd, lost_pipe[0], has_trust ? &trust : NULL,
+			  &c, getenv("LOCKFS_KEY"));
 	if (c.tty)
 		tcsetpgrp(STDIN_FILENO, getpgrp());
 	/* The watcher (detached) may still wait in poll(2); exiting ends

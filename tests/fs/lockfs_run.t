@@ -10,13 +10,16 @@
 # mount L on a private DynamoDB Local (lease=3,heartbeat=0.5,safe_period=1.5)
 # that is paused (SIGSTOP): the commands get --signal (TERM, or KILL) within
 # safe_period and a margin, SIGKILL after --grace, and lockfs-run exits 76.
+# Then mount S's daemon is frozen (SIGSTOP): lockfs-run ends the lock's
+# trust by its own clock and stops the command before another mount can
+# take the key.
 . "$(dirname "$0")/lib.sh"
 
 : "${LOCKFS_RUN_BIN:=$(dirname "$LOCKFS_BIN")/lockfs-run}"
 R=$LOCKFS_RUN_BIN
 [ -x "$R" ] || { echo "Bail out! $R is missing (build lockfs-run)"; exit 1; }
 
-plan 110
+plan 121
 
 # ---- helpers (local to this file) ------------------------------------------
 
@@ -376,6 +379,52 @@ is "$RC|$(cat "$WORK/q.err")" "0|" "... and exits 0: another holder's loss is no
 kill "$(ps -o pid= --ppid "$fpid")" "$fpid" 2>/dev/null
 run_r -w 20 "$M/l1" -- sh -c 'printf %s "$LOCKFS_FENCE"'
 is "$RC" 0 "after the outage lockfs-run takes l1 again"
+mount_stop l
+
+# ---- a stopped daemon ---------------------------------------------------------
+# Mount S (through the proxy, 2 ms each way; lease=3, safe_period=1.5) is
+# frozen (SIGSTOP) while lockfs-run runs a command under its lock: the
+# daemon can report nothing, so lockfs-run ends the lock's trust by its own
+# clock (LOCKFS_IOC_TRUST_MS, counted from when it asked) and stops the
+# command within the safe period and a margin, before mount U can take the
+# key (a lease of U's clock after the last heartbeat). Thawed, S lets go.
+proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
+ENDPOINT=$PROXY_ENDPOINT mount_start s "owner=run-s,lease=3,heartbeat=0.5,safe_period=1.5,$OPT" &&
+	mount_start u "owner=run-u,lease=3,heartbeat=0.5,safe_period=1.5,$OPT" ||
+	{ echo "Bail out! cannot mount S and U"; exit 1; }
+S=$(mnt s) U=$(mnt u)
+proxy_ctl latency 2 >/dev/null
+spawn s1 "$S/s1" -- "$WORK/victim.sh" "$WORK/s1" term
+ready s1
+ok $? "a command runs under s1 on S"
+tm=$("$T" trust "$S/s1")
+ok "$([[ $tm =~ ^[0-9]+$ ]] && between "$tm" 1 1500 && echo 0)" \
+	"S: LOCKFS_IOC_TRUST_MS on its lock file is the trust left, at most the safe period ($tm)"
+is "$("$T" trust "$U/s1")" ENODATA "... ENODATA on U, which does not hold it"
+is "$("$T" trust "$WORK/victim.sh")" ENOTTY "... ENOTTY on another file system"
+sleep 1 # a few good heartbeats
+kill -STOP "$(daemon_pid s)"
+t_stop=$(now_ms)
+t_taken=
+while [ $(($(now_ms) - t_stop)) -lt 10000 ]; do
+	if [ "$("$T" open "$U/s1" O_CREAT,O_EXCL,O_RDONLY 0644)" = 0 ]; then
+		t_taken=$(now_ms)
+		break
+	fi
+	sleep 0.1
+done
+tt=$(cat "$WORK/s1.term" 2>/dev/null)
+ok "$([ -n "$tt" ] && between $((tt - t_stop)) 0 2500 && echo 0)" \
+	"S frozen: the command gets SIGTERM within the safe period and a margin ($((${tt:-0} - t_stop)) ms)"
+ok "$([ -n "$tt" ] && [ -n "$t_taken" ] && [ "$tt" -lt "$t_taken" ] && echo 0)" \
+	"... before U takes s1 ($((${t_taken:-0} - t_stop)) ms after the freeze)"
+like "$(cat "$WORK/s1.err")" "^lockfs-run: lost the lock on $S/s1 \(key s1\) while the command ran: lockfs did not confirm it within its safe period \(is the daemon stopped or hung\?\); sending SIGTERM to process group [0-9]+" \
+	"... saying so, in one line"
+kill -CONT "$(daemon_pid s)"
+finish s1 15
+is "$RC" 76 "S thawed: lockfs-run exits 76"
+is "$(field "$(cat "$U/s1")" owner)" run-u "s1 stays U's"
+mount_stop s
+mount_stop u
 mount_stop a
 mount_stop b
-mount_stop l

@@ -299,8 +299,8 @@ c0=$(fuse_reqs create) u0=$(fuse_reqs unlink)
 expect 0 unlink "$M/counted"
 is "$(($(fuse_reqs create) - c0)) $(($(fuse_reqs unlink) - u0))" "1 1" \
 	"lockfs_fuse_requests_total counts the cycle's one create and one unlink"
-is "$("$T" read "$M/.lockfs/metrics" | grep -c '^lockfs_fuse_requests_total{op="[a-z_]*"} [0-9]*$')" 32 \
-	"... and each of the 32 operations lockfs answers, by name"
+is "$("$T" read "$M/.lockfs/metrics" | grep -c '^lockfs_fuse_requests_total{op="[a-z_]*"} [0-9]*$')" 33 \
+	"... and each of the 33 operations lockfs answers, by name"
 
 # ---- bash noclobber ------------------------------------------------------------
 (set -C; : >"$M/clob") 2>/dev/null

@@ -67,6 +67,7 @@ static const struct {
 	{ ENOTEMPTY, "ENOTEMPTY" },
 	{ ELOOP, "ELOOP" },
 	{ ENODATA, "ENODATA" },
+	{ ENOTTY, "ENOTTY" },
 	{ ENOTSUP, "ENOTSUP" },
 	{ ENOTCONN, "ENOTCONN" },
 	{ ETIMEDOUT, "ETIMEDOUT" },
@@ -121,7 +122,7 @@ void usage(void)
 	      "  setxattr PATH NAME VALUE      removexattr PATH NAME\n"
 	      "  statfs PATH                   readdir PATH\n"
 	      "  flock PATH FLAGS ex|sh|un[,nb]\n"
-	      "  setlk PATH FLAGS wr|rd|un[,wait]\n"
+	      "  setlk PATH FLAGS wr|rd|un[,wait]   trust PATH\n"
 	      "  race PATH flock|setlk N       cycle PATH N\n"
 	      "escapes in paths and data: \\xNN  \\\\  \\{N}C\n",
 	      stderr);

@@ -58,6 +58,8 @@ int setlk_errno(int fd, const char *how);
 void threads_start(int fd, const char *arg);
 void threads_joined(const char *arg);
 int do_getlk(int fd, const char *how);
+/* LOCKFS_IOC_TRUST_MS: the ms printed, or the errno name. */
+int do_trust(int fd);
 
 /* The verbs: each returns the exit status. fd_verb and path_verb return -1
  * for a verb that is not theirs. */

@@ -1,6 +1,7 @@
 /* lockfs_t_fd: lockfs-t's calls on an open file (read, write, poll,
  * flock, fcntl locks), shared by hold, and the verbs that open a path, make
- * one call and close it: open, read, write, fsync, poll, flock, setlk.
+ * one call and close it: open, read, write, fsync, poll, flock, setlk,
+ * trust (LOCKFS_IOC_TRUST_MS).
  * flock_errno and setlk_errno are also called by hold's threads
  * (lockfs_t_threads.c); nothing else here is. */
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "lockfs_ioctl.h"
 #include "lockfs_t.h"
 
 #define MAX_DATA (1u << 20)
@@ -135,6 +137,16 @@ int do_setlk(int fd, const char *how)
 	return e ? fail(e) : done();
 }
 
+int do_trust(int fd)
+{
+	int64_t ms;
+
+	if (ioctl(fd, LOCKFS_IOC_TRUST_MS, &ms))
+		return fail(errno);
+	printf("%lld\n", (long long)ms);
+	return 0;
+}
+
 int do_getlk(int fd, const char *how)
 {
 	struct flock fl = { .l_type = how && !strcmp(how, "rd") ? F_RDLCK
@@ -183,6 +195,14 @@ int fd_verb(const char *verb, int argc, char **argv)
 			    NULL, &fd))
 			return 1;
 		rc = write_data(fd, argv[1]);
+		close(fd);
+		return rc;
+	}
+	if (!strcmp(verb, "trust")) {
+		NEED(1);
+		if (with_fd(path_arg(argv[0]), "O_RDONLY", NULL, &fd))
+			return 1;
+		rc = do_trust(fd);
 		close(fd);
 		return rc;
 	}

@@ -14,6 +14,8 @@
  *                           "pri"): the revents names, or "0"
  *         flock ex|sh|un[,nb]   flock(2): "0" or the errno name
  *         setlk wr|rd|un[,wait] fcntl F_SETLK / F_SETLKW
+ *         trust             LOCKFS_IOC_TRUST_MS: ms of trust left, or
+ *                           the errno name
  *         getlk [rd]        fcntl F_GETLK for a write lock (a read lock
  *                           with rd): "unlocked" or "locked type=..
  *         close             close the fd: "0"
@@ -154,6 +156,8 @@ int hold(int argc, char **argv)
 			do_flock(fd, arg);
 		} else if (!strcmp(cmd, "setlk") && arg) {
 			do_setlk(fd, arg);
+		} else if (!strcmp(cmd, "trust")) {
+			do_trust(fd);
 		} else if (!strcmp(cmd, "getlk")) {
 			do_getlk(fd, arg);
 		} else if (!strcmp(cmd, "close")) {

@@ -156,11 +156,18 @@ static void test_safe_period_and_cleanup(void)
 
 	setup(HOLD_UNLINK);
 	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	/* Trusted for the safe period from its acquire (LOCKFS_IOC_TRUST_MS
+	 * answers this), and that end moves on with each heartbeat only. */
+	CHECK_INT(lock_trusted_ms(eng, lk), 1500);
 	store_mem_set_faults(st, &down);
-	advance(1499);
+	advance(1000);
+	CHECK_INT(lock_trusted_ms(eng, lk), 500);
+	advance(499);
 	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	CHECK_INT(lock_trusted_ms(eng, lk), 1);
 	CHECK(metrics_get(&met, MC_HEARTBEATS_FAILED) >= 2);
 	advance(1);
+	CHECK_INT(lock_trusted_ms(eng, lk), 0);
 	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
 	CHECK_INT(lost_calls, 1);
 	CHECK(lock_find(eng, "a") == NULL);

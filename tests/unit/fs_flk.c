@@ -639,6 +639,29 @@ static void park(struct flk_req *r, int *req)
 	flk_arm(flk, req);
 }
 
+/* Two requests of one owner, a then b (answered through ra and rb, which
+ * no other request used), wait for key, held elsewhere; the row goes: both
+ * are granted. row: the key's row then. */
+static void both_granted(const char *key, struct flk_req *a, int *ra,
+			 struct flk_req *b, int *rb, struct lock_record *row)
+{
+	foreign_row(key);
+	park(a, ra);
+	park(b, rb);
+	CHECK_INT(store_mem_delete_raw(mem, key), 0);
+	CHECK_INT(wait_answer(ra), 0);
+	CHECK_INT(wait_answer(rb), 0);
+	CHECK(row_of(key, row));
+}
+
+/* One unlock of owner lets key go: its row is gone. */
+static void one_unlock_frees(const char *key, uint64_t owner,
+			     enum flk_kind kind, struct lock_record *row)
+{
+	CHECK_INT(flk_unlock(flk, key, owner, kind), 0);
+	CHECK(!row_of(key, row));
+}
+
 /* Two requests of one lock owner wait for a key held elsewhere (two
  * threads on one open file; one process's two F_SETLKW): when the key
  * comes, both are granted, as flock(2) and fcntl(2) grant them, the second
@@ -670,28 +693,15 @@ static void test_waiters_of_one_owner(void)
 	CHECK_INT(answer_of(&rc), -1);
 	CHECK_INT(flk_unlock(flk, "o", 7, FLK_FLOCK), 0);
 	CHECK_INT(wait_answer(&rc), 0);
-	CHECK_INT(flk_unlock(flk, "o", 8, FLK_FLOCK), 0);
-	CHECK(!row_of("o", &row));
+	one_unlock_frees("o", 8, FLK_FLOCK, &row);
 
-	foreign_row("p");
-	park(&d, &rd);
-	park(&e, &re);
-	CHECK_INT(store_mem_delete_raw(mem, "p"), 0);
-	CHECK_INT(wait_answer(&rd), 0);
-	CHECK_INT(wait_answer(&re), 0);
-	CHECK(row_of("p", &row) && row.shared && row.n_readers == 1);
-	CHECK_INT(flk_unlock(flk, "p", 9, FLK_FLOCK), 0);
-	CHECK(!row_of("p", &row));
+	both_granted("p", &d, &rd, &e, &re, &row);
+	CHECK(row.shared && row.n_readers == 1);
+	one_unlock_frees("p", 9, FLK_FLOCK, &row);
 
 	f.kind = g.kind = FLK_POSIX;
-	foreign_row("q");
-	park(&f, &rf);
-	park(&g, &rg);
-	CHECK_INT(store_mem_delete_raw(mem, "q"), 0);
-	CHECK_INT(wait_answer(&rf), 0);
-	CHECK_INT(wait_answer(&rg), 0);
-	CHECK_INT(flk_unlock(flk, "q", 10, FLK_POSIX), 0);
-	CHECK(!row_of("q", &row));
+	both_granted("q", &f, &rf, &g, &rg, &row);
+	one_unlock_frees("q", 10, FLK_POSIX, &row);
 	record_fini(&row);
 	teardown();
 }
@@ -714,25 +724,12 @@ static void test_waiters_of_one_owner_convert(void)
 
 	setup();
 	record_init(&row);
-	foreign_row("x");
-	park(&a, &ra);
-	park(&b, &rb);
-	CHECK_INT(store_mem_delete_raw(mem, "x"), 0);
-	CHECK_INT(wait_answer(&ra), 0);
-	CHECK_INT(wait_answer(&rb), 0);
-	CHECK(row_of("x", &row) && row.shared && row.n_readers == 1);
-	CHECK_INT(flk_unlock(flk, "x", 11, FLK_FLOCK), 0);
-	CHECK(!row_of("x", &row));
-
-	foreign_row("y");
-	park(&c, &rc);
-	park(&d, &rd);
-	CHECK_INT(store_mem_delete_raw(mem, "y"), 0);
-	CHECK_INT(wait_answer(&rc), 0);
-	CHECK_INT(wait_answer(&rd), 0);
-	CHECK(row_of("y", &row) && !row.shared);
-	CHECK_INT(flk_unlock(flk, "y", 12, FLK_FLOCK), 0);
-	CHECK(!row_of("y", &row));
+	both_granted("x", &a, &ra, &b, &rb, &row);
+	CHECK(row.shared && row.n_readers == 1);
+	one_unlock_frees("x", 11, FLK_FLOCK, &row);
+	both_granted("y", &c, &rc, &d, &rd, &row);
+	CHECK(!row.shared);
+	one_unlock_frees("y", 12, FLK_FLOCK, &row);
 	record_fini(&row);
 	teardown();
 }

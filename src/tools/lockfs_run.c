@@ -467,9 +467,9 @@ static bool supervise(const struct run_opts *o, struct run_sigstate *ss,
 			lost = true;
 			snprintf(why, sizeof(why),
 				 "lost the lock on %s (key %s) while the "
-				 "command ran: lockfs did not confirm it "
-				 "within its safe period (is the daemon "
-				 "stopped or hung?)",
+				 "command ran (no renewal confirmed within "
+				 "its safe period: DynamoDB out of reach, or "
+				 "the daemon stopped or hung)",
 				 o->path, key);
 			stop_command(o, c, why, &kill_at_mono_ms);
 		}

@@ -339,7 +339,9 @@ finish l1 10
 is "$RC" 76 "DynamoDB paused: lockfs-run -- sleep 60 exits 76"
 ok "$(between $((END - t_stop)) 500 4500 && echo 0)" \
 	"... about a safe period after the pause ($((END - t_stop)) ms)"
-like "$(cat "$WORK/l1.err")" "^lockfs-run: lost the lock on $M/l1 \(key l1\) while the command ran; sending SIGTERM to process group [0-9]+" \
+# The daemon reports the loss at the end of the safe period, and at that
+# moment lockfs-run's own clock ends its trust too: either may say it.
+like "$(cat "$WORK/l1.err")" "^lockfs-run: lost the lock on $M/l1 \(key l1\) while the command ran( \(no renewal confirmed within its safe period: DynamoDB out of reach, or the daemon stopped or hung\))?; sending SIGTERM to process group [0-9]+" \
 	"... saying it lost the lock, in one line"
 finish l2 10
 is "$RC" 76 "a command that exits 0 on SIGTERM: still 76"
@@ -418,7 +420,7 @@ ok "$([ -n "$tt" ] && between $((tt - t_stop)) 0 2500 && echo 0)" \
 	"S frozen: the command gets SIGTERM within the safe period and a margin ($((${tt:-0} - t_stop)) ms)"
 ok "$([ -n "$tt" ] && [ -n "$t_taken" ] && [ "$tt" -lt "$t_taken" ] && echo 0)" \
 	"... before U takes s1 ($((${t_taken:-0} - t_stop)) ms after the freeze)"
-like "$(cat "$WORK/s1.err")" "^lockfs-run: lost the lock on $S/s1 \(key s1\) while the command ran: lockfs did not confirm it within its safe period \(is the daemon stopped or hung\?\); sending SIGTERM to process group [0-9]+" \
+like "$(cat "$WORK/s1.err")" "^lockfs-run: lost the lock on $S/s1 \(key s1\) while the command ran \(no renewal confirmed within its safe period: DynamoDB out of reach, or the daemon stopped or hung\); sending SIGTERM to process group [0-9]+" \
 	"... saying so, in one line"
 kill -CONT "$(daemon_pid s)"
 finish s1 15

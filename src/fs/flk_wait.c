@@ -88,7 +88,7 @@ static void note_due(struct pick *p, struct fkey *fk)
  * served when the key comes, as flock(2) and fcntl(2) serve them, not the
  * second only after the first lets go. In the mode it asks (or by its
  * group's lent lock) it is granted at once; in the other mode (*convert)
- * its lock is converted as flock(2) converts one (convert_job). NULL if
+ * its lock is converted as flock(2) converts one (run_convert). NULL if
  * there is none. */
 static struct waiter *owned_waiter(struct flk *f, struct fkey *fk,
 				   bool *convert)
@@ -296,6 +296,11 @@ static void run_convert(struct flk *f, struct flk_job *j)
 		pthread_mutex_lock(&f->mu);
 		if (!rc && fk->lk == lk)
 			fk->shared = true;
+		/* Another thread of the owner let go meanwhile: nothing of
+		 * the owner's to grant; w waits on as a new request. */
+		if (!rc && (fk->lk != lk ||
+			    !flk_int_find_holder(fk, w->owner, w->kind)))
+			rc = 1;
 	} else {
 		struct fholder *h = flk_int_find_holder(fk, w->owner, w->kind);
 		struct lock *gone =

@@ -13,7 +13,8 @@
  * outnumber the wait workers are read together. A blocking request waits
  * through a DynamoDB outage that fails its first try. Waiters of one lock
  * owner (threads on one open file) are granted together, converting the
- * lock when their modes differ. */
+ * lock when their modes differ (and granting nothing when the owner let
+ * the key go meanwhile). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -79,6 +80,9 @@ static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
 static const char *gate_key;
 static bool gate_open = true;
 static int gate_entered;
+/* When gate_op >= 0, only that op is gated, after gate_skip of it pass. */
+static int gate_op = -1;
+static int gate_skip;
 static bool slow_reads; /* every lock row read takes 10 ms */
 
 static int gate_hook(void *arg, enum store_fault_op op, const char *key)
@@ -87,6 +91,11 @@ static int gate_hook(void *arg, enum store_fault_op op, const char *key)
 	if (op == SF_GET && __atomic_load_n(&slow_reads, __ATOMIC_RELAXED))
 		usleep(10 * 1000);
 	pthread_mutex_lock(&gate_mu);
+	if (gate_key && key && !strcmp(key, gate_key) && gate_op >= 0 &&
+	    ((int)op != gate_op || gate_skip-- > 0)) {
+		pthread_mutex_unlock(&gate_mu);
+		return 0;
+	}
 	if (gate_key && key && !strcmp(key, gate_key)) {
 		gate_entered++;
 		pthread_cond_broadcast(&gate_cv);
@@ -119,6 +128,7 @@ static void gate_release(void)
 	pthread_mutex_lock(&gate_mu);
 	gate_open = true;
 	gate_key = NULL;
+	gate_op = -1;
 	pthread_cond_broadcast(&gate_cv);
 	pthread_mutex_unlock(&gate_mu);
 }
@@ -734,6 +744,50 @@ static void test_waiters_of_one_owner_convert(void)
 	teardown();
 }
 
+static void *unlock_13(void *arg)
+{
+	(void)arg;
+	flk_unlock(flk, "z", 13, FLK_FLOCK);
+	return NULL;
+}
+
+/* A waiter's downgrade (another thread of its owner got the key
+ * exclusive) is in flight when that other thread lets the key go: the
+ * waiter is not told it holds a lock that is gone; it waits on, and gets
+ * the key of its own. */
+static void test_convert_meets_unlock(void)
+{
+	int ra, rb;
+	struct flk_req a = sreq("z", 13, false, false, NULL);
+	struct flk_req b = sreq("z", 13, true, false, NULL);
+	struct lock_record row;
+	pthread_t t;
+
+	setup();
+	record_init(&row);
+	foreign_row("z");
+	park(&a, &ra);
+	park(&b, &rb);
+	gate_close("z");
+	pthread_mutex_lock(&gate_mu);
+	gate_op = SF_PUT;
+	gate_skip = 1; /* a's take passes; b's downgrade waits */
+	pthread_mutex_unlock(&gate_mu);
+	CHECK_INT(store_mem_delete_raw(mem, "z"), 0);
+	CHECK_INT(wait_answer(&ra), 0);
+	gate_wait_entered();
+	CHECK_INT(pthread_create(&t, NULL, unlock_13, NULL), 0);
+	usleep(50 * 1000); /* the holder is gone; its release waits */
+	gate_release();
+	pthread_join(t, NULL);
+	CHECK_INT(wait_answer(&rb), 0);
+	usleep(100 * 1000);
+	CHECK(row_of("z", &row) && row.shared);
+	one_unlock_frees("z", 13, FLK_FLOCK, &row);
+	record_fini(&row);
+	teardown();
+}
+
 static void test_conversions_and_getlk(void)
 {
 	struct flk_req x1 = sreq("c", 1, false, false, NULL);
@@ -857,6 +911,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_conversions_and_getlk);
 	CHECK_CASE(test_waiters_of_one_owner);
 	CHECK_CASE(test_waiters_of_one_owner_convert);
+	CHECK_CASE(test_convert_meets_unlock);
 	CHECK_CASE(test_writer_not_starved);
 	CHECK_DONE();
 }

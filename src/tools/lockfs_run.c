@@ -223,16 +223,14 @@ static int read_trust(int fd, int64_t *ms)
 	return *ms < 0 ? EINVAL : 0;
 }
 
-/* Owns arg (a malloc'd struct trust *, the struct itself being shared
- * with the main loop, which outlives this thread or exits with it).
- * Asks a few times per remaining trust (at most once a second), and
- * moves the end on with each answer; stops once the lock is no longer
- * ours (the watcher reports that loss). */
+/* arg: the struct trust it shares with the main loop (static: it lives
+ * until we exit). Asks a few times per remaining trust (at most once a
+ * second), and moves the end on with each answer; stops once the lock is
+ * no longer ours (the watcher reports that loss). */
 static void *trust_main(void *arg)
 {
-	struct trust *t = *(struct trust **)arg;
+	struct trust *t = arg;
 
-	free(arg);
 	for (;;) {
 		int64_t t0 = clk_sys_mono_ms(), ms = 0, nap = 200;
 		int e = read_trust(t->fd, &ms);
@@ -259,7 +257,6 @@ static void *trust_main(void *arg)
  * then reports a loss. */
 static bool trust_start(struct trust *t, int fd)
 {
-	struct trust **arg;
 	pthread_t th;
 	int64_t t0 = clk_sys_mono_ms(), ms;
 
@@ -267,15 +264,9 @@ static bool trust_start(struct trust *t, int fd)
 		return false;
 	t->fd = fd;
 	t->end_mono_ms = t0 + ms;
-	arg = malloc(sizeof(*arg));
-	if (!arg)
-		return true; /* the first answer's end stands */
-	*arg = t;
-	if (pthread_create(&th, NULL, trust_main, arg)) {
-		free(arg);
-		return true;
-	}
-	pthread_detach(th); /* never joined: our exit ends it */
+	/* Without the thread, the first answer's end stands. */
+	if (!pthread_create(&th, NULL, trust_main, t))
+		pthread_detach(th); /* never joined: our exit ends it */
 	return true;
 }
 

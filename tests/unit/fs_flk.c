@@ -590,6 +590,15 @@ static bool row_of(const char *key, struct lock_record *r)
 	return engine_steps_row(mem, key, r);
 }
 
+/* Parks a blocking request r (answered through req) and arms it. */
+static void park(struct flk_req *r, int *req)
+{
+	r->wait = true;
+	r->req = req;
+	CHECK_INT(flk_lock(flk, r), -EINPROGRESS);
+	flk_arm(flk, req);
+}
+
 static void test_shared_local(void)
 {
 	int req3, req4;
@@ -611,15 +620,9 @@ static void test_shared_local(void)
 	CHECK_INT(flk_lock(flk, &r2), 0); /* again: a no-op */
 	/* A writer is refused, then waits; a reader behind it waits too. */
 	CHECK_INT(flk_lock(flk, &w3), -EWOULDBLOCK);
-	w3.wait = true;
-	w3.req = &req3;
-	CHECK_INT(flk_lock(flk, &w3), -EINPROGRESS);
-	flk_arm(flk, &req3);
+	park(&w3, &req3);
 	CHECK_INT(flk_lock(flk, &r4), -EWOULDBLOCK);
-	r4.wait = true;
-	r4.req = &req4;
-	CHECK_INT(flk_lock(flk, &r4), -EINPROGRESS);
-	flk_arm(flk, &req4);
+	park(&r4, &req4);
 	/* The share lives while one reader holds it. */
 	CHECK_INT(flk_unlock(flk, "s", 1, FLK_FLOCK), 0);
 	CHECK(row_of("s", &row) && row.shared);
@@ -638,15 +641,6 @@ static void test_shared_local(void)
 	CHECK(!row_of("s", &row));
 	record_fini(&row);
 	teardown();
-}
-
-/* Parks a blocking request r (answered through req) and arms it. */
-static void park(struct flk_req *r, int *req)
-{
-	r->wait = true;
-	r->req = req;
-	CHECK_INT(flk_lock(flk, r), -EINPROGRESS);
-	flk_arm(flk, req);
 }
 
 /* Two requests of one owner, a then b (answered through ra and rb, which

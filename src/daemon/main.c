@@ -585,7 +585,12 @@ static void build_fs(struct daemon *d)
 	d->fs = d->eng ? fs_new(&fc, d->eng, &d->metrics) : NULL;
 	if (!d->fs)
 		die("out of memory");
-	struct lock_callbacks cb = { fs_on_lost, fs_on_released, d->fs };
+	struct lock_callbacks cb = {
+		.on_lost = fs_on_lost,
+		.on_released = fs_on_released,
+		.on_acquired = fs_on_acquired,
+		.arg = d->fs,
+	};
 	lock_engine_set_callbacks(d->eng, &cb);
 	rc = fs_ensure_prefix_dirs(d->fs);
 	if (rc) {

@@ -53,7 +53,9 @@ struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
 	fs->wb = fs_wb_new(engine, fs->host->clk, FS_WB_INTERVAL_MS,
 			   FS_MAX_DATA);
 	fs->dirstat = fs_dirstat_new();
-	if (!fs->quota || !fs->wb || !fs->dirstat) {
+	fs->dircheck = fs_dircheck_new();
+	if (!fs->quota || !fs->wb || !fs->dirstat || !fs->dircheck) {
+		fs_dircheck_free(fs->dircheck);
 		fs_dirstat_free(fs->dirstat);
 		fs_quota_free(fs->quota);
 		fs_wb_free(fs->wb);
@@ -84,11 +86,14 @@ static void free_node_cb(void *arg, uint64_t ino, void *value)
 
 int fs_start(struct fs *fs)
 {
-	return fs_wb_start(fs->wb);
+	int rc = fs_wb_start(fs->wb);
+
+	return rc ? rc : fs_dircheck_start(fs);
 }
 
 void fs_stop(struct fs *fs)
 {
+	fs_dircheck_stop(fs);
 	fs_wb_stop(fs->wb);
 }
 
@@ -99,6 +104,7 @@ void fs_free(struct fs *fs)
 	fs_wb_free(fs->wb);
 	fs_quota_free(fs->quota);
 	fs_dirstat_free(fs->dirstat);
+	fs_dircheck_free(fs->dircheck);
 	while (fs->handles) {
 		struct fs_handle *h = fs->handles;
 
@@ -162,6 +168,7 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	struct resolved r;
 	struct fs_node *n;
 	char *rel = NULL;
+	int64_t asked_mono_ms;
 	int rc;
 
 	memset(e, 0, sizeof(*e));
@@ -188,6 +195,7 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	}
 	pthread_mutex_unlock(&fs->mu);
 	fs_int_resolved_init(&r);
+	asked_mono_ms = clk_mono_ms(fs->host->clk);
 	rc = fs_int_resolve_name(fs, rel, &r);
 	if (!rc && r.kind == K_NONE) {
 		struct lock *lost = fs_int_lost_of_caller(fs, ctx, rel);
@@ -219,6 +227,8 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		if (r.kind == K_FILE)
 			e->entry_timeout_s = 0;
 	}
+	if (!rc && r.kind == K_DIR && !r.implicit)
+		fs_int_dir_confirmed(fs, rel, asked_mono_ms, &r.dir);
 	fs_int_resolved_fini(&r);
 	free(rel);
 	return rc;
@@ -271,6 +281,8 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 			fs_int_resolved_attr(fs, ino, rel, &r, a);
 		if (!rc && is_dir)
 			fs_int_dir_view_set(fs, ino, a);
+		if (!rc && is_dir && !r.implicit)
+			fs_int_dir_confirmed(fs, rel, asked_mono_ms, &r.dir);
 	}
 	if (!rc && !is_dir) {
 		struct fs_node *n;

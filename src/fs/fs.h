@@ -95,14 +95,21 @@ struct fs;
 struct fs *fs_new(const struct fs_config *cfg, struct lock_engine *engine,
 		  struct metrics *metrics);
 void fs_free(struct fs *fs);
-/* The thread that writes coalesced data (after fuse_daemonize), and its
- * end (before the locks are released: pending data is written first). */
+/* The threads that write coalesced data and read directories again after
+ * a write into them (after fuse_daemonize), and their end (before the
+ * locks are released: pending data is written first). */
 int fs_start(struct fs *fs);
 void fs_stop(struct fs *fs);
+/* Without the threads (tests): reads every directory written into again
+ * now, whatever its time (fs_dircheck.c); returns how many it read or
+ * let go. */
+int fs_dircheck_run(struct fs *fs);
 /* The engine's upcalls, to be wired into struct lock_callbacks. */
 void fs_on_lost(void *fs, struct lock *lk);
 /* Engine upcall: a lock was released automatically (its holder went). */
 void fs_on_released(void *fs, const char *key);
+/* Engine upcall: a lock was taken (its directory is read again later). */
+void fs_on_acquired(void *fs, const char *key);
 
 /* fs_lookup for a caller: a lock its process group lost (and has not
  * unlinked) shows as a lost file to it alone. */

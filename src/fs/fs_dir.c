@@ -15,6 +15,8 @@
 #include "log.h"
 #include "names.h"
 
+#define TAG "fs"
+
 struct fs_dirent {
 	char *name;
 	bool is_dir;
@@ -100,6 +102,9 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		/* A lock released here by that name is a directory now. */
 		if (!rc)
 			lock_forget_recent_release(fs->eng, d.key);
+		/* Its own directory is read again (an rmdir elsewhere). */
+		if (!rc)
+			fs_int_dir_wrote(fs, d.key, true);
 		/* Counted until removed (untracked if memory is short). */
 		if (rc || fs_quota_dir_made(fs->quota, ctx->uid, d.key))
 			fs_quota_give(fs->quota, ctx->uid, FSQ_DIRS);
@@ -113,6 +118,7 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		if (n) {
 			fs_int_dir_attr(fs, n->ino, &d, &e->attr);
 			fs_dirstat_apply(fs->dirstat, rel, &e->attr);
+			fs_int_dir_row_seen_locked(n, &d);
 		}
 		pthread_mutex_unlock(&fs->mu);
 		rc = n ? 0 : -ENOMEM;
@@ -144,6 +150,32 @@ static int probe_child(void *arg, const struct store_row *row)
 	return 0;
 }
 
+/* After rmdir deleted dir's marker: a create inside that landed after the
+ * listing that found it empty (another mount's, by a lookup of dir made
+ * before the delete) is looked for again, and if one is there the marker
+ * is put back (where no row is) and rmdir fails as if it had come second:
+ * -ENOTEMPTY. A listing that fails, or one by the index that does not show
+ * the create yet, leaves it to the creating mount, which reads dir again
+ * after its write (fs_dircheck). */
+static int recheck_empty(struct fs *fs, const char *dir, const char *under)
+{
+	struct child_probe probe = { fs, false };
+	char why[LOG_ERRNO_MAX];
+	int rc = lock_rows_list(fs->eng, under, probe_child, &probe);
+
+	if (rc || !probe.found)
+		return 0;
+	rc = fs_int_dir_restore(fs, dir);
+	if (!rc || rc == -EEXIST)
+		return -ENOTEMPTY;
+	log_warn(TAG,
+		 "rmdir dir=%s: a lock was taken inside while it was removed, "
+		 "and its marker could not be written again: %s; the mount "
+		 "that took the lock writes it again",
+		 dir, log_errno(rc, why, sizeof(why)));
+	return 0;
+}
+
 int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	     const char *name)
 {
@@ -162,7 +194,11 @@ int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = lock_rows_list(fs->eng, under, probe_child, &probe);
+	/* A lock of ours below may not be listed yet (the index lags). */
+	if (lock_holds_below(fs->eng, full))
+		rc = -ENOTEMPTY;
+	else
+		rc = lock_rows_list(fs->eng, under, probe_child, &probe);
 	if (!rc && probe.found)
 		rc = -ENOTEMPTY;
 	if (!rc) {
@@ -170,6 +206,8 @@ int fs_rmdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		if (rc == -ENOENT) {
 			/* No row: an implicit directory (empty now) or none. */
 			rc = fs_int_implicit_dir_known(fs, full) ? 0 : -ENOENT;
+		} else if (!rc) {
+			rc = recheck_empty(fs, full, under);
 		}
 	}
 	if (!rc) {

@@ -10,6 +10,7 @@
  *   fs_seen     what this mount has seen: implicit directories, the
  *               entries a listing showed, directories' confirmed views
  *   fs_resolve  what a name is now (engine, then DynamoDB)
+ *   fs_dircheck directories written into, read again after the write
  *   fs_caller   who asks: the caller as a lock holder (struct host)
  *   fs_text     the text a read of a lock or control file returns
  *   fs_dir      directories: mkdir, rmdir, chmod, listings
@@ -63,6 +64,14 @@ struct fs_node {
 	 * takes), so that the open does not fail with ENOENT (fs_getattr). */
 	int64_t file_ok_mono_ms;
 	struct fs_attr file_attr;
+	/* mu: a directory's row as a read of it last found it (what
+	 * fs_dircheck writes again if another mount removed it while this
+	 * mount took a lock in it). */
+	bool dir_row_seen;
+	struct {
+		uint32_t mode;
+		int64_t uid, gid, created_real_ms;
+	} dir_row;
 };
 
 /* How soon after the lookup (or create) that found a file a getattr must
@@ -88,10 +97,11 @@ struct fs {
 	size_t prefix_len;
 	struct lock_engine *eng;
 	struct metrics *m;
-	struct flk *flk;	    /* set once before the mount */
-	struct fs_quota *quota;	    /* per-uid limits */
-	struct fs_wb *wb;	    /* coalesced data writes */
-	struct fs_dirstat *dirstat; /* directories' nlink and times */
+	struct flk *flk;	      /* set once before the mount */
+	struct fs_quota *quota;	      /* per-uid limits */
+	struct fs_wb *wb;	      /* coalesced data writes */
+	struct fs_dirstat *dirstat;   /* directories' nlink and times */
+	struct fs_dircheck *dircheck; /* directories written into */
 	int64_t mount_real_ms;
 
 	pthread_mutex_t mu;
@@ -237,6 +247,28 @@ int fs_int_child_rel(struct fs *fs, uint64_t parent, const char *name,
 		     char **rel);
 int fs_int_child_keys(struct fs *fs, uint64_t parent, const char *name,
 		      char **rel, char **full);
+
+/* ---- fs_dircheck.c (each takes its own mutex; never call with mu) ---- */
+/* How long after a write into a directory it is read again (unless a read
+ * of it begun after the write found it), in ms. */
+#define FS_DIRCHECK_MS 1000
+struct fs_dircheck *fs_dircheck_new(void);
+void fs_dircheck_free(struct fs_dircheck *dc);
+int fs_dircheck_start(struct fs *fs);
+void fs_dircheck_stop(struct fs *fs);
+/* A row of full key was written by this mount (made_dir: a directory's
+ * marker): its directory is read again later. */
+void fs_int_dir_wrote(struct fs *fs, const char *full, bool made_dir);
+/* Writes the marker of directory dir (a full key) again where no row is
+ * (or over a lock seen lapsed), with the attributes a read of it last
+ * found here, else the mount root's. 0, -EEXIST, or -errno. */
+int fs_int_dir_restore(struct fs *fs, const char *dir);
+/* mu held: n (a directory) has row, as a read found it or mkdir wrote it. */
+void fs_int_dir_row_seen_locked(struct fs_node *n,
+				const struct dir_record *row);
+/* A read of directory rel begun at asked_mono_ms found its row. */
+void fs_int_dir_confirmed(struct fs *fs, const char *rel, int64_t asked_mono_ms,
+			  const struct dir_record *row);
 
 /* ---- fs_caller.c ---- */
 struct lock *fs_int_lost_of_caller(struct fs *fs, const struct fs_ctx *ctx,

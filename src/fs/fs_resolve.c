@@ -1,8 +1,8 @@
 /* fs_resolve: what a name is now: a lock of this mount (the engine
  * answers), else what DynamoDB says of the key (a live row by our
  * observation, a directory row, or a directory known through keys below
- * it); the keys of a parent's child; store errors as users see them.
- * Threads: FUSE workers; never holds fs->mu across a request. */
+ * it, listed or held here); the keys of a parent's child; store errors as users
+ * see them. Threads: FUSE workers; never holds fs->mu across a request. */
 #include "fs_int.h"
 
 #include <errno.h>
@@ -134,7 +134,11 @@ static int resolve(struct fs *fs, const char *rel, bool both, bool remember,
 	} else if (sl.has_dir) {
 		out->kind = K_DIR;
 		rc = dir_record_copy(&out->dir, &sl.dir);
-	} else if (both && fs_int_implicit_dir_known(fs, full)) {
+	} else if (both && (fs_int_implicit_dir_known(fs, full) ||
+			    lock_holds_below(fs->eng, full))) {
+		/* Known through keys below it: a listing showed them, or
+		 * this mount holds one (its marker may be gone: an rmdir
+		 * elsewhere; the holder must still reach its lock). */
 		out->kind = K_DIR;
 		out->implicit = true;
 	}

@@ -135,6 +135,9 @@ struct lock_callbacks {
 	void (*on_lost)(void *arg, struct lock *lk);
 	void (*on_released)(void *arg, const char *key); /* automatic release */
 	void *arg;
+	/* A lock of key was just taken (any acquire that wrote a row of
+	 * ours), in the acquiring thread, with no engine mutex held. */
+	void (*on_acquired)(void *arg, const char *key);
 };
 
 /* The engine does not own store, obs, host or metrics. host is the
@@ -380,6 +383,10 @@ size_t lock_count_held(struct lock_engine *e);
 void lock_each_in_dir(struct lock_engine *e, const char *dir,
 		      void (*fn)(void *arg, const struct lock_info *info),
 		      void *arg);
+/* Whether this mount holds (or is releasing) a lock anywhere below
+ * directory dir (a key without its trailing '/': "a" for "a/b/c"): one
+ * look-up, whatever the number of locks. */
+bool lock_holds_below(struct lock_engine *e, const char *dir);
 /* How many of the locks this mount holds (or is releasing, or has not
  * yet found past their safe period) belong to holders of uid: one
  * look-up, whatever the number of locks. */

@@ -265,6 +265,8 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 {
 	const char *key = rec->key;
 	struct lock *lk = calloc(1, sizeof(*lk));
+	void (*on_acquired)(void *, const char *);
+	void *cb_arg;
 	bool nomem;
 
 	const char *slash = strrchr(key, '/');
@@ -335,7 +337,11 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 	e->n_held++;
 	metrics_set_held(e->metrics, e->n_held);
 	lock_int_forget_recent_locked(e, lk->key);
+	on_acquired = e->cb.on_acquired;
+	cb_arg = e->cb.arg;
 	pthread_mutex_unlock(&e->mu);
+	if (on_acquired)
+		on_acquired(cb_arg, lk->key);
 	*out = lk;
 	return 0;
 }

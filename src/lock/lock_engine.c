@@ -77,6 +77,7 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	imap_init(&e->held_by_uid);
 	imap_init(&e->groups.pids);
 	smap_init(&e->by_dir);
+	smap_init(&e->held_under);
 	smap_init(&e->lost_by_key);
 	smap_init(&e->taking);
 	smap_init(&e->recent);
@@ -114,6 +115,7 @@ void lock_engine_free(struct lock_engine *e)
 	imap_fini(&e->held_by_uid);
 	imap_fini(&e->groups.pids);
 	smap_fini(&e->by_dir);
+	smap_fini(&e->held_under);
 	smap_fini(&e->lost_by_key);
 	smap_fini(&e->taking);
 	pthread_cond_destroy(&e->cv);
@@ -359,6 +361,23 @@ void lock_each_in_dir(struct lock_engine *e, const char *dir,
 	for (lk = smap_get(&e->by_dir, dir); lk; lk = lk->dir_link.next)
 		each_one(e, lk, now, fn, arg);
 	pthread_mutex_unlock(&e->mu);
+}
+
+bool lock_holds_below(struct lock_engine *e, const char *dir)
+{
+	size_t n = strlen(dir);
+	char *under = malloc(n + 2);
+	bool yes;
+
+	if (!under)
+		return false;
+	memcpy(under, dir, n);
+	memcpy(under + n, "/", 2);
+	pthread_mutex_lock(&e->mu);
+	yes = smap_get(&e->held_under, under) != NULL;
+	pthread_mutex_unlock(&e->mu);
+	free(under);
+	return yes;
 }
 
 size_t lock_count_held_by(struct lock_engine *e, int64_t uid)

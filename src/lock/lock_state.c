@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,15 +171,65 @@ static void list_del(struct lock_engine *e, struct lock *lk)
 	lease_index_forget_locked(e, lk);
 }
 
+/* Longest directory prefix counted in held_under (a DynamoDB key is at
+ * most 2048 bytes, lockfs's at most 1024): one held deeper is not
+ * counted, and its directories are then only known by their rows. */
+#define HELD_UNDER_MAX 2048
+
+/* mu held: adds d (+1 or -1) to the count of each of the first n
+ * directory prefixes of dir in held_under; returns how many it changed
+ * (a +1 stops at the first that finds no memory). */
+static size_t held_under_add(struct lock_engine *e, const char *dir, int d,
+			     size_t n)
+{
+	char pre[HELD_UNDER_MAX + 1];
+	size_t len = strlen(dir), done = 0;
+
+	for (size_t i = 0; i < len && done < n; i++) {
+		uintptr_t c;
+
+		if (dir[i] != '/')
+			continue;
+		memcpy(pre, dir, i + 1);
+		pre[i + 1] = '\0';
+		c = (uintptr_t)smap_get(&e->held_under, pre);
+		if (d < 0 && c <= 1)
+			smap_del(&e->held_under, pre);
+		else if (smap_put(&e->held_under, pre, (void *)(c + d)))
+			break;
+		done++;
+	}
+	return done;
+}
+
+static size_t dir_depth(const char *dir)
+{
+	size_t n = 0;
+
+	if (strlen(dir) > HELD_UNDER_MAX)
+		return 0;
+	for (; *dir; dir++)
+		n += *dir == '/';
+	return n;
+}
+
 int lock_int_by_dir_add_locked(struct lock_engine *e, struct lock *lk)
 {
-	return keyed_add(&e->by_dir, lk->dir, lk,
-			 offsetof(struct lock, dir_link));
+	size_t depth = dir_depth(lk->dir);
+	size_t done = held_under_add(e, lk->dir, 1, depth);
+
+	if (done < depth || keyed_add(&e->by_dir, lk->dir, lk,
+				      offsetof(struct lock, dir_link))) {
+		held_under_add(e, lk->dir, -1, done);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void lock_int_by_dir_del_locked(struct lock_engine *e, struct lock *lk)
 {
 	keyed_del(&e->by_dir, lk->dir, lk, offsetof(struct lock, dir_link));
+	held_under_add(e, lk->dir, -1, dir_depth(lk->dir));
 }
 
 int lock_int_held_uid_add_locked(struct lock_engine *e, int64_t uid, int d)

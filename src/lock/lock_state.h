@@ -190,6 +190,12 @@ struct lock_engine {
 	 * by_key (dir_link): a listing of one directory visits its own
 	 * locks, not every lock of the mount; mu */
 	struct smap by_dir;
+	/* Every directory prefix above a lock of by_key ("a/" and "a/b/"
+	 * for "a/b/c") -> how many of them it has below it, at any depth
+	 * (a count in the pointer): so that a directory this mount holds
+	 * locks in is known to it without a request (lock_holds_below);
+	 * mu */
+	struct smap held_under;
 
 	/* The lease scheduler thread (never makes a request) and its
 	 * workers (make the requests, one lock each at a time). Started and

@@ -9,7 +9,7 @@
 # the idiom's cost.
 . "$(dirname "$0")/lib.sh"
 
-plan 16
+plan 18
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -83,7 +83,7 @@ check "Query=1" "test -e f of a free key: a Query" \
 	"" "test -e '$A/@c7'" ""
 check "PutItem=1 Query=1" "mkdir d: a Query and a PutItem" \
 	"" "mkdir '$A/@c8'" "rmdir '$A/@c8'"
-check "DeleteItem=1 Query=1" "rmdir d (empty): a Query for its children and a DeleteItem" \
+check "DeleteItem=1 Query=2" "rmdir d (empty): a Query for its children, a DeleteItem, a Query for a lock taken inside meanwhile" \
 	"mkdir '$A/@c9'" "rmdir '$A/@c9'" ""
 # The link protocol (lockfile-progs, procmail; liblockfile's dotlockfile
 # is the same, but setgid mail it needs allow_other): a temporary lock
@@ -102,6 +102,16 @@ if command -v lockfile >/dev/null; then
 else
 	skip "procmail's lockfile" "procmail is not installed"
 fi
+
+# A lock in a subdirectory: the daemon reads the directory once, 1 s after
+# the write, in the background (another mount may have removed it
+# meanwhile), unless the lock is gone by then. The acquire is the setup;
+# what is counted is the 1.2 s after it.
+mkdir -p "$A/sub"
+check "Query=1" "set -C; : > d/f: one Query of d, 1 s after, while f is held" \
+	"stat '$A/sub'; set -C; : > '$A/sub/@c12'" "sleep 1.2" "rm -f '$A/sub/@c12'"
+check "none" "set -C; : > d/f; rm d/f: no read of d after (nothing held)" \
+	"stat '$A/sub'; set -C; : > '$A/sub/@c13'; rm '$A/sub/@c13'" "sleep 1.2" ""
 
 # Locks of another mount: b takes 40 in one directory, and holds one more.
 # Each run first looks the directory up (stat), as the kernel keeps that

@@ -7,8 +7,8 @@
 #    mounts show the same thing (a directory marker is the lock item of its
 #    name, so the two conditional writes decide);
 #  - rmdir of a namespace on A racing a create inside it on B: whatever the
-#    order, no name ends up both, and a lock made inside stays visible (in
-#    a namespace, without its marker, if the rmdir came first);
+#    order, no name ends up both, and a lock made inside stays visible (if
+#    both succeed, B writes the marker back within a few seconds);
 #  - a lock seen expired is taken over by mkdir, as an acquire takes it;
 #  - st_nlink of a directory is 2 + its subdirectories (1 until this mount
 #    has listed it or made it), kept by this mount's mkdir and rmdir; its
@@ -114,16 +114,21 @@ for i in $(seq 1 10); do
 	"$T" mkdir "$A/ns$i" 0755 >/dev/null
 	[ "$(kind "$B/ns$i")" = dir ] || diag "B does not see ns$i"
 	read -r rr rc < <(race "rmdir '$A/ns$i'" "set -C; : > '$B/ns$i/l'")
-	ls "$A" "$B" >/dev/null 2>&1 # the listings show keys below
-	rawa=$("$T" stat "$A/ns$i" 2>&1) rawb=$("$T" stat "$B/ns$i" 2>&1)
-	ka=$(kind "$A/ns$i") kb=$(kind "$B/ns$i")
-	la=$(kind "$A/ns$i/l") lb=$(kind "$B/ns$i/l")
 	case "$rr $rc" in
 	"0 0") first=$((first + 1)); want="dir dir file file" ;;
 	"0 1") want="none none none none" ;;
 	"1 0") lockfirst=$((lockfirst + 1)); want="dir dir file file" ;;
 	*) want="?" ;;
 	esac
+	# Both succeeded: b's create landed after a's rmdir looked again; b
+	# reads ns again a second after its write and puts the marker back.
+	views() {
+		rawa=$("$T" stat "$A/ns$i" 2>&1) rawb=$("$T" stat "$B/ns$i" 2>&1)
+		ka=$(kind "$A/ns$i") kb=$(kind "$B/ns$i")
+		la=$(kind "$A/ns$i/l") lb=$(kind "$B/ns$i/l")
+		[ "$ka $kb $la $lb" = "$want" ]
+	}
+	wait_for 5 views
 	if [ "$ka $kb $la $lb" != "$want" ]; then
 		incoherent=$((incoherent + 1))
 		diag "ns$i: rmdir $rr, create $rc; A: ns $ka l $la; B: ns $kb l $lb ($rawa / $rawb)"

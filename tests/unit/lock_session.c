@@ -103,7 +103,7 @@ static void mount_up(struct mount *m, const char *owner, bool session)
 		.hold = HOLD_UNLINK,
 		.session = session,
 	};
-	struct lock_callbacks cb = { on_lost, NULL, m };
+	struct lock_callbacks cb = { .on_lost = on_lost, .arg = m };
 
 	memset(m, 0, sizeof(*m));
 	m->session = session;

@@ -66,7 +66,7 @@ static void mount_up(struct mount *m, const char *owner, int64_t lease_ms)
 		.safe_period_ms = lease_ms * 3 / 4,
 		.hold = HOLD_UNLINK,
 	};
-	struct lock_callbacks cb = { on_lost, NULL, m };
+	struct lock_callbacks cb = { .on_lost = on_lost, .arg = m };
 
 	memset(m, 0, sizeof(*m));
 	store_fault_init(&m->sf, mem);

@@ -64,7 +64,8 @@ static inline void setup_cfg(const struct lock_config *cfg,
 static inline void setup_on(enum hold_mode hold, bool fake, int lost_signal)
 {
 	struct lock_config cfg = engine_steps_config("me", "testhost", hold);
-	struct lock_callbacks cb = { on_lost, on_released, NULL };
+	struct lock_callbacks cb = { .on_lost = on_lost,
+				     .on_released = on_released };
 
 	cfg.recent_release_ms = 1000;
 	cfg.lost_signal = lost_signal;
@@ -86,7 +87,8 @@ static inline void teardown(void)
 static inline void setup_behind(struct store_fault *sf,
 				const struct lock_config *cfg)
 {
-	struct lock_callbacks cb = { on_lost, on_released, NULL };
+	struct lock_callbacks cb = { .on_lost = on_lost,
+				     .on_released = on_released };
 
 	lock_engine_free(eng);
 	store_fault_init(sf, st);

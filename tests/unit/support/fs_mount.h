@@ -45,7 +45,8 @@ static inline void fs_mount_init(struct fs_mount *mt, struct store *st,
 		.hold = HOLD_FD,
 		.recent_release_ms = 1000,
 	};
-	struct lock_callbacks cb = { fs_on_lost, NULL, NULL };
+	struct lock_callbacks cb = { .on_lost = fs_on_lost,
+				     .on_acquired = fs_on_acquired };
 
 	metrics_init(&mt->m);
 	mt->obs = observe_new(&clk_system, 0);

@@ -1,7 +1,9 @@
 /* fs: the filesystem without FUSE (see fs.h): setup, and the requests
  * about a name or an inode: lookup, forget, getattr, setattr, statfs.
  * The other requests are in the files fs_int.h lists. Threads: FUSE
- * workers, and the lease thread through fs_on_released; fs->mu guards the
+ * workers, the lease thread through fs_on_released, acquirers through
+ * fs_on_acquired (fs_dircheck.c), the flusher and checker threads that
+ * fs_start starts; fs->mu guards the
  * inode maps, the handle list and the fields marked in fs_int.h, and is
  * never held across a store request or an engine call that makes one. */
 #include "fs.h"

@@ -87,16 +87,23 @@ void fs_dircheck_free(struct fs_dircheck *dc)
 	free(dc);
 }
 
-/* The directory of full key, when it is a directory of this mount other
- * than its root; NULL otherwise (or without memory). */
+/* The directory of full key (one of the mount prefix's own included: a
+ * mount of the table's root may remove it); NULL for a key at the top of
+ * the table (or without memory). */
 static char *dir_of(const struct fs *fs, const char *full)
 {
 	const char *slash = strrchr(full, '/');
 
-	if (strncmp(full, fs->prefix, fs->prefix_len) || !slash ||
-	    slash < full + fs->prefix_len)
+	if (strncmp(full, fs->prefix, fs->prefix_len) || !slash)
 		return NULL;
 	return strndup(full, (size_t)(slash - full));
+}
+
+/* dir's path below the mount's root, or NULL for the root itself or a
+ * directory of the prefix. */
+static const char *rel_of(const struct fs *fs, const char *dir)
+{
+	return strlen(dir) > fs->prefix_len ? dir + fs->prefix_len : NULL;
 }
 
 static void note_write(struct fs *fs, const char *dir, bool made_dir)
@@ -197,8 +204,8 @@ void fs_int_dir_confirmed(struct fs *fs, const char *rel, int64_t asked_mono_ms,
 static void restore_template(struct fs *fs, const char *dir,
 			     struct dir_record *d)
 {
-	const char *rel = dir + fs->prefix_len;
-	char *pk = fs_int_path_key(rel, true);
+	const char *rel = rel_of(fs, dir);
+	char *pk = rel ? fs_int_path_key(rel, true) : NULL;
 	struct fs_node *n;
 
 	d->mode = fs->cfg.root_mode & 01777;
@@ -227,8 +234,8 @@ int fs_int_dir_restore(struct fs *fs, const char *dir)
 	d.key = strdup(dir);
 	rc = d.key ? lock_rows_put_dir(fs->eng, &d, true) : -ENOMEM;
 	dir_record_fini(&d);
-	if (!rc)
-		fs_int_dir_view_forget(fs, dir + fs->prefix_len);
+	if (!rc && rel_of(fs, dir))
+		fs_int_dir_view_forget(fs, rel_of(fs, dir));
 	return rc;
 }
 

@@ -241,6 +241,31 @@ static void test_mkdir_after_rmdir(struct fs_mount *a, struct fs_mount *b)
 	CHECK_INT(check_again(b), 0);
 }
 
+/* A mount with a prefix (p/) takes a lock at its top after a mount of the
+ * table's root removed p: p is written back (with the root's attributes,
+ * as the prefix mount records its prefix's directories). */
+static void test_prefix_dir(struct store *mem, struct fs_mount *a)
+{
+	struct fs_config fc = fs_mount_config();
+	struct fs_entry e;
+	struct fs_mount c;
+	uint64_t fh;
+
+	fc.prefix = "p/";
+	fs_mount_init(&c, mem, "C", &fc);
+	CHECK_INT(fs_mkdir(a->fs, &ctx, FS_ROOT_INO, "p", 0755, &e), 0);
+	CHECK_INT(fs_rmdir(a->fs, &ctx, FS_ROOT_INO, "p"), 0);
+	CHECK_INT(fs_mount_create(&c, &ctx, FS_ROOT_INO, "x", 0644,
+				  O_CREAT | O_EXCL | O_RDONLY, &fh),
+		  0);
+	CHECK_INT(check_again(&c), 1);
+	CHECK(S_ISDIR(kind(a, FS_ROOT_INO, "p", &e.attr.ino)));
+	CHECK_INT(kind(a, e.attr.ino, "x", NULL), S_IFREG | 0644);
+	fs_release(c.fs, fh);
+	fs_mount_fini(&c);
+	CHECK_INT(fs_rmdir(a->fs, &ctx, FS_ROOT_INO, "p"), 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct fs_config fc = fs_mount_config();
@@ -265,6 +290,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_own_lock_blocks_rmdir, &a_link, &a);
 	CHECK_CASE(test_check_retried, &b_link, &a, &b);
 	CHECK_CASE(test_mkdir_after_rmdir, &a, &b);
+	CHECK_CASE(test_prefix_dir, mem, &a);
 	fs_mount_fini(&a);
 	fs_mount_fini(&b);
 	store_fault_thaw_list(&a_link);

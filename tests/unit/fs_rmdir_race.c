@@ -155,8 +155,9 @@ static void test_rmdir_meets_create(struct fs_mount *a, struct fs_mount *b)
 	CHECK(race.done);
 	CHECK_INT(race.create_rc, 0);
 	both_see(a, b, "d3", race.b_dir_ino);
-	/* Nothing was left for B to write back. */
-	CHECK_INT(check_again(b), 1);
+	/* Nothing was left for B to write back: its read finds the marker
+	 * (or its lookups above found it after the write: no read). */
+	CHECK(check_again(b) <= 1);
 	both_see(a, b, "d3", race.b_dir_ino);
 	fs_release(b->fs, race.fh);
 	race.dir = NULL;

@@ -23,6 +23,7 @@ struct fs_dirent {
 	bool ours;    /* a lock this mount holds */
 	bool has_row; /* a directory's attributes come from its own row */
 	struct fs_attr attr;
+	struct dir_record row; /* has_row: that row (key NULL) */
 };
 
 struct fs_dirlist {
@@ -332,6 +333,8 @@ static int list_row(void *arg, const struct store_row *row)
 			    row->kind == STORE_ROW_DIR) {
 				fs_int_dir_attr(w->fs, 0, row->dir, &d->attr);
 				d->has_row = true;
+				d->row = *row->dir;
+				d->row.key = NULL;
 			}
 			free(sk);
 			return 0;
@@ -351,6 +354,10 @@ static int list_row(void *arg, const struct store_row *row)
 	} else {
 		d->has_row = !slash;
 		fs_int_dir_attr(w->fs, 0, slash ? NULL : row->dir, &d->attr);
+		if (d->has_row) {
+			d->row = *row->dir;
+			d->row.key = NULL;
+		}
 	}
 	return 0;
 }
@@ -579,6 +586,8 @@ int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
 		n = fs_int_get_node(fs, rel, d->is_dir, plus);
 		if (d->is_dir)
 			fs_dirstat_apply(fs->dirstat, rel, &e->attr);
+		if (n && d->is_dir && d->has_row)
+			fs_int_dir_row_seen_locked(n, &d->row);
 	}
 	if (n)
 		e->attr.ino = n->ino;

@@ -242,6 +242,35 @@ static void test_mkdir_after_rmdir(struct fs_mount *a, struct fs_mount *b)
 	CHECK_INT(check_again(b), 0);
 }
 
+/* B knows the directory only from a listing (readdirplus, as ls -l): the
+ * marker it writes back is still the one the listing showed. */
+static void test_template_from_listing(struct fs_mount *a, struct fs_mount *b)
+{
+	struct fs_entry e;
+	const char *name;
+	uint64_t dh, dino = 0, fh;
+
+	CHECK_INT(fs_mkdir(a->fs, &ctx, FS_ROOT_INO, "d8", 0750, &e), 0);
+	CHECK_INT(fs_opendir(b->fs, FS_ROOT_INO, &dh), 0);
+	for (size_t i = 2; fs_readdir_entry(b->fs, dh, i, true, &name, &e) == 0;
+	     i++) {
+		if (!strcmp(name, "d8"))
+			dino = e.attr.ino;
+		else
+			fs_forget(b->fs, e.attr.ino, 1);
+	}
+	fs_releasedir(b->fs, dh);
+	CHECK(dino);
+	CHECK_INT(fs_rmdir(a->fs, &ctx, FS_ROOT_INO, "d8"), 0);
+	CHECK_INT(fs_mount_create(b, &ctx, dino, "l", 0644,
+				  O_CREAT | O_EXCL | O_RDONLY, &fh),
+		  0);
+	CHECK_INT(check_again(b), 1);
+	both_see(a, b, "d8", dino);
+	fs_release(b->fs, fh);
+	CHECK_INT(fs_rmdir(a->fs, &ctx, FS_ROOT_INO, "d8"), 0);
+}
+
 /* A mount with a prefix (p/) takes a lock at its top after a mount of the
  * table's root removed p: p is written back (with the root's attributes,
  * as the prefix mount records its prefix's directories). */
@@ -291,6 +320,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_own_lock_blocks_rmdir, &a_link, &a);
 	CHECK_CASE(test_check_retried, &b_link, &a, &b);
 	CHECK_CASE(test_mkdir_after_rmdir, &a, &b);
+	CHECK_CASE(test_template_from_listing, &a, &b);
 	CHECK_CASE(test_prefix_dir, mem, &a);
 	fs_mount_fini(&a);
 	fs_mount_fini(&b);

@@ -366,6 +366,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 	if (drop_flock)
 		fs_filelock_drop(fs, fh, owner, FLK_FLOCK);
+	/* An F_OFD_SETLK lock belongs to the open file, which no flush
+	 * names: it goes at its last close. */
+	fs_filelock_release_handle(fs, fh);
 	fs_release(fs, fh);
 }
 

@@ -122,7 +122,7 @@ static int take_locked(struct flk *f, struct fkey **fkp,
 	fk->taking = false;
 	pthread_cond_broadcast(&f->cv);
 	if (!rc && flk_int_add_holder(fk, lk, r->shared, r->owner, r->kind,
-				      r->holder.pid)) {
+				      r->holder.pid, r->handle)) {
 		pthread_mutex_unlock(&f->mu);
 		flk_int_let_go(f, lk, lent);
 		pthread_mutex_lock(&f->mu);
@@ -214,7 +214,8 @@ again:
 			 * while another mount's writer waits (a writer must
 			 * not starve). */
 			rc = flk_int_add_holder(fk, fk->lk, true, r->owner,
-						r->kind, r->holder.pid);
+						r->kind, r->holder.pid,
+						r->handle);
 			granted = !rc;
 		} else {
 			rc = -EBUSY;
@@ -342,8 +343,19 @@ void flk_interrupt(struct flk *f, void *req)
 	flk_int_unmark(f, um, v, key);
 }
 
-int flk_unlock(struct flk *f, const char *key, uint64_t owner,
-	       enum flk_kind kind)
+/* mu held: fk's fcntl holder whose grant came through handle. */
+static struct fholder *posix_of_handle(struct fkey *fk, void *handle)
+{
+	for (struct fholder *h = fk->holders; h; h = h->next)
+		if (h->kind == FLK_POSIX && h->handle == handle)
+			return h;
+	return NULL;
+}
+
+/* flk_unlock of owner's lock of kind, or (handle set) of the fcntl lock
+ * granted through handle. */
+static int unlock(struct flk *f, const char *key, uint64_t owner,
+		  enum flk_kind kind, void *handle)
 {
 	struct lock *lk = NULL;
 	struct fkey *fk;
@@ -353,7 +365,9 @@ int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 	pthread_mutex_lock(&f->mu);
 	fk = flk_int_fkey_get(f, key, false);
 	if (fk && fk->lk) {
-		struct fholder *h = flk_int_find_holder(fk, owner, kind);
+		struct fholder *h =
+			handle ? posix_of_handle(fk, handle)
+			       : flk_int_find_holder(fk, owner, kind);
 
 		/* The lock goes with its last holder; other local readers
 		 * keep it. */
@@ -377,6 +391,17 @@ int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 	pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->mu);
 	return rc;
+}
+
+int flk_unlock(struct flk *f, const char *key, uint64_t owner,
+	       enum flk_kind kind)
+{
+	return unlock(f, key, owner, kind, NULL);
+}
+
+int flk_release_handle(struct flk *f, const char *key, void *handle)
+{
+	return unlock(f, key, 0, FLK_POSIX, handle);
 }
 
 int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool shared,

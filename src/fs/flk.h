@@ -105,6 +105,13 @@ void flk_arm(struct flk *f, void *req);
 /* Releases the file lock of owner on key, if it has one. */
 int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 	       enum flk_kind kind);
+/* The last close of open file handle (its release): the fcntl lock
+ * granted through it, if one is left, goes. Every process's close of its
+ * descriptors sent a flush that dropped its own (classic) fcntl locks
+ * first, so what is left is an open file description's lock
+ * (F_OFD_SETLK, whose owner is the open file): nothing else would ever
+ * release it. */
+int flk_release_handle(struct flk *f, const char *key, void *handle);
 /* The interrupted request, if still parked, is answered EINTR. */
 void flk_interrupt(struct flk *f, void *req);
 /* Keys with a file lock, a waiter or an attempt in flight (entries of

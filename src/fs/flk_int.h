@@ -58,6 +58,7 @@ struct fholder {
 	uint64_t owner;
 	enum flk_kind kind;
 	int64_t pid;
+	void *handle; /* the open file its grant came through */
 };
 
 struct fkey {
@@ -162,7 +163,8 @@ struct waiter *flk_int_find_req(struct flk *f, void *req, struct fkey **fkp);
 /* Adds a holder of fk; lk (referenced) becomes fk's lock when it has none
  * (the first holder). -ENOMEM. */
 int flk_int_add_holder(struct fkey *fk, struct lock *lk, bool shared,
-		       uint64_t owner, enum flk_kind kind, int64_t pid);
+		       uint64_t owner, enum flk_kind kind, int64_t pid,
+		       void *handle);
 /* Takes w off fk's queue for good; when it was the last writer waiting,
  * our mark on the row is to go (*um, v, key copied). */
 void flk_int_dequeue(struct flk *f, struct fkey *fk, struct waiter *w, bool *um,

@@ -200,7 +200,8 @@ struct waiter *flk_int_find_req(struct flk *f, void *req, struct fkey **fkp)
 /* mu held. Adds a holder of fk; lk (referenced) becomes fk's lock when
  * it has none (the first holder). -ENOMEM. */
 int flk_int_add_holder(struct fkey *fk, struct lock *lk, bool shared,
-		       uint64_t owner, enum flk_kind kind, int64_t pid)
+		       uint64_t owner, enum flk_kind kind, int64_t pid,
+		       void *handle)
 {
 	struct fholder *h = calloc(1, sizeof(*h));
 
@@ -209,6 +210,7 @@ int flk_int_add_holder(struct fkey *fk, struct lock *lk, bool shared,
 	h->owner = owner;
 	h->kind = kind;
 	h->pid = pid;
+	h->handle = handle;
 	h->next = fk->holders;
 	fk->holders = h;
 	if (!fk->lk) {

@@ -242,7 +242,7 @@ static void job_done(struct flk *f, struct flk_job *j, int rc, struct lock *lk)
 		err = EINTR;
 	} else if (!rc) {
 		err = flk_int_add_holder(fk, lk, w->shared, w->owner, w->kind,
-					 w->holder.pid)
+					 w->holder.pid, w->handle)
 			      ? ENOMEM
 			      : 0;
 		if (!err && j->lent)
@@ -564,7 +564,7 @@ static bool serve_one(struct flk *f, int64_t *wake)
 	if (local && w->shared) {
 		/* A reader behind our readers: it shares the mount's lock. */
 		if (flk_int_add_holder(fk, fk->lk, true, w->owner, w->kind,
-				       w->holder.pid)) {
+				       w->holder.pid, w->handle)) {
 			reschedule(f, w, -EBUSY);
 			return true;
 		}

@@ -214,6 +214,10 @@ void fs_filelock_wait_done(struct fs *fs, uint32_t uid);
 void fs_on_granted(void *fs, void *handle, struct lock *lk);
 /* The open file's lock owner closed it: drop its file locks of kind. */
 void fs_filelock_drop(struct fs *fs, uint64_t fh, uint64_t owner, int kind);
+/* The open file's last close (release, before fs_release): the fcntl lock
+ * granted through it that no close dropped (an open file description's
+ * lock, F_OFD_SETLK) goes. */
+void fs_filelock_release_handle(struct fs *fs, uint64_t fh);
 
 /* A mount with prefix "a/b/" records the directories "a" and "a/b", so
  * that mounts of the table's root see its locks' path like any other

@@ -130,6 +130,19 @@ int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool shared,
 	return rc;
 }
 
+void fs_filelock_release_handle(struct fs *fs, uint64_t fh)
+{
+	struct fs_handle *h = fs_int_handle(fh);
+	char *key;
+
+	if (!fs->flk || h->node->fixed)
+		return;
+	key = handle_key(fs, h);
+	if (key)
+		flk_release_handle(fs->flk, key, h);
+	free(key);
+}
+
 void fs_filelock_drop(struct fs *fs, uint64_t fh, uint64_t owner, int kind)
 {
 	struct fs_handle *h = fs_int_handle(fh);

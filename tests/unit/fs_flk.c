@@ -14,7 +14,8 @@
  * through a DynamoDB outage that fails its first try. Waiters of one lock
  * owner (threads on one open file) are granted together, converting the
  * lock when their modes differ (and granting nothing when the owner let
- * the key go meanwhile). */
+ * the key go meanwhile). An open file description's lock goes at the
+ * file's last close. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -836,6 +837,46 @@ static void test_conversions_and_getlk(void)
 	teardown();
 }
 
+/* An open file description's fcntl lock (F_OFD_SETLK: its owner is the
+ * open file, which no flush names) goes at that file's last close
+ * (flk_release_handle), and a waiting request of another owner gets the
+ * key; the release of another open file leaves a process's classic lock
+ * alone. Before, nothing ever released it: the key stayed held while the
+ * mount lived. */
+static void test_ofd_lock_goes_at_release(void)
+{
+	struct flk_req ofd = sreq("ofd", 41, false, false, NULL);
+	struct flk_req other = sreq("ofd", 42, false, false, NULL);
+	struct flk_req classic = sreq("cl", 43, false, false, NULL);
+	struct lock_record row;
+	int h1, h2, req;
+
+	setup();
+	record_init(&row);
+	ofd.kind = other.kind = classic.kind = FLK_POSIX;
+	ofd.handle = &h1;
+	classic.handle = &h2;
+	CHECK_INT(flk_lock(flk, &ofd), 0);
+	CHECK_INT(flk_lock(flk, &classic), 0);
+	park(&other, &req);
+	/* Another open file's last close: neither lock goes. */
+	CHECK_INT(flk_release_handle(flk, "ofd", &h2), 0);
+	CHECK_INT(flk_release_handle(flk, "cl", &h1), 0);
+	CHECK(row_of("ofd", &row) && row_of("cl", &row));
+	CHECK_INT(answer_of(&req), -1);
+	/* Its own: the key goes to the waiter. */
+	CHECK_INT(flk_release_handle(flk, "ofd", &h1), 0);
+	for (int i = 0; i < 200 && answer_of(&req) < 0; i++)
+		usleep(10 * 1000);
+	CHECK_INT(answer_of(&req), 0);
+	CHECK_INT(flk_unlock(flk, "ofd", 42, FLK_POSIX), 0);
+	CHECK(!row_of("ofd", &row));
+	CHECK_INT(flk_unlock(flk, "cl", 43, FLK_POSIX), 0);
+	CHECK(!row_of("cl", &row));
+	record_fini(&row);
+	teardown();
+}
+
 static void test_writer_not_starved(void)
 {
 	struct mount m2; /* the other mount, on the same table */
@@ -907,5 +948,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_waiters_of_one_owner_convert);
 	CHECK_CASE(test_convert_meets_unlock);
 	CHECK_CASE(test_writer_not_starved);
+	CHECK_CASE(test_ofd_lock_goes_at_release);
 	CHECK_DONE();
 }

@@ -173,6 +173,24 @@ static int convert_locked(struct flk *f, struct fkey **fkp,
 	return *fkp ? 1 : -ENOMEM;
 }
 
+bool flk_int_lost_by_group(struct flk *f, const struct lock_holder *h,
+			   const char *key)
+{
+	struct lock *lk;
+
+	if (!lock_any_lost(f->eng))
+		return false;
+	lk = lock_find_lost(f->eng, key, h->pgid, h->pgid_start);
+	if (!lk)
+		return false;
+	lock_unref(f->eng, lk);
+	log_info(TAG,
+		 "file lock key=%s refused: process group %lld lost it and "
+		 "has not unlinked it",
+		 key, (long long)h->pgid);
+	return true;
+}
+
 int flk_lock(struct flk *f, const struct flk_req *r)
 {
 	struct fkey *fk;
@@ -180,6 +198,11 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 	bool intr, granted;
 	int rc;
 
+	/* The group must unlink a lock it lost before it takes the key
+	 * again: held for it (LOCK_NB, F_SETLK), and a wait could only end
+	 * by that unlink, which the waiting process cannot make: EDEADLK. */
+	if (flk_int_lost_by_group(f, &r->holder, r->key))
+		return r->wait ? -EDEADLK : conflict_err(r->kind);
 	pthread_mutex_lock(&f->mu);
 	if (r->wait)
 		entering_add(f, r->req);

@@ -172,6 +172,12 @@ void flk_int_dequeue(struct flk *f, struct fkey *fk, struct waiter *w, bool *um,
 /* Without mu: removes our mark (see flk_int_dequeue). */
 void flk_int_unmark(struct flk *f, bool um, const char *v, char *key);
 
+/* Whether h's process group lost key and has not unlinked it (logged):
+ * it may not take the key again until then. Takes the engine's mutex
+ * (mu may be held). */
+bool flk_int_lost_by_group(struct flk *f, const struct lock_holder *h,
+			   const char *key);
+
 /* ---- flk_take.c (mu not held) ---- */
 int flk_int_try_take(struct flk *f, const char *key,
 		     const struct lock_holder *h, struct lock *handle_lock,

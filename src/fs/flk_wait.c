@@ -247,6 +247,10 @@ static void job_done(struct flk *f, struct flk_job *j, int rc, struct lock *lk)
 			      : 0;
 		if (!err && j->lent)
 			flk_int_lend(fk);
+	} else if (rc == -EIO && flk_int_lost_by_group(f, &w->holder, j->key)) {
+		/* Its group lost the key meanwhile (another process of it
+		 * held it): the wait could only end by the group's unlink. */
+		err = EDEADLK;
 	} else {
 		if (rc != -EBUSY && rc != -EEXIST && log_enabled(LOGL_DEBUG)) {
 			char why[LOG_ERRNO_MAX];

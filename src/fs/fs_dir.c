@@ -279,6 +279,7 @@ static int list_row(void *arg, const struct store_row *row)
 		row->kind == STORE_ROW_LOCK ? row->lock->key : row->dir->key;
 	const char *rest = key + w->skip, *slash;
 	struct fs_dirent *d = NULL;
+	int64_t own_len = -1;
 	size_t len;
 	bool is_dir;
 	int rc;
@@ -295,9 +296,10 @@ static int list_row(void *arg, const struct store_row *row)
 		int64_t seen = 0;
 
 		ours = lk != NULL;
-		if (lk)
+		if (lk) {
+			own_len = fs_int_own_len(w->fs, lk);
 			lock_unref(w->fs->eng, lk);
-		else if (lock_recently_released(w->fs->eng, key))
+		} else if (lock_recently_released(w->fs->eng, key))
 			return 0; /* as a lookup answers (the index may lag) */
 		else if (!fs_int_row_live(w->fs, row->lock, &seen))
 			return 0; /* expired by observation: invisible */
@@ -351,6 +353,9 @@ static int list_row(void *arg, const struct store_row *row)
 	if (!slash && row->kind == STORE_ROW_LOCK) {
 		fs_int_lock_attr(w->fs, 0, row->lock, RENDER_HELD,
 				 clk_real_ms(w->fs->host->clk), &d->attr);
+		/* Ours: as this mount wrote it (the index may lag). */
+		if (own_len >= 0)
+			d->attr.size = (uint64_t)own_len;
 	} else {
 		d->has_row = !slash;
 		fs_int_dir_attr(w->fs, 0, slash ? NULL : row->dir, &d->attr);
@@ -434,6 +439,8 @@ static int add_own_locks(struct list_walk *w, const char *under)
 				fs_int_lock_attr(w->fs, 0, &rec, RENDER_HELD,
 						 clk_real_ms(w->fs->host->clk),
 						 &d->attr);
+				d->attr.size =
+					(uint64_t)fs_int_own_len(w->fs, lk);
 			}
 		}
 		if (lk)

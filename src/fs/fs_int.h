@@ -131,6 +131,8 @@ struct resolved {
 	int64_t seen_real_ms;  /* first sighting of a foreign row */
 	struct dir_record dir; /* K_DIR with a row */
 	bool implicit;	       /* K_DIR without a row */
+	int64_t own_len; /* ours: its data's length with pending writes, or
+			  * -1 (fs_wb_len) */
 };
 
 /* Another owner's lock as a listing (readdirplus) showed it to one
@@ -241,6 +243,10 @@ int fs_int_resolve(struct fs *fs, const char *rel, bool both,
  * free without a request when a lookup found it free moments ago
  * (FS_ABSENT_MS). */
 int fs_int_resolve_name(struct fs *fs, const char *rel, struct resolved *out);
+/* The size this mount shows of its own lock lk: its data as the holder
+ * wrote it, pending writes included (fs_wb_len), else as the engine last
+ * wrote it. */
+int64_t fs_int_own_len(struct fs *fs, struct lock *lk);
 void fs_int_resolved_attr(const struct fs *fs, uint64_t ino, const char *rel,
 			  const struct resolved *r, struct fs_attr *a);
 int fs_int_child_rel(struct fs *fs, uint64_t parent, const char *name,

@@ -17,6 +17,7 @@
 void fs_int_resolved_init(struct resolved *r)
 {
 	memset(r, 0, sizeof(*r));
+	r->own_len = -1;
 	record_init(&r->rec);
 	dir_record_init(&r->dir);
 }
@@ -95,6 +96,8 @@ static int resolve(struct fs *fs, const char *rel, bool both, bool remember,
 		enum lock_state st;
 
 		rc = lock_snapshot(fs->eng, lk, &out->rec, &st);
+		/* Data written and not in the table yet is in its size. */
+		out->own_len = fs_wb_len(fs->wb, lk);
 		lock_unref(fs->eng, lk);
 		if (!rc) {
 			out->kind = K_FILE;
@@ -160,15 +163,32 @@ int fs_int_resolve_name(struct fs *fs, const char *rel, struct resolved *out)
 	return resolve(fs, rel, true, true, out);
 }
 
+int64_t fs_int_own_len(struct fs *fs, struct lock *lk)
+{
+	struct lock_record rec;
+	int64_t len = fs_wb_len(fs->wb, lk);
+
+	if (len >= 0)
+		return len;
+	record_init(&rec);
+	if (!lock_snapshot(fs->eng, lk, &rec, NULL))
+		len = rec.has_data ? (int64_t)rec.data_len : 0;
+	record_fini(&rec);
+	return len < 0 ? 0 : len;
+}
+
 void fs_int_resolved_attr(const struct fs *fs, uint64_t ino, const char *rel,
 			  const struct resolved *r, struct fs_attr *a)
 {
 	if (r->kind == K_DIR) {
 		fs_int_dir_attr(fs, ino, r->implicit ? NULL : &r->dir, a);
 		fs_dirstat_apply(fs->dirstat, rel, a);
-	} else
+	} else {
 		fs_int_lock_attr(fs, ino, &r->rec, r->state, r->seen_real_ms,
 				 a);
+		if (r->ours && r->own_len >= 0)
+			a->size = (uint64_t)r->own_len;
+	}
 }
 
 /* ---- names ------------------------------------------------------------- */

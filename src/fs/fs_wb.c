@@ -311,6 +311,21 @@ int fs_wb_modify(struct fs_wb *wb, struct lock *lk, const void *buf, size_t len,
 	return rc;
 }
 
+int64_t fs_wb_len(struct fs_wb *wb, struct lock *lk)
+{
+	struct wb_entry *e;
+	int64_t len = -1;
+
+	if (!wb || !lk)
+		return -1;
+	pthread_mutex_lock(&wb->mu);
+	e = entry_get(wb, lk, false);
+	if (e && e->loaded)
+		len = (int64_t)e->len;
+	pthread_mutex_unlock(&wb->mu);
+	return len;
+}
+
 int fs_wb_flush(struct fs_wb *wb, struct lock *lk)
 {
 	struct wb_entry *e;

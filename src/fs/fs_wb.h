@@ -39,6 +39,11 @@ void fs_wb_free(struct fs_wb *wb);
  * write's error). */
 int fs_wb_modify(struct fs_wb *wb, struct lock *lk, const void *buf, size_t len,
 		 int64_t off, int64_t truncate);
+/* The length of lk's data as its holder wrote it, pending writes
+ * included, when an entry has it; else -1 (the lock's record has it).
+ * What stat shows the holder: an O_APPEND write goes where the kernel's
+ * size says, which a stat refreshes. */
+int64_t fs_wb_len(struct fs_wb *wb, struct lock *lk);
 /* Writes lk's pending data now and waits for a write in flight. 0, or the
  * error of that write or of an earlier one in the background. */
 int fs_wb_flush(struct fs_wb *wb, struct lock *lk);

@@ -71,7 +71,7 @@ struct flk *flk_new(const struct flk_config *cfg, struct lock_engine *eng,
 		    struct metrics *m);
 int flk_start(struct flk *f);
 /* Stops the wait thread and its workers, answering every parked request
- * EINTR. */
+ * ENOLCK (EINTR if a signal interrupted it). */
 void flk_stop(struct flk *f);
 /* What the wait thread does when it wakes, done now by the caller: sweeps
  * if due and serves every due waiter. Returns the host's time of the next

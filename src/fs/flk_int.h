@@ -14,6 +14,7 @@
 #ifndef LOCKFS_FLK_INT_H
 #define LOCKFS_FLK_INT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -50,6 +51,17 @@ struct waiter {
 	int64_t backoff_ms;
 	int64_t since_mono_ms; /* when it began to wait (its next mark) */
 };
+
+/* The answer to a wait that ends without a grant: EINTR only when a
+ * signal interrupted it (the kernel turns a lock request's EINTR into a
+ * restart of the call, which only a pending signal resolves: without
+ * one the caller would get errno 512); ENOLCK when the daemon stops
+ * (the lock can no longer be decided, as when DynamoDB cannot be
+ * reached). */
+static inline int flk_int_end_err(const struct waiter *w)
+{
+	return w->interrupted ? EINTR : ENOLCK;
+}
 
 /* One file lock holding a key: an open file (flock) or a process
  * (fcntl), known by its lock owner. */

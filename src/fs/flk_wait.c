@@ -15,8 +15,8 @@
  * joins it (lock_writer_mark), refreshes the mark every heartbeat and
  * removes it when no writer waits any more. The wait thread also sweeps
  * the entries of released or lost locks; flk_stop answers every parked
- * request EINTR. Time is the host's clock. Threads: the wait thread, the
- * workers, and the caller of flk_start and flk_stop; f->mu as in
+ * request ENOLCK (flk_int_end_err). Time is the host's clock. Threads: the wait
+ * thread, the workers, and the caller of flk_start and flk_stop; f->mu as in
  * flk_int.h (a key's `taking` keeps any other thread from serving or
  * trying it while a worker's request for it is in flight). */
 #include "flk_int.h"
@@ -239,7 +239,7 @@ static void job_done(struct flk *f, struct flk_job *j, int rc, struct lock *lk)
 	pthread_cond_broadcast(&f->cv);
 
 	if (!rc && (w->interrupted || f->stopping)) {
-		err = EINTR;
+		err = flk_int_end_err(w);
 	} else if (!rc) {
 		err = flk_int_add_holder(fk, lk, w->shared, w->owner, w->kind,
 					 w->holder.pid, w->handle)
@@ -268,7 +268,7 @@ static void job_done(struct flk *f, struct flk_job *j, int rc, struct lock *lk)
 			free(j);
 			return;
 		}
-		err = EINTR;
+		err = flk_int_end_err(w);
 	}
 	if (!err)
 		lock_ref(lk); /* the answer's, until on_granted took its own */
@@ -326,7 +326,7 @@ static void run_convert(struct flk *f, struct flk_job *j)
 	if (lk)
 		lock_unref(f->eng, lk);
 	if (w->interrupted || f->stopping) {
-		answer(f, fk, w, j->key, NULL, false, true, EINTR);
+		answer(f, fk, w, j->key, NULL, false, true, flk_int_end_err(w));
 	} else {
 		reschedule(f, w, rc == 1 ? -EBUSY : rc);
 		free(j->key);
@@ -783,7 +783,7 @@ void flk_stop(struct flk *f)
 		struct waiter *w = d.list;
 
 		d.list = w->next;
-		f->cfg.reply(w->req, EINTR);
+		f->cfg.reply(w->req, flk_int_end_err(w));
 		free(w);
 	}
 }

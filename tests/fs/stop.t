@@ -8,7 +8,7 @@
 # one only then, never before.
 . "$(dirname "$0")/lib.sh"
 
-plan 9
+plan 12
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -68,3 +68,33 @@ wait_for 15 try_acquire "$B/t2"
 got=$(($(now_ms) - stopped))
 diag "B took t2 $got ms after C stopped"
 ok $((!(got >= 3000 && got < 15000))) "B takes t2 once it lapses, a lease after its first sighting ($got ms)"
+
+# ---- waiters of a stopping mount get a real errno ---------------------------
+# d waits in flock(1) and F_SETLKW for a key b holds, then d's daemon is
+# stopped: each wait ends with ENOLCK (flock(1): "No locks available",
+# exit 71, as when DynamoDB is out of reach), never errno 512 (EINTR
+# answered without a signal pending: the kernel restarts the call).
+ENDPOINT=$PROXY_ENDPOINT mount_start d "owner=stop-d,$OPT" ||
+	{ echo "Bail out! cannot mount d"; exit 1; }
+D=$(mnt d)
+try_acquire "$B/w" || diag "b cannot take w"
+(exec timeout --foreground 30 flock -x "$D/w" true) 2>"$WORK/w-flock.err" &
+fw=$!
+(exec timeout --foreground 30 python3 -c '
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDONLY, 0o644)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_SH)
+    print("granted")
+except OSError as e:
+    print(os.strerror(e.errno))' "$D/w") >"$WORK/w-setlkw.out" 2>&1 &
+pw=$!
+sleep 1.5 # both parked
+kill -TERM "$(daemon_pid d)"
+_reap "$fw" 20
+is "$?" 71 "d stopped: flock(1) waiting on it exits 71 (ENOLCK), not 65"
+like "$(cat "$WORK/w-flock.err")" 'No locks available' "and says No locks available"
+_reap "$pw" 20 >/dev/null
+is "$(cat "$WORK/w-setlkw.out")" "No locks available" "an F_SETLKW waiter gets ENOLCK too"
+_reap "$(daemon_pid d)" 20 >/dev/null
+unset "_daemon[d]"

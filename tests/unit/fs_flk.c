@@ -877,6 +877,29 @@ static void test_ofd_lock_goes_at_release(void)
 	teardown();
 }
 
+/* The daemon stops with requests parked: one a signal interrupted is
+ * answered EINTR, the others ENOLCK. EINTR without a signal pending
+ * reached the caller as errno 512 (the kernel restarts an interrupted
+ * lock request, ERESTARTSYS, which only a signal resolves). */
+static void test_stop_answers_enolck(void)
+{
+	struct flk_req a = sreq("st", 51, false, false, NULL);
+	struct flk_req b = sreq("st", 52, false, false, NULL);
+	int req_a, req_b;
+
+	setup();
+	foreign_row("st");
+	park(&a, &req_a);
+	park(&b, &req_b);
+	flk_interrupt(flk, &req_b);
+	for (int i = 0; i < 200 && answer_of(&req_b) < 0; i++)
+		usleep(10 * 1000);
+	CHECK_INT(answer_of(&req_b), EINTR);
+	flk_stop(flk);
+	CHECK_INT(answer_of(&req_a), ENOLCK);
+	teardown();
+}
+
 static void test_writer_not_starved(void)
 {
 	struct mount m2; /* the other mount, on the same table */
@@ -949,5 +972,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_convert_meets_unlock);
 	CHECK_CASE(test_writer_not_starved);
 	CHECK_CASE(test_ofd_lock_goes_at_release);
+	CHECK_CASE(test_stop_answers_enolck);
 	CHECK_DONE();
 }

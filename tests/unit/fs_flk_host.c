@@ -90,7 +90,7 @@ static void mount_up(struct mount *m, const char *owner, bool with_flk)
 static void mount_down(struct mount *m)
 {
 	if (m->flk)
-		flk_stop(m->flk); /* no thread: answers the parked EINTR */
+		flk_stop(m->flk); /* no thread: answers the parked ENOLCK */
 	lock_release_all(m->eng);
 	flk_free(m->flk);
 	lock_engine_free(m->eng);

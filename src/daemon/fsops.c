@@ -685,9 +685,13 @@ static void op_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 {
 	bool held = false, held_shared = false;
 	int64_t pid = 0;
-	int rc = fs_filelock_get(fs_of(req), fi->fh, fi->lock_owner,
-				 lock->l_type == F_RDLCK, &held, &held_shared,
-				 &pid);
+	struct fs_ctx c;
+	int rc;
+
+	ctx_of(req, &c);
+	rc = fs_filelock_get(fs_of(req), &c, fi->fh, fi->lock_owner,
+			     lock->l_type == F_RDLCK, &held, &held_shared,
+			     &pid);
 
 	count_op(req, FOP_GETLK);
 	if (rc) {

@@ -427,9 +427,12 @@ int flk_release_handle(struct flk *f, const char *key, void *handle)
 	return unlock(f, key, 0, FLK_POSIX, handle);
 }
 
-int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool shared,
-	      bool *held, bool *held_shared, int64_t *pid)
+int flk_getlk(struct flk *f, const struct flk_req *r, bool *held,
+	      bool *held_shared, int64_t *pid)
 {
+	const char *key = r->key;
+	uint64_t owner = r->owner;
+	bool shared = r->shared;
 	struct lock_record row;
 	struct lock *local;
 	struct fkey *fk;
@@ -462,6 +465,11 @@ int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool shared,
 	} else {
 		pthread_mutex_unlock(&f->mu);
 	}
+	/* The asker's own open file or process group holds the key by a
+	 * create: its lock would be granted at once (own_lock), so none is
+	 * reported. */
+	if (!ours && own_lock(f, r))
+		return 0;
 	local = ours ? NULL : lock_find(f->eng, key);
 	if (local) {
 		*held_shared = lock_is_shared(f->eng, local);

@@ -117,10 +117,12 @@ void flk_interrupt(struct flk *f, void *req);
 /* Keys with a file lock, a waiter or an attempt in flight (entries of
  * released or lost locks are swept within a second). */
 size_t flk_key_count(struct flk *f);
-/* F_GETLK for a read lock (shared) or a write lock: *held set when
- * someone else holds key in a conflicting way (a share conflicts with a
+/* F_GETLK for r (its key, owner, shared, holder and handle_lock): *held
+ * set when someone else holds key in a conflicting way (not the lock the
+ * asker's own open file or process group took with O_CREAT, which its
+ * request would be granted at once) (a share conflicts with a
  * write lock only), *held_shared when that holder's lock is shared; *pid
  * is the holder's pid when it is a process on this host, else 0. */
-int flk_getlk(struct flk *f, const char *key, uint64_t owner, bool shared,
-	      bool *held, bool *held_shared, int64_t *pid);
+int flk_getlk(struct flk *f, const struct flk_req *r, bool *held,
+	      bool *held_shared, int64_t *pid);
 #endif

@@ -204,9 +204,10 @@ struct flk;
 void fs_set_flk(struct fs *fs, struct flk *flk);
 int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		uint64_t owner, int kind, int type, bool wait, void *req);
-/* F_GETLK: shared asks about a read lock (see flk_getlk). */
-int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool shared,
-		    bool *held, bool *held_shared, int64_t *pid);
+/* F_GETLK by ctx: shared asks about a read lock (see flk_getlk). */
+int fs_filelock_get(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
+		    uint64_t owner, bool shared, bool *held, bool *held_shared,
+		    int64_t *pid);
 /* A request parked by fs_filelock (-EINPROGRESS) was answered: gives back
  * the waiter it counted for uid. */
 void fs_filelock_wait_done(struct fs *fs, uint32_t uid);

@@ -111,10 +111,12 @@ void fs_on_granted(void *arg, void *handle, struct lock *lk)
 		lock_unref(fs->eng, old);
 }
 
-int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool shared,
-		    bool *held, bool *held_shared, int64_t *pid)
+int fs_filelock_get(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
+		    uint64_t owner, bool shared, bool *held, bool *held_shared,
+		    int64_t *pid)
 {
 	struct fs_handle *h = fs_int_handle(fh);
+	struct flk_req r = { .owner = owner, .shared = shared };
 	char *key;
 	int rc;
 
@@ -123,9 +125,17 @@ int fs_filelock_get(struct fs *fs, uint64_t fh, uint64_t owner, bool shared,
 	key = handle_key(fs, h);
 	if (!key)
 		return h->node->fixed ? -EINVAL : -ENOMEM;
-	rc = filelock_err(
-		flk_getlk(fs->flk, key, owner, shared, held, held_shared, pid),
-		"getlk", key);
+	r.key = key;
+	pthread_mutex_lock(&fs->mu);
+	r.handle_lock = h->holding ? h->lk : NULL;
+	if (r.handle_lock)
+		lock_ref(r.handle_lock);
+	pthread_mutex_unlock(&fs->mu);
+	fs_int_holder_from_ctx(fs, ctx, 0644, &r.holder);
+	rc = filelock_err(flk_getlk(fs->flk, &r, held, held_shared, pid),
+			  "getlk", key);
+	if (r.handle_lock)
+		lock_unref(fs->eng, r.handle_lock);
 	free(key);
 	return rc;
 }

@@ -4,11 +4,13 @@
 # distributed locks like F_SETLK, owned by the open file: they go at its
 # last close (or the death of the last process that had it), not at any
 # one process's close. Before, nothing released them: the key stayed held,
-# heartbeated, until someone removed the file. Mount a goes through the
-# fault proxy (2 ms each way); b takes the keys from outside.
+# heartbeated, until someone removed the file. And F_GETLK on the file
+# that took the key with O_CREAT|O_EXCL reports no conflict (its F_SETLK
+# is granted at once); it reported the asker's own lock. Mount a goes
+# through the fault proxy (2 ms each way); b takes the keys from outside.
 . "$(dirname "$0")/lib.sh"
 
-plan 13
+plan 14
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -109,3 +111,21 @@ is "$(tr -d '\n' <"$WORK/k4.turns")" "inoutinoutinoutinout" \
 wait_for 10 takeable "$B/k4"
 ok $? "b takes k4 after the last one closed"
 expect 0 flock "$A/k4" O_CREAT,O_RDONLY ex,nb
+
+# ---- F_GETLK on the file that took the key with O_CREAT|O_EXCL --------------
+# Its F_SETLK is granted at once (the fcntl lock adopts the create's), so
+# F_GETLK must say F_UNLCK, as POSIX has it; from another mount, the lock.
+out=$(WORK=$WORK timeout --foreground 30 python3 - "$A/k5" "$B/k5" <<'PY'
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
+q = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0)
+def getlk(f):
+    t = struct.unpack("hhqqi", fcntl.fcntl(f, fcntl.F_GETLK, q))[0]
+    return {fcntl.F_UNLCK: "F_UNLCK", fcntl.F_WRLCK: "F_WRLCK", fcntl.F_RDLCK: "F_RDLCK"}[t]
+own = getlk(fd)
+fcntl.fcntl(fd, fcntl.F_SETLK, q)
+fb = os.open(sys.argv[2], os.O_RDONLY)
+print(own, "granted", getlk(fb))
+PY
+)
+is "$out" "F_UNLCK granted F_WRLCK" "F_GETLK on the creating fd: F_UNLCK, and F_SETLK granted; from b: F_WRLCK"

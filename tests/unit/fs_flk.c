@@ -30,6 +30,11 @@
 #include "store_fault.h"
 #include "store_mem.h"
 
+/* An F_GETLK request of owner for key (a read lock: shared), from no open
+ * file and no process group of a create. */
+#define GETLK(k, o, s)                                                         \
+	((struct flk_req){ .key = (k), .owner = (o), .shared = (s) })
+
 /* A mount: its own engine and flk, their threads running, on mem behind
  * its own store_fault. */
 struct mount {
@@ -798,7 +803,7 @@ static void test_conversions_and_getlk(void)
 	record_init(&row);
 	/* Exclusive to shared: one write, and then others may share. */
 	CHECK_INT(flk_lock(flk, &x1), 0);
-	CHECK_INT(flk_getlk(flk, "c", 2, true, &held, &hs, &pid), 0);
+	CHECK_INT(flk_getlk(flk, &GETLK("c", 2, true), &held, &hs, &pid), 0);
 	CHECK(held && !hs);
 	CHECK_INT(pid, getpid());
 	CHECK_INT(flk_lock(flk, &s2), -EWOULDBLOCK);
@@ -806,14 +811,14 @@ static void test_conversions_and_getlk(void)
 	CHECK(row_of("c", &row) && row.shared && row.n_readers == 1);
 	CHECK_INT(flk_lock(flk, &s2), 0);
 	/* F_GETLK: a share conflicts with a write lock only. */
-	CHECK_INT(flk_getlk(flk, "c", 3, true, &held, &hs, &pid), 0);
+	CHECK_INT(flk_getlk(flk, &GETLK("c", 3, true), &held, &hs, &pid), 0);
 	CHECK(!held);
-	CHECK_INT(flk_getlk(flk, "c", 3, false, &held, &hs, &pid), 0);
+	CHECK_INT(flk_getlk(flk, &GETLK("c", 3, false), &held, &hs, &pid), 0);
 	CHECK(held && hs);
 	/* Shared to exclusive is not atomic: the share goes first, and the
 	 * upgrade fails while another reader holds on. */
 	CHECK_INT(flk_lock(flk, &x1), -EWOULDBLOCK);
-	CHECK_INT(flk_getlk(flk, "c", 2, false, &held, &hs, &pid), 0);
+	CHECK_INT(flk_getlk(flk, &GETLK("c", 2, false), &held, &hs, &pid), 0);
 	CHECK(!held); /* only 2's own share is left */
 	CHECK_INT(flk_unlock(flk, "c", 2, FLK_FLOCK), 0);
 	CHECK(!row_of("c", &row));
@@ -877,6 +882,32 @@ static void test_ofd_lock_goes_at_release(void)
 	teardown();
 }
 
+/* F_GETLK on the open file that took the key with O_CREAT|O_EXCL: no
+ * conflict (its F_SETLK is granted at once, adopting that lock); from
+ * anyone else, the lock. Before, the asker's own lock was reported. */
+static void test_getlk_own_create(void)
+{
+	struct lock_holder h = holder();
+	struct flk_req own = GETLK("g", 61, false);
+	bool held, hs;
+	int64_t pid;
+	struct lock *lk;
+
+	setup();
+	CHECK_INT(lock_acquire(eng, "g", &h, &lk, NULL, NULL), 0);
+	own.handle_lock = lk;
+	CHECK_INT(flk_getlk(flk, &own, &held, &hs, &pid), 0);
+	CHECK(!held);
+	CHECK_INT(flk_getlk(flk, &GETLK("g", 62, false), &held, &hs, &pid), 0);
+	CHECK(held && !hs);
+	CHECK_INT(pid, getpid());
+	own.kind = FLK_POSIX;
+	CHECK_INT(flk_lock(flk, &own), 0); /* and F_SETLK is granted */
+	CHECK_INT(flk_unlock(flk, "g", 61, FLK_POSIX), 0);
+	lock_unref(eng, lk);
+	teardown();
+}
+
 /* The daemon stops with requests parked: one a signal interrupted is
  * answered EINTR, the others ENOLCK. EINTR without a signal pending
  * reached the caller as errno 512 (the kernel restarts an interrupted
@@ -918,10 +949,10 @@ static void test_writer_not_starved(void)
 	record_init(&row);
 	/* The other mount's readers hold "m": our F_GETLK sees a share. */
 	CHECK_INT(flk_lock(m2.flk, &a), 0);
-	CHECK_INT(flk_getlk(flk, "m", 9, false, &held, &hs, &pid), 0);
+	CHECK_INT(flk_getlk(flk, &GETLK("m", 9, false), &held, &hs, &pid), 0);
 	CHECK(held && hs);
 	CHECK_INT(pid, 0);
-	CHECK_INT(flk_getlk(flk, "m", 9, true, &held, &hs, &pid), 0);
+	CHECK_INT(flk_getlk(flk, &GETLK("m", 9, true), &held, &hs, &pid), 0);
 	CHECK(!held);
 	/* Our writer waits, and marks the row at its first poll. */
 	CHECK_INT(flk_lock(flk, &w), -EINPROGRESS);
@@ -973,5 +1004,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_writer_not_starved);
 	CHECK_CASE(test_ofd_lock_goes_at_release);
 	CHECK_CASE(test_stop_answers_enolck);
+	CHECK_CASE(test_getlk_own_create);
 	CHECK_DONE();
 }

@@ -19,6 +19,11 @@
 #include "log.h"
 #include "store_mem.h"
 
+/* An F_GETLK request of owner for key (a read lock: shared), from no open
+ * file and no process group of a create. */
+#define GETLK(k, o, s)                                                         \
+	((struct flk_req){ .key = (k), .owner = (o), .shared = (s) })
+
 #define POLL_MIN_MS 50
 #define POLL_MAX_MS 400
 
@@ -161,7 +166,8 @@ static bool held_for_others(const char *key)
 	bool held, held_shared;
 	int64_t pid;
 
-	CHECK_INT(flk_getlk(a.flk, key, 999, false, &held, &held_shared, &pid),
+	CHECK_INT(flk_getlk(a.flk, &GETLK(key, 999, false), &held, &held_shared,
+			    &pid),
 		  0);
 	return held;
 }

@@ -229,7 +229,7 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		if (r.kind == K_FILE)
 			e->entry_timeout_s = 0;
 	}
-	if (!rc && r.kind == K_DIR && !r.implicit)
+	if (!rc && r.kind == K_DIR && !r.implicit && !r.from_view)
 		fs_int_dir_confirmed(fs, rel, asked_mono_ms, &r.dir);
 	fs_int_resolved_fini(&r);
 	free(rel);
@@ -283,7 +283,7 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 			fs_int_resolved_attr(fs, ino, rel, &r, a);
 		if (!rc && is_dir)
 			fs_int_dir_view_set(fs, ino, a);
-		if (!rc && is_dir && !r.implicit)
+		if (!rc && is_dir && !r.implicit && !r.from_view)
 			fs_int_dir_confirmed(fs, rel, asked_mono_ms, &r.dir);
 	}
 	if (!rc && !is_dir) {

@@ -131,6 +131,8 @@ struct resolved {
 	int64_t seen_real_ms;  /* first sighting of a foreign row */
 	struct dir_record dir; /* K_DIR with a row */
 	bool implicit;	       /* K_DIR without a row */
+	bool from_view;	 /* K_DIR: dir is this mount's view of a row that is
+			  * gone (a lock of ours below it), not a read */
 	int64_t own_len; /* ours: its data's length with pending writes, or
 			  * -1 (fs_wb_len) */
 };

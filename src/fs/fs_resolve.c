@@ -76,6 +76,31 @@ bool fs_int_row_live(struct fs *fs, const struct lock_record *r,
 	return !lapsed && !lock_row_free(fs->eng, r);
 }
 
+/* The row of directory rel as this mount last saw it (fs_dircheck writes
+ * it back), into d with key full; false when never seen. */
+static bool held_dir_view(struct fs *fs, const char *rel, const char *full,
+			  struct dir_record *d)
+{
+	char *pk = fs_int_path_key(rel, true);
+	struct fs_node *n;
+	bool seen = false;
+
+	pthread_mutex_lock(&fs->mu);
+	n = pk ? smap_get(&fs->by_path, pk) : NULL;
+	if (n && n->dir_row_seen) {
+		d->mode = n->dir_row.mode;
+		d->uid = n->dir_row.uid;
+		d->gid = n->dir_row.gid;
+		d->created_real_ms = n->dir_row.created_real_ms;
+		seen = true;
+	}
+	pthread_mutex_unlock(&fs->mu);
+	free(pk);
+	if (seen && !(d->key = strdup(full)))
+		seen = false;
+	return seen;
+}
+
 /* What rel is now. both: ask for the lock and the directory row at once
  * (lookup); otherwise only the lock row (getattr of a file). remember: a
  * kernel's lookup, which may be answered by a name found free moments ago,
@@ -137,13 +162,18 @@ static int resolve(struct fs *fs, const char *rel, bool both, bool remember,
 	} else if (sl.has_dir) {
 		out->kind = K_DIR;
 		rc = dir_record_copy(&out->dir, &sl.dir);
-	} else if (both && (fs_int_implicit_dir_known(fs, full) ||
-			    lock_holds_below(fs->eng, full))) {
-		/* Known through keys below it: a listing showed them, or
-		 * this mount holds one (its marker may be gone: an rmdir
-		 * elsewhere; the holder must still reach its lock). */
+	} else if (both && fs_int_implicit_dir_known(fs, full)) {
+		/* Known through keys below it: a listing showed them. */
 		out->kind = K_DIR;
 		out->implicit = true;
+	} else if (both && lock_holds_below(fs->eng, full)) {
+		/* This mount holds a lock below it, whose marker is gone (an
+		 * rmdir elsewhere, fs_dircheck writes it back): the holder
+		 * must still reach its lock, and sees the directory as it
+		 * last saw its row (not open to all, as the root is). */
+		out->kind = K_DIR;
+		out->from_view = held_dir_view(fs, rel, full, &out->dir);
+		out->implicit = !out->from_view;
 	}
 	store_lookup_fini(&sl);
 	if (remember && !rc && out->kind == K_NONE)

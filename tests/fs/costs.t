@@ -23,7 +23,9 @@ snap() { proxy_ctl stats | tr ' ' '\n' | grep -E '^[A-Z][A-Za-z]+=[0-9]+$' | sor
 # cost SETUP CMD TEARDOWN: the requests CMD made (bash -c, after SETUP,
 # and until 0.3 s after it ended: a write at the file's release comes
 # after close returns; before TEARDOWN), as "Op=N ..." sorted by name,
-# "none" for none; the answer of two of three runs (else the cheapest).
+# "none" for none; the cheapest of three runs (what an idiom costs, every
+# run pays: a load-induced extra, a directory looked up again after its
+# entry expired on a slow machine, only ever adds).
 # In each run @ stands for a name of its own, so that no run is served by
 # what an earlier one left in memory (a key released or found free
 # moments ago). Every run's counts go to WORK/runs.
@@ -50,14 +52,8 @@ cost() {
 		echo "run $run: $c: $d" >>"$WORK/runs"
 		eval "r$i=\$d"
 	done
-	if [ "$r1" = "$r2" ] || [ "$r1" = "$r3" ]; then
-		echo "$r1"
-	elif [ "$r2" = "$r3" ]; then
-		echo "$r2"
-	else
-		n=$(printf '%s\n' "$r1" "$r2" "$r3" | awk '{ t = 0; for (i = 1; i <= NF; i++) { split($i, p, "="); t += p[2] } print t, $0 }' | sort -n | head -n 1)
-		echo "${n#* }"
-	fi
+	n=$(printf '%s\n' "$r1" "$r2" "$r3" | awk '{ t = 0; for (i = 1; i <= NF; i++) { split($i, p, "="); t += p[2] } print t, $0 }' | sort -s -n -k1,1 | head -n 1)
+	echo "${n#* }"
 }
 # check WANT DESC SETUP CMD TEARDOWN: is the cost of CMD WANT, with the
 # runs' counts as diagnostics.

@@ -223,9 +223,16 @@ ok $? "python acquires s/p on a table swept by two mounts"
 wait_for 10 sh -c '"$1" readdir "$2" | grep -qx p && "$1" readdir "$3" | grep -qx p' _ "$T" "$E_/s" "$F/s"
 ok $? "within a few seconds both mounts list it"
 expect EEXIST open "$E_/s/p" O_CREAT,O_EXCL,O_RDONLY 0644
-lsreq "$E_" "$E_/s"
+# The fewest Scans of three listings: the sweep's own Scan, every second
+# or so, may fall inside one listing's window (a TSan daemon on a loaded
+# machine lists slowly), but a listing by a Scan would Scan in all three.
+min_s=99
+for _ in 1 2 3; do
+	lsreq "$E_" "$E_/s"
+	[ "$S" -lt "$min_s" ] && min_s=$S
+done
 is "$LS_OUT" "p " "after meeting the python row, ls s shows it"
-ok $((!(S == 0))) "and a swept auto mount still lists by the index ($S Scans)"
+ok $((!(min_s == 0))) "and a swept auto mount still lists by the index ($min_s Scans, the fewest of three listings)"
 s0=$(pread Scan) n0=$(proxy_ctl stats | tr ' ' '\n' | sed -n 's/^Scan=//p')
 sleep 10
 n1=$(proxy_ctl stats | tr ' ' '\n' | sed -n 's/^Scan=//p')

@@ -26,12 +26,14 @@ A=$(mnt a) B=$(mnt b) C=$(mnt c)
 N=200
 
 # ---- 200 locks, about one write per period ------------------------------------
-fails=0
+fails=0 why=
 for i in $(seq 1 $N); do
-	"$T" open "$A/k$i" O_CREAT,O_EXCL,O_RDONLY 0644 >/dev/null 2>&1 ||
+	out=$("$T" open "$A/k$i" O_CREAT,O_EXCL,O_RDONLY 0644 2>&1) || {
 		fails=$((fails + 1))
+		[ -n "$why" ] || why="k$i: $out"
+	}
 done
-is "$fails" 0 "A acquires $N keys"
+is "$fails" 0 "A acquires $N keys${why:+ (the first failure: $why)}"
 hold_start h "$A/held" O_CREAT,O_EXCL,O_RDWR 0644
 is "$HOUT" ready "A's holder acquires 'held' and keeps its fd"
 text=$(cat "$A/k1")

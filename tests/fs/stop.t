@@ -78,6 +78,7 @@ ENDPOINT=$PROXY_ENDPOINT mount_start d "owner=stop-d,$OPT" ||
 	{ echo "Bail out! cannot mount d"; exit 1; }
 D=$(mnt d)
 try_acquire "$B/w" || diag "b cannot take w"
+w0=$("$T" read "$D/.lockfs/metrics" | sed -n 's/^lockfs_waits_total //p')
 (exec timeout --foreground 30 flock -x "$D/w" true) 2>"$WORK/w-flock.err" &
 fw=$!
 (exec timeout --foreground 30 python3 -c '
@@ -89,7 +90,12 @@ try:
 except OSError as e:
     print(os.strerror(e.errno))' "$D/w") >"$WORK/w-setlkw.out" 2>&1 &
 pw=$!
-sleep 1.5 # both parked
+# both parked (a sleep was not enough on a loaded machine: python3 had
+# not yet opened w when the daemon stopped, and its open met the bare
+# mountpoint: EPERM)
+wait_for 20 sh -c "[ \"\$(\"$T\" read \"$D/.lockfs/metrics\" | sed -n 's/^lockfs_waits_total //p')\" -ge $((${w0:-0} + 2)) ]" ||
+	diag "the two waiters were not both parked within 20 s"
+sleep 0.2 # the second has sent its first poll
 kill -TERM "$(daemon_pid d)"
 _reap "$fw" 20
 is "$?" 71 "d stopped: flock(1) waiting on it exits 71 (ENOLCK), not 65"

@@ -20,9 +20,11 @@
  * lockfs_t_fd.c (verbs on an open file), lockfs_t_path.c (verbs on a
  * path), lockfs_t_hold.c, lockfs_t_race.c. One thread. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lockfs_t.h"
 
@@ -124,6 +126,7 @@ void usage(void)
 	      "  flock PATH FLAGS ex|sh|un[,nb]\n"
 	      "  setlk PATH FLAGS wr|rd|un[,wait]   trust PATH\n"
 	      "  race PATH flock|setlk N       cycle PATH N\n"
+	      "  timed VERB ARGS...            VERB, then \"ms N\": its time\n"
 	      "escapes in paths and data: \\xNN  \\\\  \\{N}C\n",
 	      stderr);
 	exit(2);
@@ -138,18 +141,42 @@ const char *__asan_default_options(void)
 	return "detect_leaks=0";
 }
 
+/* Milliseconds of CLOCK_MONOTONIC. */
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 int main(int argc, char **argv)
 {
 	const char *verb;
+	double t0 = 0;
+	bool timed = false;
 	int rc;
 
 	/* Every line reaches the test at once, whatever ends the process. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 4 && !strcmp(argv[1], "timed")) {
+		/* The verb's own time, without this process's start, which a
+		 * loaded machine makes long and uneven. */
+		timed = true;
+		argv++;
+		argc--;
+	}
 	if (argc < 3)
 		usage();
 	verb = argv[1];
 	argv += 2;
 	argc -= 2;
+	if (timed) {
+		if (!strcmp(verb, "hold") || !strcmp(verb, "race") ||
+		    !strcmp(verb, "cycle"))
+			usage();
+		t0 = mono_ms();
+	}
 
 	if (!strcmp(verb, "hold"))
 		return hold(argc, argv);
@@ -162,5 +189,7 @@ int main(int argc, char **argv)
 		rc = path_verb(verb, argc, argv);
 	if (rc < 0)
 		usage();
+	if (timed)
+		printf("ms %.0f\n", mono_ms() - t0);
 	return rc;
 }

@@ -557,6 +557,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	struct fs_ctx c;
 	char *buf = size ? malloc(size) : NULL;
 	ssize_t n;
 
@@ -565,7 +566,8 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = fs_listxattr(fs_of(req), ino, buf, size);
+	ctx_of(req, &c);
+	n = fs_listxattr(fs_of(req), &c, ino, buf, size);
 	reply_xattr(req, n, buf, size);
 	free(buf);
 }

@@ -199,18 +199,12 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	fs_int_resolved_init(&r);
 	asked_mono_ms = clk_mono_ms(fs->host->clk);
 	rc = fs_int_resolve_name(fs, rel, &r);
-	if (!rc && r.kind == K_NONE) {
-		struct lock *lost = fs_int_lost_of_caller(fs, ctx, rel);
-
+	/* A lock the caller's group lost shows to it as lost, whatever the
+	 * row now is; a lock this mount holds cannot be one. */
+	if (!rc && !r.ours && r.kind != K_DIR)
+		fs_int_lost_view(fs, ctx, rel, &r);
+	if (!rc && r.kind == K_NONE)
 		rc = -ENOENT;
-		if (lost) {
-			rc = lock_snapshot(fs->eng, lost, &r.rec, NULL);
-			r.kind = K_FILE;
-			r.ours = true;
-			r.state = RENDER_LOST;
-			lock_unref(fs->eng, lost);
-		}
-	}
 	if (!rc) {
 		pthread_mutex_lock(&fs->mu);
 		n = fs_int_get_node(fs, rel, r.kind == K_DIR, true);

@@ -235,6 +235,7 @@ void fs_statfs(struct fs *fs, struct fs_statfs *out);
  * length; -ERANGE when buf is too small; -ENODATA for other names. */
 ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		    const char *name, char *buf, size_t size);
-ssize_t fs_listxattr(struct fs *fs, uint64_t ino, char *buf, size_t size);
+ssize_t fs_listxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		     char *buf, size_t size);
 
 #endif

@@ -48,6 +48,35 @@ struct lock *fs_int_lost_of_caller(struct fs *fs, const struct fs_ctx *ctx,
 	return lk;
 }
 
+/* What rel is to the caller whose group lost a lock of that name: the
+ * lost lock, from memory, whatever the row is now (gone, the stale row of
+ * a lost session, another owner's): the group sees its lost file until it
+ * removes it. Returns whether r was replaced (a failed copy leaves r as
+ * resolved). */
+bool fs_int_lost_view(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
+		      struct resolved *r)
+{
+	struct lock *lost = fs_int_lost_of_caller(fs, ctx, rel);
+	struct resolved mine;
+	bool done = false;
+
+	if (!lost)
+		return false;
+	fs_int_resolved_init(&mine);
+	if (!lock_snapshot(fs->eng, lost, &mine.rec, NULL)) {
+		mine.kind = K_FILE;
+		mine.ours = true;
+		mine.state = RENDER_LOST;
+		fs_int_resolved_fini(r);
+		*r = mine;
+		done = true;
+	} else {
+		fs_int_resolved_fini(&mine);
+	}
+	lock_unref(fs->eng, lost);
+	return done;
+}
+
 /* The holder a request of ctx makes, as the machine describes the
  * caller: its process (FUSE names the calling thread: a program that
  * acquires from a thread of its own is held, shown and watched by its

@@ -103,6 +103,7 @@ struct fs {
 	struct fs_dirstat *dirstat;   /* directories' nlink and times */
 	struct fs_dircheck *dircheck; /* directories written into */
 	int64_t mount_real_ms;
+	bool odd_key_logged; /* a listing left out a row (atomic) */
 
 	pthread_mutex_t mu;
 	struct imap by_ino;	   /* mu */
@@ -281,6 +282,8 @@ void fs_int_dir_confirmed(struct fs *fs, const char *rel, int64_t asked_mono_ms,
 /* ---- fs_caller.c ---- */
 struct lock *fs_int_lost_of_caller(struct fs *fs, const struct fs_ctx *ctx,
 				   const char *rel);
+bool fs_int_lost_view(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
+		      struct resolved *r);
 void fs_int_holder_from_ctx(struct fs *fs, const struct fs_ctx *ctx,
 			    uint32_t mode, struct lock_holder *h);
 bool fs_int_is_holder(const struct fs_ctx *ctx, struct lock *lk);

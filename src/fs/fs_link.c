@@ -86,7 +86,6 @@ int fs_unlink_start(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	struct lock_record row;
 	struct lock *lk;
 	char *rel = NULL, *full = NULL;
-	bool lost_acked = false;
 	int rc;
 
 	if (parent == FS_CTL_DIR_INO)
@@ -96,17 +95,16 @@ int fs_unlink_start(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		return rc;
 	lk = lock_find_any(fs->eng, full);
 	if (lk && lock_get_state(fs->eng, lk) == LOCK_LOST) {
-		/* Our lost lock: its holder lets go of it. What the name is
-		 * now is DynamoDB's to say (below); gone is success. */
+		/* Our lost lock: its holder lets go of it. That is the file
+		 * the holder's group sees (fs_int_lost_view), whatever the row
+		 * is now: removing it succeeds, and never touches a lock
+		 * another owner took meanwhile (not even with allow_break). */
 		rc = fs_int_is_holder(ctx, lk) ? lock_release(fs->eng, lk)
 					       : -EPERM;
 		lock_unref(fs->eng, lk);
 		lk = NULL;
-		if (rc) {
-			rc = fs_int_user_err(rc, "release", full);
-			goto out;
-		}
-		lost_acked = true;
+		rc = fs_int_user_err(rc, "release", full);
+		goto out;
 	}
 	if (lk) {
 		/* Ours: released by the uid that acquired it, or root, from
@@ -142,8 +140,6 @@ int fs_unlink_start(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		}
 	}
 	record_fini(&row);
-	if (rc == -ENOENT && lost_acked)
-		rc = 0; /* the lost lock was all there was */
 	rc = fs_int_user_err(rc, "unlink", full);
 out:
 	if (!rc) {

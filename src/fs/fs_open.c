@@ -125,6 +125,8 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		if (rc)
 			goto out;
 		lk = lock_find(fs->eng, full);
+		if (!lk) /* as fs_open: the group's lost lock */
+			lk = fs_int_lost_of_caller(fs, ctx, rel);
 		if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
 			/* As fs_open: only the holder truncates. */
 			rc = lk && fs_int_is_holder(ctx, lk)
@@ -219,6 +221,10 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 		full = fs_int_full_key(fs, rel);
 		lk = full ? lock_find(fs->eng, full) : NULL;
 		free(full);
+		/* The caller's group lost it: reads say so from memory, as
+		 * the file it had open does; writes give EIO. */
+		if (!lk)
+			lk = fs_int_lost_of_caller(fs, ctx, rel);
 		if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
 			if (!lk || !fs_int_is_holder(ctx, lk))
 				rc = -EPERM;

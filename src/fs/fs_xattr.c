@@ -40,9 +40,10 @@ static void flush_ino(struct fs *fs, uint64_t ino)
 	free(rel);
 }
 
-/* The row of a file inode, as lookups see it, for xattrs. */
-static int file_row(struct fs *fs, uint64_t ino, struct resolved *r,
-		    char **full)
+/* The row of a file inode, as lookups by ctx see it (a lock its group
+ * lost shows as lost), for xattrs. */
+static int file_row(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		    struct resolved *r, char **full)
 {
 	bool is_dir, fixed;
 	char *rel = NULL;
@@ -56,6 +57,8 @@ static int file_row(struct fs *fs, uint64_t ino, struct resolved *r,
 		return -ENODATA;
 	}
 	rc = fs_int_resolve(fs, rel, false, r);
+	if (!rc && !r->ours && r->kind != K_DIR)
+		fs_int_lost_view(fs, ctx, rel, r);
 	if (!rc && r->kind != K_FILE)
 		rc = -ENOENT;
 	if (!rc && full)
@@ -79,7 +82,7 @@ ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		return -ENODATA;
 	fs_int_resolved_init(&r);
 	flush_ino(fs, ino);
-	rc = file_row(fs, ino, &r, &full);
+	rc = file_row(fs, ctx, ino, &r, &full);
 	if (!rc && r.ours && !r.rec.fence && !strcmp(name + plen, "fence")) {
 		struct lock *lk = full ? lock_find(fs->eng, full) : NULL;
 
@@ -102,14 +105,15 @@ ssize_t fs_getxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	return rc;
 }
 
-ssize_t fs_listxattr(struct fs *fs, uint64_t ino, char *buf, size_t size)
+ssize_t fs_listxattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		     char *buf, size_t size)
 {
 	struct buf v = BUF_INIT;
 	struct resolved r;
 	ssize_t rc;
 
 	fs_int_resolved_init(&r);
-	rc = file_row(fs, ino, &r, NULL);
+	rc = file_row(fs, ctx, ino, &r, NULL);
 	if (rc == -ENODATA)
 		rc = 0; /* directories: no attributes */
 	else if (!rc)

@@ -70,17 +70,19 @@ enum lock_state {
 
 enum lost_reason {
 	LOST_NONE,
-	LOST_STOLEN,	  /* a write found another RVN, or no row */
-	LOST_SAFE_PERIOD, /* no successful heartbeat for safe_period */
-	LOST_RELEASING,	  /* a release whose outcome is unknown: no longer
-			   * trusted; its row is removed in the background */
-	LOST_STOPPED,	  /* the daemon stopped (SIGTERM, unmount) while the
-			   * lock was held: the holder is told, then the row
-			   * is deleted */
-	LOST_DOWNGRADE,	  /* a downgrade to shared whose answer was lost:
-			   * we cannot know what we hold */
-	LOST_SESSION,	  /* session mode: the session that kept it was
-			   * fenced by another owner (or is gone) */
+	LOST_STOLEN,	   /* a write found another RVN, or no row */
+	LOST_SAFE_PERIOD,  /* no successful heartbeat for safe_period */
+	LOST_RELEASING,	   /* a release whose outcome is unknown: no longer
+			    * trusted; its row is removed in the background */
+	LOST_STOPPED,	   /* the daemon stopped (SIGTERM, unmount) while the
+			    * lock was held: the holder is told, then the row
+			    * is deleted */
+	LOST_DOWNGRADE,	   /* a downgrade to shared whose answer was lost:
+			    * we cannot know what we hold */
+	LOST_SESSION,	   /* session mode: the session that kept it was
+			    * fenced by another owner */
+	LOST_SESSION_GONE, /* session mode: the session item that kept it
+			    * is gone from the table (its TTL, an operator) */
 };
 
 struct lock_config {

@@ -195,7 +195,8 @@ struct lock *lock_find_any(struct lock_engine *e, const char *key)
 	if (!lk)
 		for (lk = lock_int_lost_first_locked(e, key); lk;
 		     lk = lock_int_lost_next_locked(e, lk))
-			if (lk->state == LOCK_LOST && !strcmp(lk->key, key))
+			if (lk->state == LOCK_LOST && !lk->watcher &&
+			    !strcmp(lk->key, key))
 				break;
 	if (lk)
 		lock_ref(lk);
@@ -306,11 +307,17 @@ void lock_current_rvn(struct lock_engine *e, struct lock *lk,
 	pthread_mutex_unlock(&e->mu);
 }
 
-/* mu held: fn on lk, unless released. */
+/* mu held: fn on lk, unless released or a watcher (no one held it). */
 static void each_one(struct lock_engine *e, struct lock *lk, int64_t now,
 		     void (*fn)(void *arg, const struct lock_info *info),
 		     void *arg)
 {
+	int64_t ok = lock_int_last_ok(e, lk);
+
+	/* A lock of an ended session: that session's last heartbeat, kept
+	 * when the lock was lost (session_drop_locked). */
+	if (lk->in_session && ok == INT64_MIN / 2)
+		ok = lk->last_ok_mono_ms;
 	struct lock_info li = {
 		.key = lk->key,
 		.state = lk->state,
@@ -318,14 +325,14 @@ static void each_one(struct lock_engine *e, struct lock *lk, int64_t now,
 		.rvn = lk->rec.rvn,
 		.holder = &lk->holder,
 		.acquired_real_ms = lk->rec.acquired_real_ms,
-		.last_ok_age_ms = now - lock_int_last_ok(e, lk),
+		.last_ok_age_ms = now - ok,
 		.fence = lk->rec.fence,
 		.file_open = lk->file_open,
 		.shared = lk->shared,
 		.row = lk->row,
 	};
 
-	if (lk->state != LOCK_RELEASED)
+	if (lk->state != LOCK_RELEASED && !lk->watcher)
 		fn(arg, &li);
 }
 

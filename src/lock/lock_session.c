@@ -152,6 +152,10 @@ static int session_drop_locked(struct lock_engine *e, enum lost_reason why)
 	for (lk = e->all; lk; lk = lk->next) {
 		if (lk->in_session && lk->sess_gen == e->sess.gen &&
 		    (lk->state == LOCK_HELD || lk->state == LOCK_RELEASING)) {
+			/* What status shows as its last renewal from now on:
+			 * the session's, which kept it until here. */
+			if (e->sess.last_ok_mono_ms > lk->last_ok_mono_ms)
+				lk->last_ok_mono_ms = e->sess.last_ok_mono_ms;
 			lock_int_mark_lost_locked(e, lk, why);
 			n++;
 		}
@@ -171,7 +175,7 @@ static void session_next_locked(struct lock_engine *e)
 /* mu held: the session is fenced or gone. */
 static void session_lost_locked(struct lock_engine *e, bool dead)
 {
-	int n = session_drop_locked(e, LOST_SESSION);
+	int n = session_drop_locked(e, dead ? LOST_SESSION : LOST_SESSION_GONE);
 
 	log_err(TAG,
 		"session %s %s: every lock it kept is lost (%d still held "

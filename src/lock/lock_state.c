@@ -52,6 +52,8 @@ const char *lock_lost_reason_name(enum lost_reason r)
 		return "downgrade to shared not confirmed";
 	case LOST_SESSION:
 		return "the mount's session was fenced by another owner";
+	case LOST_SESSION_GONE:
+		return "the mount's session is gone from the table";
 	}
 	return "";
 }
@@ -139,6 +141,13 @@ static void lost_index_del(struct lock_engine *e, struct lock *lk)
 	lk->lost_indexed = false;
 }
 
+/* Whether lk counts in the lost index: a lost lock, not a watcher, which
+ * no caller's group ever held (lookups then read no /proc for it). */
+static bool indexed_lost(const struct lock *lk, enum lock_state st)
+{
+	return st == LOCK_LOST && !lk->watcher;
+}
+
 void lock_int_list_add_locked(struct lock_engine *e, struct lock *lk)
 {
 	lk->prev = NULL;
@@ -147,7 +156,7 @@ void lock_int_list_add_locked(struct lock_engine *e, struct lock *lk)
 		e->all->prev = lk;
 	e->all = lk;
 	e->n_listed++;
-	if (lk->state == LOCK_LOST) {
+	if (indexed_lost(lk, lk->state)) {
 		e->n_lost_listed++;
 		lost_index_add(e, lk);
 	}
@@ -164,7 +173,7 @@ static void list_del(struct lock_engine *e, struct lock *lk)
 		lk->next->prev = lk->prev;
 	lk->prev = lk->next = NULL;
 	e->n_listed--;
-	if (lk->state == LOCK_LOST) {
+	if (indexed_lost(lk, lk->state)) {
 		e->n_lost_listed--;
 		lost_index_del(e, lk);
 	}
@@ -426,10 +435,11 @@ void lock_int_set_state_locked(struct lock_engine *e, struct lock *lk,
 {
 	bool listed = lk->prev || e->all == lk;
 
-	if (listed && lk->state == LOCK_LOST && st != LOCK_LOST) {
+	if (listed && indexed_lost(lk, lk->state) && !indexed_lost(lk, st)) {
 		e->n_lost_listed--;
 		lost_index_del(e, lk);
-	} else if (listed && lk->state != LOCK_LOST && st == LOCK_LOST) {
+	} else if (listed && !indexed_lost(lk, lk->state) &&
+		   indexed_lost(lk, st)) {
 		e->n_lost_listed++;
 		lost_index_add(e, lk);
 	}
@@ -562,6 +572,7 @@ void lock_int_add_orphan(struct lock_engine *e, const struct lock_record *rec,
 	orphan->lost_reason = LOST_SAFE_PERIOD;
 	orphan->lost_notified = true;
 	orphan->dismissed = true;
+	orphan->watcher = true;
 	orphan->cleanup_wanted = true;
 	orphan->refs = 1;
 	orphan->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;

@@ -87,6 +87,9 @@ struct lock {
 	bool dismissed;	       /* lost, and its acquirer has let go of it
 				* (unlinked it, or its process group is
 				* gone): it may leave the list */
+	bool watcher;	       /* no one's lock: it watches for a late
+				* landing of an acquire's write
+				* (lock_int_add_orphan) */
 	bool queued;	       /* a lease job of it is queued or running */
 	int job;	       /* that job (enum lease_action in lease.c);
 				* written by the scheduler, read by the

@@ -408,7 +408,8 @@ static void test_dirs_and_listing(struct fs_mount *a, struct fs_mount *b)
 	CHECK_INT(fs_getxattr(a->fs, &user_ctx, e.attr.ino,
 			      "security.capability", val, sizeof(val)),
 		  -ENODATA);
-	ssize_t n = fs_listxattr(a->fs, e.attr.ino, val, sizeof(val));
+	ssize_t n =
+		fs_listxattr(a->fs, &user_ctx, e.attr.ino, val, sizeof(val));
 	CHECK(n > 0 && memmem(val, (size_t)n, "user.lockfs.version", 20));
 	CHECK_INT(store_mem_delete_raw(st, "deploy/prod"), 0);
 }

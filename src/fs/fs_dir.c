@@ -272,6 +272,30 @@ struct list_walk {
 	struct smap seen; /* names already listed -> index + 1 */
 };
 
+/* Whether the first name of rest (len bytes) can be shown: a name no
+ * lookup could reach (a python_dynamodb_lock client may write any key:
+ * "/abs", "a//b", "d/./e", a name over 255 bytes or a reserved one) is
+ * left out, with one log line per mount: one such row must not fail the
+ * whole listing (an empty name makes the kernel refuse it: EIO) or show
+ * "." twice. The row itself is left alone. */
+static bool listable_name(struct fs *fs, const char *key, const char *rest,
+			  size_t len)
+{
+	char *nm = strndup(rest, len);
+	int rc = nm ? names_check(nm) : 0;
+
+	free(nm);
+	if (!rc)
+		return true;
+	if (!__atomic_exchange_n(&fs->odd_key_logged, true, __ATOMIC_RELAXED))
+		log_info(TAG,
+			 "listings leave out rows whose key has no file name "
+			 "here (key=%.200s: an empty, \".\", \"..\", "
+			 "reserved or over-long name); said once per mount",
+			 key);
+	return false;
+}
+
 static int list_row(void *arg, const struct store_row *row)
 {
 	struct list_walk *w = arg;
@@ -290,6 +314,9 @@ static int list_row(void *arg, const struct store_row *row)
 	len = slash ? (size_t)(slash - rest) : strlen(rest);
 	is_dir = slash || row->kind == STORE_ROW_DIR;
 	bool ours = false;
+
+	if (!listable_name(w->fs, key, rest, len))
+		return 0;
 
 	if (!slash && row->kind == STORE_ROW_LOCK) {
 		struct lock *lk = lock_find(w->fs->eng, key);

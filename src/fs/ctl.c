@@ -82,6 +82,22 @@ static int put_escaped(struct buf *out, const char *s)
 	return text_escape_line(out, s, strlen(s));
 }
 
+/* A value of a lock: line (a key, a command, readers): escaped as a line,
+ * and a space as \x20, so that the line splits into its fields at spaces
+ * whatever a key or a command holds (a key "x state=lost" cannot pass for
+ * a field). */
+static int put_field(struct buf *out, const char *s)
+{
+	struct buf e = BUF_INIT;
+	int rc = put_escaped(&e, s);
+
+	for (size_t i = 0; !rc && i < e.len; i++)
+		rc = e.data[i] == ' ' ? buf_puts(out, "\\x20")
+				      : buf_putc(out, e.data[i]);
+	buf_fini(&e);
+	return rc;
+}
+
 static int render_line(struct buf *out, const struct status_line *l)
 {
 	char acquired[25], age[32];
@@ -91,7 +107,7 @@ static int render_line(struct buf *out, const struct status_line *l)
 	text_format_seconds(l->last_ok_age_ms, age, sizeof(age));
 	rc = buf_puts(out, "lock: key=");
 	if (!rc)
-		rc = put_escaped(out, l->key);
+		rc = put_field(out, l->key);
 	if (!rc)
 		rc = buf_printf(out,
 				" state=%s version=%s pid=%" PRId64
@@ -100,7 +116,7 @@ static int render_line(struct buf *out, const struct status_line *l)
 				l->state == LOCK_LOST ? "-" : l->rvn,
 				l->holder.pid, l->holder.pgid, l->holder.uid);
 	if (!rc)
-		rc = put_escaped(out, l->holder.cmd);
+		rc = put_field(out, l->holder.cmd);
 	if (!rc)
 		rc = buf_printf(out, " acquired=%s renewed_ago=%s", acquired,
 				age);
@@ -110,7 +126,7 @@ static int render_line(struct buf *out, const struct status_line *l)
 		/* Every mount reading it, as our last renewal saw the row. */
 		rc = buf_puts(out, " mode=shared readers=");
 		if (!rc)
-			rc = put_escaped(out, l->readers ? l->readers : "-");
+			rc = put_field(out, l->readers ? l->readers : "-");
 	}
 	if (!rc && l->state == LOCK_LOST)
 		rc = buf_printf(out, " reason=\"%s\"",

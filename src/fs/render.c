@@ -84,7 +84,7 @@ static int f_lease(const struct lock_record *r, enum render_state st,
 {
 	char s[32];
 
-	if (r->lease_ms <= 0)
+	if (r->lease_ms <= 0 || r->lease_assumed) /* left out, not invented */
 		return -ENODATA;
 	text_format_seconds(r->lease_ms, s, sizeof(s));
 	return buf_puts(out, s);
@@ -113,7 +113,7 @@ static int f_expires(const struct lock_record *r, enum render_state st,
 
 	/* Both come from the table: their sum may not fit (issue 13). */
 	if (!r->has_lockfs || !time_ok(r->heartbeat_real_ms) ||
-	    r->lease_ms <= 0 ||
+	    r->lease_ms <= 0 || r->lease_assumed ||
 	    __builtin_add_overflow(r->heartbeat_real_ms, r->lease_ms, &expires))
 		return -ENODATA;
 	return put_time(out, expires);

@@ -132,6 +132,7 @@ void lock_rows_session_show(struct lock_engine *e, struct lock_record *row)
 	if (!row->session || row->shared)
 		return;
 	row->lease_ms = e->cfg.lease_ms;
+	row->lease_assumed = false; /* the session's lease (ours) judges it */
 	if (session_view_get(e->sview, row->session, INT64_MIN, &sr))
 		return;
 	row->lease_ms = sr.lease_ms;

@@ -60,7 +60,9 @@ struct lock_record {
 	char *owner;		  /* owner_name */
 	char rvn[RECORD_RVN_MAX]; /* record_version_number */
 	int64_t lease_ms;	  /* lease_duration */
-	int64_t expiry_real_s;	  /* expiry_time (TTL); 0 when absent */
+	bool lease_assumed; /* the row has no valid lease_duration: lease_ms is
+			     * the mount's, to judge it by, never shown */
+	int64_t expiry_real_s; /* expiry_time (TTL); 0 when absent */
 
 	/* lockfs's own attributes; has_lockfs is false for rows written by
 	 * other clients, which then show only what they have. */

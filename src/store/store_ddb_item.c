@@ -43,18 +43,21 @@ static int get_ranged(const struct ddb_item *it, const char *name, int64_t lo,
 }
 
 /* lease_duration is decimal seconds (python writes e.g. 30 or 0.5): from
- * 1 ms to 10^9 s, else the fallback. */
-static int64_t lease_ms_of(const struct ddb_item *it, int64_t fallback)
+ * 1 ms to 10^9 s, else the fallback (*assumed). */
+static int64_t lease_ms_of(const struct ddb_item *it, int64_t fallback,
+			   bool *assumed)
 {
 	const char *txt;
 	double v;
 	char *end;
 
+	*assumed = true;
 	if (ddb_item_get_n_text(it, A_LEASE, &txt))
 		return fallback;
 	v = strtod(txt, &end);
 	if (*end || !isfinite(v) || v < 0.0005 || v > 1e9)
 		return fallback;
+	*assumed = false;
 	return (int64_t)llround(v * 1000.0);
 }
 
@@ -182,7 +185,7 @@ int store_ddb_item_to_record(const struct ddb_item *it,
 		rc = record_set_str(&r->owner, s);
 	if (!rc && !ddb_item_get_s(it, A_RVN, &s))
 		text_copy(r->rvn, sizeof(r->rvn), s);
-	r->lease_ms = lease_ms_of(it, default_lease_ms);
+	r->lease_ms = lease_ms_of(it, default_lease_ms, &r->lease_assumed);
 	if (!get_ranged(it, A_EXPIRY, 0, REAL_S_MAX, &v))
 		r->expiry_real_s = v;
 	if (!rc && !get_ranged(it, A_ACQ, 0, REAL_MS_MAX, &v)) {

@@ -15,7 +15,7 @@ if ! why=$("$PY" -c 'import boto3' 2>&1); then
 	skip_all "python3-boto3 is missing: $(tail -n 1 <<<"$why")"
 fi
 
-plan 13
+plan 15
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 long=$(printf 'n%.0s' $(seq 1 300))
@@ -32,25 +32,35 @@ for k in keys:
         "owner_name": {"S": "py-owner"}, "lease_duration": {"N": "60"},
         "record_version_number": {"S": "rvn-" + str(len(k))},
         "expiry_time": {"N": str(int(time.time()) + 3600)}})
+# A row of another client without a valid lease_duration.
+c.put_item(TableName=sys.argv[2], Item={
+    "lock_key": {"S": "nolease"}, "sort_key": {"S": "-"},
+    "owner_name": {"S": "odd-owner"}, "lease_duration": {"S": "thirty"},
+    "record_version_number": {"S": "rvn-x"},
+    "expiry_time": {"N": str(int(time.time()) + 3600)}})
 EOF
-ok $? "(ten python rows written, six of them with odd keys)"
+ok $? "(eleven rows written, six of them with odd keys, one with no valid lease)"
 mount_start s "owner=ok-s,list=scan" && mount_start a "owner=ok-a" ||
 	{ echo "Bail out! cannot mount"; exit 1; }
 S=$(mnt s) A=$(mnt a)
 
 out=$(ls "$S" 2>&1)
-is "$?/$(tr '\n' ' ' <<<"$out")" "0/a d g plain " "ls of the root lists the rows it can name (it failed with EIO on '/abs')"
+is "$?/$(tr '\n' ' ' <<<"$out")" "0/a d g nolease plain " "ls of the root lists the rows it can name (it failed with EIO on '/abs')"
 is "$(ls "$S/a" 2>&1 | tr '\n' ' ')" "ok " "ls a lists a/ok, not 'a//b' (EIO before)"
 is "$(ls -a "$S/d" 2>&1 | tr '\n' ' ')" ". .. fine " "ls -a d: '.' and '..' once each, and d/fine"
 is "$(ls -a "$S" | grep -cx '\.lockfs')" 1 "the root lists .lockfs once (the control directory, not the row)"
 is "$(ls "$S/g" 2>&1 | tr '\n' ' ')" "y " "ls g leaves out a directory name over 255 bytes"
 is "$(field "$(cat "$S/plain")" owner)" py-owner "the python lock plain reads as held by py-owner"
+text=$(cat "$S/nolease")
+is "$(field "$text" owner)/$(grep -c '^lease:' <<<"$text")" "odd-owner/0" \
+	"a row with no valid lease_duration shows no lease: line (left out, not the mount's invented)"
+is "$("$T" getxattr "$S/nolease" user.lockfs.lease)" ENODATA "... and no user.lockfs.lease"
 grep -q 'listings leave out rows whose key has no file name here' "$WORK/daemon-s.log"
 ok $? "s's log says rows are left out"
 is "$(grep -c 'listings leave out rows' "$WORK/daemon-s.log")" 1 "... once"
 cat "$A/plain" >/dev/null # a meets a python row: it lists by a Scan from now on
 out=$(ls "$A" 2>&1)
-is "$?/$(tr '\n' ' ' <<<"$out")" "0/a d g plain " "the auto mount's ls of the root, by a Scan, too"
+is "$?/$(tr '\n' ' ' <<<"$out")" "0/a d g nolease plain " "the auto mount's ls of the root, by a Scan, too"
 python3 -c 'import os, sys; print(" ".join(sorted(os.listdir(sys.argv[1]))))' "$S/d" >"$WORK/listdir" 2>&1
 is "$(cat "$WORK/listdir")" "fine" "python's os.listdir of d"
 n=$("$PY" - "$ENDPOINT" "$TABLE" <<'EOF' 2>>"$WORK/py.err"
@@ -62,5 +72,5 @@ print(sum(p["Count"] for p in c.get_paginator("scan").paginate(
     ExpressionAttributeValues={":d": {"S": "-"}})))
 EOF
 )
-is "$n" 10 "every python row is still in the table"
+is "$n" 11 "every row is still in the table"
 expect EEXIST open "$S/plain" O_CREAT,O_EXCL,O_RDONLY 0644

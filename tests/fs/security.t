@@ -168,7 +168,7 @@ is "$("$T" getxattr "$A/$EVIL" user.lockfs.key)" 'ev\nall locks released\x1b[2J\
 cat "$A/.lockfs/status" >"$WORK/status8"
 is "$(raw "$ESC" "$WORK/status8")/$(raw "$RLO" "$WORK/status8")/$(raw "$CSI1" "$WORK/status8")" 0/0/0 \
 	"status: no raw ESC, U+202E or C1 control"
-like "$(cat "$WORK/status8")" 'lock: key=ev\\nall locks released\\x1b\[2J\\u202e\\u009bX state=held' \
+like "$(cat "$WORK/status8")" 'lock: key=ev\\nall\\x20locks\\x20released\\x1b\[2J\\u202e\\u009bX state=held' \
 	"status: the key escaped on its lock line"
 # A log line with the name: rm from another session (EBUSY).
 "${AS1[@]}" setsid -w "$T" unlink "$A/$EVIL" >"$WORK/rm8" 2>&1

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -282,11 +283,16 @@ struct child {
 };
 
 static void child_exec(const struct run_opts *o, struct run_sigstate *ss,
-		       bool tty, int report)
+		       bool tty, int report, pid_t parent)
 {
 	size_t i;
 	int e;
 
+	/* Should we die (SIGKILL, the OOM killer), our lock goes with our
+	 * open file, so the command must not run on unprotected: the kernel
+	 * kills it then. Had we died before this call, it would not. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(EXIT_OSERR);
 	setpgid(0, 0);
 	if (tty)
 		tcsetpgrp(STDIN_FILENO, getpid()); /* SIGTTOU is blocked */
@@ -305,6 +311,7 @@ static void child_exec(const struct run_opts *o, struct run_sigstate *ss,
 static int spawn(const struct run_opts *o, struct run_sigstate *ss,
 		 struct child *c)
 {
+	pid_t parent;
 	int p[2], e;
 	ssize_t n;
 
@@ -313,6 +320,7 @@ static int spawn(const struct run_opts *o, struct run_sigstate *ss,
 		run_say("cannot make a pipe: %s", strerror(errno));
 		return EXIT_OSERR;
 	}
+	parent = getpid();
 	c->pid = fork();
 	if (c->pid < 0) {
 		run_say("cannot fork: %s", strerror(errno));
@@ -322,7 +330,7 @@ static int spawn(const struct run_opts *o, struct run_sigstate *ss,
 	}
 	if (c->pid == 0) {
 		close(p[0]);
-		child_exec(o, ss, c->tty, p[1]);
+		child_exec(o, ss, c->tty, p[1], parent);
 	}
 	close(p[1]);
 	/* Both sides set the group (and terminal), whichever runs first. */

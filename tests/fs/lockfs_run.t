@@ -19,7 +19,7 @@
 R=$LOCKFS_RUN_BIN
 [ -x "$R" ] || { echo "Bail out! $R is missing (build lockfs-run)"; exit 1; }
 
-plan 121
+plan 123
 
 # ---- helpers (local to this file) ------------------------------------------
 
@@ -272,6 +272,17 @@ finish s 5
 is "$RC" 143 "SIGTERM to lockfs-run: the command dies of it (143)"
 ok "$(wait_for 3 eval '! alive '"$gc" && echo 0)" "... and so does its background child"
 ok "$(in_status "$A" sig || echo 0)" "... and the lock is released"
+# lockfs-run killed outright (SIGKILL, the OOM killer): its lock goes with
+# its open file, so the command must not run on without it. It ran on
+# (and B took the key at once) before the parent-death signal.
+spawn s "$A/sig" -- sh -c 'echo $$ >"$0.cmd"; touch "$0.ready"; exec sleep 60' "$WORK/s"
+ready s
+cmd=$(cat "$WORK/s.cmd")
+track_pid "$cmd"
+kill -KILL "$PID"
+finish s 5
+ok "$(wait_for 3 eval '! alive '"$cmd" && echo 0)" "lockfs-run SIGKILLed: its command is killed with it"
+ok "$(wait_for 3 eval '! in_status "$A" sig' && echo 0)" "... and the lock is released"
 
 # ---- usage errors and unusable lock files ---------------------------------------
 for args in "" "-n" "$A/u" "$A/u --" "-w abc $A/u -- true" "-w -1 $A/u -- true" \

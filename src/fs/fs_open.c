@@ -395,13 +395,12 @@ unsigned fs_poll(struct fs *fs, uint64_t fh, void *ph)
 {
 	struct fs_handle *h = fs_int_handle(fh);
 	unsigned revents = POLLIN | POLLOUT;
+	struct lock *lk;
 	void *old = NULL;
 
-	struct lock *lk = fs_int_handle_lock(fs, h);
-
-	if (lk && lock_get_state(fs->eng, lk) == LOCK_LOST)
-		revents |= POLLERR | POLLPRI;
-	lock_unref(fs->eng, lk);
+	/* The handle first, the state after: a loss between the two finds
+	 * the handle (fs_on_lost runs once the lock is lost), and one before
+	 * shows in the state. The other order lost that wake-up. */
 	pthread_mutex_lock(&fs->mu);
 	if (ph) {
 		old = h->ph;
@@ -410,6 +409,10 @@ unsigned fs_poll(struct fs *fs, uint64_t fh, void *ph)
 	pthread_mutex_unlock(&fs->mu);
 	if (old && fs->cfg.poll_destroy)
 		fs->cfg.poll_destroy(old);
+	lk = fs_int_handle_lock(fs, h);
+	if (lk && lock_get_state(fs->eng, lk) == LOCK_LOST)
+		revents |= POLLERR | POLLPRI;
+	lock_unref(fs->eng, lk);
 	return revents;
 }
 
@@ -429,20 +432,26 @@ void fs_on_lost(void *arg, struct lock *lk)
 	struct fs *fs = arg;
 	struct fs_handle *h;
 	void *wake[64];
-	int n = 0, i;
+	int n, i;
 
-	pthread_mutex_lock(&fs->mu);
-	for (h = fs->handles; h && n < 64; h = h->next) {
-		if (h->lk == lk && h->ph) {
-			wake[n++] = h->ph;
-			h->ph = NULL;
+	/* Every poll of it, 64 at a time (notified outside fs->mu): a woken
+	 * handle has no poll handle left, so each batch finds the next ones.
+	 * Before, a 65th poller slept until its own timeout. */
+	do {
+		n = 0;
+		pthread_mutex_lock(&fs->mu);
+		for (h = fs->handles; h && n < 64; h = h->next) {
+			if (h->lk == lk && h->ph) {
+				wake[n++] = h->ph;
+				h->ph = NULL;
+			}
 		}
-	}
-	pthread_mutex_unlock(&fs->mu);
-	for (i = 0; i < n; i++) {
-		if (fs->cfg.poll_notify)
-			fs->cfg.poll_notify(wake[i]);
-		if (fs->cfg.poll_destroy)
-			fs->cfg.poll_destroy(wake[i]);
-	}
+		pthread_mutex_unlock(&fs->mu);
+		for (i = 0; i < n; i++) {
+			if (fs->cfg.poll_notify)
+				fs->cfg.poll_notify(wake[i]);
+			if (fs->cfg.poll_destroy)
+				fs->cfg.poll_destroy(wake[i]);
+		}
+	} while (n == 64);
 }

@@ -19,6 +19,10 @@
 #     then released: the watcher for a late landing of that write is no
 #     lock; status listed it as a lost lock (pid=0, renewed_ago the host's
 #     uptime) for 16 minutes.
+#  4. 80 threads poll one lock of a (each its own open file) for POLLPRI,
+#     and the lock is lost: every poll returns within the safe period.
+#     Only 64 did (fs_on_lost woke at most 64 poll handles a lock); the
+#     rest slept until their own timeout.
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3
@@ -27,7 +31,7 @@ if ! why=$("$PY" -c 'import boto3' 2>&1); then
 	skip_all "python3-boto3 is missing: $(tail -n 1 <<<"$why")"
 fi
 
-plan 25
+plan 27
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -100,3 +104,35 @@ unlike "$st" $'\nlock: key=o ' "d's status lists no lock o (acquired, its answer
 like "$st" $'\nlocks_listed: 0($|\n)' "locks_listed: 0"
 is "$("$T" unlink "$D/o")" ENOENT "a second rm of o: ENOENT"
 proxy_ctl clear >/dev/null
+
+# ---- 4. every poller is woken at a loss --------------------------------------
+cat >"$WORK/pollers.py" <<'EOF'
+import os, select, sys, threading, time
+path, n, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+fds = [os.open(path, os.O_RDONLY) for _ in range(n)]
+res = {}
+def poll_one(i, fd):
+    p = select.poll()
+    p.register(fd, select.POLLPRI)
+    t0 = time.monotonic()
+    r = p.poll(15000)
+    res[i] = (r[0][1] if r else 0, time.monotonic() - t0)
+ts = [threading.Thread(target=poll_one, args=(i, fd)) for i, fd in enumerate(fds)]
+for t in ts:
+    t.start()
+time.sleep(1.0)
+open(ready, "w").write("ready\n")
+for t in ts:
+    t.join()
+err = select.POLLERR | select.POLLPRI
+print(sum(1 for v in res.values() if v[0] & err == err and v[1] < 10))
+EOF
+try_acquire "$A/p"
+ok $? "the group takes p on a"
+timeout 60 python3 "$WORK/pollers.py" "$A/p" 80 "$WORK/pollers.ready" >"$WORK/pollers.out" 2>&1 &
+pp=$!
+wait_for 20 test -s "$WORK/pollers.ready"
+proxy_ctl stall on >/dev/null
+wait "$pp"
+proxy_ctl stall off >/dev/null
+is "$(cat "$WORK/pollers.out")" 80 "all 80 polls of p return POLLERR|POLLPRI at its loss (64 did)"

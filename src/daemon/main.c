@@ -592,7 +592,15 @@ static void build_fs(struct daemon *d)
 		.arg = d->fs,
 	};
 	lock_engine_set_callbacks(d->eng, &cb);
-	rc = fs_ensure_prefix_dirs(d->fs);
+	char *pkey = NULL, *powner = NULL;
+
+	rc = fs_ensure_prefix_dirs(d->fs, &pkey, &powner);
+	if (rc == -ENOTDIR)
+		die("prefix %s: %s is a lock (owner %s), not a directory: "
+		    "a name is a lock or a directory, never both",
+		    o->prefix, pkey, powner ? powner : "?");
+	free(pkey);
+	free(powner);
 	if (rc) {
 		char why[LOG_ERRNO_MAX];
 

@@ -222,8 +222,11 @@ void fs_filelock_release_handle(struct fs *fs, uint64_t fh);
 
 /* A mount with prefix "a/b/" records the directories "a" and "a/b", so
  * that mounts of the table's root see its locks' path like any other
- * directory. 0 or -errno (the mount works without them). */
-int fs_ensure_prefix_dirs(struct fs *fs);
+ * directory. 0; -ENOTDIR when one of them is a live lock (*lock_key, and
+ * its owner in *owner or NULL, both malloc'd): the mount must not start,
+ * or its locks would be keys below a lock; another -errno otherwise (the
+ * mount works without them). */
+int fs_ensure_prefix_dirs(struct fs *fs, char **lock_key, char **owner);
 
 struct fs_statfs {
 	uint64_t blocks, bfree, files, ffree;

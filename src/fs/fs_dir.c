@@ -660,12 +660,33 @@ void fs_releasedir(struct fs *fs, uint64_t dh)
 
 /* ---- the prefix --------------------------------------------------------- */
 
-int fs_ensure_prefix_dirs(struct fs *fs)
+/* -ENOTDIR when key is a live lock (a name is a lock or a directory,
+ * never both): its owner in *owner (malloc'd, or NULL). */
+static int prefix_dir_free(struct fs *fs, const char *key, char **owner)
+{
+	struct lock_record row;
+	int64_t seen;
+	int rc;
+
+	record_init(&row);
+	rc = lock_rows_get(fs->eng, key, &row);
+	if (rc == -ENOENT) {
+		rc = 0;
+	} else if (!rc && fs_int_row_live(fs, &row, &seen)) {
+		*owner = row.owner ? strdup(row.owner) : NULL;
+		rc = -ENOTDIR;
+	}
+	record_fini(&row);
+	return rc;
+}
+
+int fs_ensure_prefix_dirs(struct fs *fs, char **lock_key, char **owner)
 {
 	struct dir_record d;
 	size_t i;
 	int rc = 0;
 
+	*lock_key = *owner = NULL;
 	dir_record_init(&d);
 	d.mode = fs->cfg.root_mode & 07777;
 	d.uid = fs->cfg.root_uid;
@@ -675,7 +696,13 @@ int fs_ensure_prefix_dirs(struct fs *fs)
 		if (fs->prefix[i] != '/' || fs->prefix[i - 1] == '/')
 			continue;
 		d.key = strndup(fs->prefix, i);
-		rc = d.key ? lock_rows_put_dir(fs->eng, &d, false) : -ENOMEM;
+		rc = d.key ? prefix_dir_free(fs, d.key, owner) : -ENOMEM;
+		if (rc == -ENOTDIR) {
+			*lock_key = d.key;
+			return rc;
+		}
+		if (!rc)
+			rc = lock_rows_put_dir(fs->eng, &d, false);
 		if (rc == -EEXIST)
 			rc = 0;
 		free(d.key);

@@ -11,7 +11,7 @@
 # and its directory stays immutable.
 . "$(dirname "$0")/lib.sh"
 
-plan 60
+plan 67
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 MP=$WORK/mp
@@ -157,6 +157,19 @@ refused "the same by another path (S/../stack/)" "$live" -o "$EO,table=$TABLE" "
 refused "the same with -o mountpoint_writable" "$live" \
 	-o "$EO,table=$TABLE,mountpoint_writable" "$S"
 is "$(lockfs_on "$S")" 1 "... one lockfs mount on S: nothing stacked"
+
+# A prefix that is a held lock: a name is a lock or a directory, never
+# both. The mount came up, and its locks were keys below the lock.
+expect 0 open "$S/pl" O_CREAT,O_EXCL,O_RDONLY 0644
+PX=$WORK/pfx
+mkdir -p "$PX"
+track_mount "$PX"
+refused "prefix=pl, pl a held lock" "^lockfs: prefix pl/: pl is a lock \\(owner stack-$$\\), not a directory" \
+	-o "$EO,table=$TABLE,prefix=pl" "$PX"
+refused "prefix=pl/sub" "^lockfs: prefix pl/sub/: pl is a lock" \
+	-o "$EO,table=$TABLE,prefix=pl/sub" "$PX"
+is "$(lockfs_on "$PX")" 0 "... nothing is mounted"
+expect 0 unlink "$S/pl"
 
 # A dead lockfs mount: the daemon killed, the mount left behind. A stat
 # just before fills the kernel's attribute cache, which may answer stat(2)

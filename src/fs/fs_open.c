@@ -427,16 +427,21 @@ int fs_trust_ms(struct fs *fs, uint64_t fh, int64_t *ms)
 	return 0;
 }
 
+/* At most 64 x this many polls are woken at a loss (64,000). */
+#define FS_LOST_WAKE_ROUNDS 1000
+
 void fs_on_lost(void *arg, struct lock *lk)
 {
 	struct fs *fs = arg;
 	struct fs_handle *h;
 	void *wake[64];
-	int n, i;
+	int n, i, rounds = 0;
 
 	/* Every poll of it, 64 at a time (notified outside fs->mu): a woken
 	 * handle has no poll handle left, so each batch finds the next ones.
-	 * Before, a 65th poller slept until its own timeout. */
+	 * Before, a 65th poller slept until its own timeout. Bounded: a
+	 * poll made meanwhile sees the loss in the state (fs_poll), and
+	 * callers polling in a loop must not keep this worker here. */
 	do {
 		n = 0;
 		pthread_mutex_lock(&fs->mu);
@@ -453,5 +458,5 @@ void fs_on_lost(void *arg, struct lock *lk)
 			if (fs->cfg.poll_destroy)
 				fs->cfg.poll_destroy(wake[i]);
 		}
-	} while (n == 64);
+	} while (n == 64 && ++rounds < FS_LOST_WAKE_ROUNDS);
 }

@@ -626,6 +626,19 @@ int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
 	if (n)
 		e->attr.ino = n->ino;
 	pthread_mutex_unlock(&fs->mu);
+	if (n && rel && !d->is_dir && d->ours) {
+		/* Our lock's size as of now, not of the opendir: the kernel
+		 * takes this answer's size unless a write ended after it
+		 * asked, so an older one would move O_APPEND's end back over
+		 * what the holder wrote since the listing was read. */
+		char *full = fs_int_full_key(fs, rel);
+		struct lock *lk = full ? lock_find(fs->eng, full) : NULL;
+
+		if (lk)
+			e->attr.size = (uint64_t)fs_int_own_len(fs, lk);
+		lock_unref(fs->eng, lk);
+		free(full);
+	}
 	if (n && rel && !d->is_dir) {
 		/* Another owner's lock: the kernel asks again next time; this
 		 * lister's own stat of it is answered from the listing. */

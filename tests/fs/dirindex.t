@@ -19,12 +19,7 @@
 # fault/latency proxy, which counts the requests and the bytes they read.
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-PYLOCK=$_root/tests/interop/pylock.py
-[ -x "$PY" ] || skip_all "no $PY"
-if ! why=$("$PY" -c 'import boto3' 2>&1); then
-	skip_all "python3-boto3 is missing: $(tail -n 1 <<<"$why")"
-fi
+need_boto3
 
 plan 41
 

@@ -11,14 +11,7 @@
 # fail; python keys with '/' are files in directories.
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-PYLOCK=$_root/tests/interop/pylock.py
-if [ ! -x "$PY" ]; then
-	skip_all "no $PY"
-fi
-if ! why=$("$PY" -c 'import boto3' 2>&1); then
-	skip_all "python3-boto3 is missing: $(tail -n 1 <<<"$why")"
-fi
+need_boto3
 
 plan 56
 

@@ -15,6 +15,9 @@
 #                                      HOUT is its first line (ready/errno)
 #           hold_cmd NAME CMD [SECS]   one command, its output in HOUT
 #           hold_kill NAME [SIG], hold_stop NAME, hold_pid NAME
+#           need_boto3                 sets PY (/usr/bin/python3), PYLOCK
+#                                      (tests/interop/pylock.py), or skips
+#                                      the file without python3-boto3
 # Time:     now_ms, wait_for SECS CMD... (polls CMD every 50 ms)
 # Proxy:    proxy_start [ENDPOINT]     lockfs-faultproxy in front of $ENDPOINT
 #                                      (or http://127.0.0.1:PORT): sets
@@ -619,3 +622,15 @@ rfc_ms() {
 
 # Acquire attempts from the test shell: "0" when taken.
 try_acquire() { [ "$("$T" open "$1" O_CREAT,O_EXCL,O_RDONLY 0644 2>&1)" = 0 ]; }
+
+# need_boto3: the python3 with boto3 that files writing rows directly (or
+# acting as python_dynamodb_lock) need; skips the whole file without it.
+need_boto3() {
+	local why
+	PY=/usr/bin/python3
+	PYLOCK=$_root/tests/interop/pylock.py
+	[ -x "$PY" ] || skip_all "no $PY"
+	if ! why=$("$PY" -c 'import boto3' 2>&1); then
+		skip_all "python3-boto3 is missing: $(tail -n 1 <<<"$why")"
+	fi
+}

@@ -9,11 +9,7 @@
 # by the index until it meets a python row (list=auto), then by a Scan.
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip_all "no $PY"
-if ! why=$("$PY" -c 'import boto3' 2>&1); then
-	skip_all "python3-boto3 is missing: $(tail -n 1 <<<"$why")"
-fi
+need_boto3
 
 plan 15
 

@@ -272,20 +272,15 @@ struct list_walk {
 	struct smap seen; /* names already listed -> index + 1 */
 };
 
-/* Whether the first name of rest (len bytes) can be shown: a name no
- * lookup could reach (a python_dynamodb_lock client may write any key:
+/* Whether nm, a row's first name below the listed directory, can be shown: a
+ * name no lookup could reach (a python_dynamodb_lock client may write any key:
  * "/abs", "a//b", "d/./e", a name over 255 bytes or a reserved one) is
  * left out, with one log line per mount: one such row must not fail the
  * whole listing (an empty name makes the kernel refuse it: EIO) or show
  * "." twice. The row itself is left alone. */
-static bool listable_name(struct fs *fs, const char *key, const char *rest,
-			  size_t len)
+static bool listable_name(struct fs *fs, const char *key, const char *nm)
 {
-	char *nm = strndup(rest, len);
-	int rc = nm ? names_check(nm) : 0;
-
-	free(nm);
-	if (!rc)
+	if (!names_check(nm))
 		return true;
 	if (!__atomic_exchange_n(&fs->odd_key_logged, true, __ATOMIC_RELAXED))
 		log_info(TAG,
@@ -314,9 +309,14 @@ static int list_row(void *arg, const struct store_row *row)
 	len = slash ? (size_t)(slash - rest) : strlen(rest);
 	is_dir = slash || row->kind == STORE_ROW_DIR;
 	bool ours = false;
+	char *nm, *sk;
+	uintptr_t at;
 
-	if (!listable_name(w->fs, key, rest, len))
-		return 0;
+	nm = strndup(rest, len);
+	if (!nm)
+		return -ENOMEM;
+	if (!listable_name(w->fs, key, nm))
+		goto skip;
 
 	if (!slash && row->kind == STORE_ROW_LOCK) {
 		struct lock *lk = lock_find(w->fs->eng, key);
@@ -327,9 +327,9 @@ static int list_row(void *arg, const struct store_row *row)
 			own_len = fs_int_own_len(w->fs, lk);
 			lock_unref(w->fs->eng, lk);
 		} else if (lock_recently_released(w->fs->eng, key))
-			return 0; /* as a lookup answers (the index may lag) */
+			goto skip; /* as a lookup answers (the index may lag) */
 		else if (!fs_int_row_live(w->fs, row->lock, &seen))
-			return 0; /* expired by observation: invisible */
+			goto skip; /* expired by observation: invisible */
 	}
 	if (slash) {
 		/* A key below: its first component is a directory. */
@@ -340,39 +340,32 @@ static int list_row(void *arg, const struct store_row *row)
 			free(dkey);
 		}
 	}
-	{
-		char *nm = strndup(rest, len), *sk;
-		uintptr_t at;
-
-		if (!nm)
-			return -ENOMEM;
-		sk = fs_int_path_key(nm, is_dir);
-		free(nm);
-		if (!sk)
-			return -ENOMEM;
-		at = (uintptr_t)smap_get(&w->seen, sk);
-		if (at) {
-			/* Listed already. A directory first seen through a
-			 * key below it takes its own row's owner and mode
-			 * when the row comes (scan order is arbitrary): never
-			 * the root's, or readdirplus would have the kernel
-			 * cache them and open a private directory. */
-			d = &w->dl->ents[at - 1];
-			if (d->is_dir && !d->has_row && !slash &&
-			    row->kind == STORE_ROW_DIR) {
-				fs_int_dir_attr(w->fs, 0, row->dir, &d->attr);
-				d->has_row = true;
-				d->row = *row->dir;
-				d->row.key = NULL;
-			}
-			free(sk);
-			return 0;
+	sk = fs_int_path_key(nm, is_dir);
+	free(nm);
+	if (!sk)
+		return -ENOMEM;
+	at = (uintptr_t)smap_get(&w->seen, sk);
+	if (at) {
+		/* Listed already. A directory first seen through a key below
+		 * it takes its own row's owner and mode when the row comes
+		 * (scan order is arbitrary): never the root's, or readdirplus
+		 * would have the kernel cache them and open a private
+		 * directory. */
+		d = &w->dl->ents[at - 1];
+		if (d->is_dir && !d->has_row && !slash &&
+		    row->kind == STORE_ROW_DIR) {
+			fs_int_dir_attr(w->fs, 0, row->dir, &d->attr);
+			d->has_row = true;
+			d->row = *row->dir;
+			d->row.key = NULL;
 		}
-		rc = smap_put(&w->seen, sk, (void *)(uintptr_t)(w->dl->n + 1));
 		free(sk);
-		if (rc)
-			return rc;
+		return 0;
 	}
+	rc = smap_put(&w->seen, sk, (void *)(uintptr_t)(w->dl->n + 1));
+	free(sk);
+	if (rc)
+		return rc;
 	rc = add_dirent(w->dl, rest, len, is_dir, &d);
 	if (rc)
 		return rc;
@@ -391,6 +384,9 @@ static int list_row(void *arg, const struct store_row *row)
 			d->row.key = NULL;
 		}
 	}
+	return 0;
+skip:
+	free(nm);
 	return 0;
 }
 

@@ -316,7 +316,7 @@ static void each_one(struct lock_engine *e, struct lock *lk, int64_t now,
 
 	/* A lock of an ended session: that session's last heartbeat, kept
 	 * when the lock was lost (session_drop_locked). */
-	if (lk->in_session && ok == INT64_MIN / 2)
+	if (lk->in_session && ok == LOCK_SESSION_GONE_OK_MS)
 		ok = lk->last_ok_mono_ms;
 	struct lock_info li = {
 		.key = lk->key,

@@ -290,16 +290,22 @@ static inline int64_t op_deadline(const struct lock_engine *e)
 	return now_mono(e) + e->cfg.op_timeout_ms;
 }
 
+/* What lock_int_last_ok answers for a lock whose session is gone: so far
+ * in the past that no lease covers it (halved, so that now minus it
+ * cannot overflow). */
+#define LOCK_SESSION_GONE_OK_MS (INT64_MIN / 2)
+
 /* mu held: the send time of the last confirmed write that keeps lk: its
- * own, or its session's heartbeat in session mode (0 when the session it
- * names is gone: never trusted). */
+ * own, or its session's heartbeat in session mode
+ * (LOCK_SESSION_GONE_OK_MS when the session it names is gone: never
+ * trusted). */
 static inline int64_t lock_int_last_ok(const struct lock_engine *e,
 				       const struct lock *lk)
 {
 	if (!lk->in_session)
 		return lk->last_ok_mono_ms;
 	if (!e->sess.live || lk->sess_gen != e->sess.gen)
-		return INT64_MIN / 2;
+		return LOCK_SESSION_GONE_OK_MS;
 	return e->sess.last_ok_mono_ms;
 }
 

@@ -10,11 +10,15 @@
  *           (O_RDWR|O_CREAT) once before timing (bench/flock.sh)
  *   hold    no cycles: takes H keys with flock for bench/flock.sh and keeps
  *           them until told (below)
+ *   stat    stat(DIR) once a "cycle": on a mount with attr_timeout=0 each
+ *           is a getattr of its root, which the daemon answers from
+ *           memory (bench/cycle.sh: what one kernel request costs it)
  *
  * usage: cycle mount DIR N THREADS [fresh|dirs|fresh,dirs]
  *        cycle direct ENDPOINT TABLE N THREADS
  *        cycle flock DIR N THREADS        (thread i cycles on DIR/f<i>)
  *        cycle hold DIR H
+ *        cycle stat DIR N THREADS
  * hold raises RLIMIT_NOFILE as needed, opens DIR/h<i> (O_RDWR|O_CREAT) and
  * flocks it (LOCK_EX|LOCK_NB) for i < H in a few threads, and prints
  * "held H s=SECONDS"; then it reads commands from stdin, one a line:
@@ -118,6 +122,22 @@ static void *flock_worker(void *arg)
 		w->lat_us[i] = clk_sys_mono_us() - t0;
 	}
 	close(fd);
+	return NULL;
+}
+
+static void *stat_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct stat st;
+	long i;
+
+	for (i = 0; i < w->n; i++) {
+		int64_t t0 = clk_sys_mono_us();
+
+		if (stat(w->dir, &st))
+			w->failures++;
+		w->lat_us[i] = clk_sys_mono_us() - t0;
+	}
 	return NULL;
 }
 
@@ -429,6 +449,15 @@ int main(int argc, char **argv)
 			ws[i].dir = argv[2];
 		return run("flock", ws, threads, n, flock_worker);
 	}
+	if (argc == 5 && !strcmp(argv[1], "stat")) {
+		n = atol(argv[3]);
+		threads = atoi(argv[4]);
+		if (n < 1 || threads < 1 || threads > 256)
+			return 2;
+		for (int i = 0; i < threads; i++)
+			ws[i].dir = argv[2];
+		return run("stat", ws, threads, n, stat_worker);
+	}
 	if (argc == 4 && !strcmp(argv[1], "hold")) {
 		n = atol(argv[3]);
 		if (n < 1 || n > 10000000)
@@ -439,6 +468,7 @@ int main(int argc, char **argv)
 		"usage: cycle mount DIR N THREADS [fresh|dirs|fresh,dirs]\n"
 		"       cycle direct ENDPOINT TABLE N THREADS\n"
 		"       cycle flock DIR N THREADS\n"
-		"       cycle hold DIR H\n");
+		"       cycle hold DIR H\n"
+		"       cycle stat DIR N THREADS\n");
 	return 2;
 }

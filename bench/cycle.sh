@@ -19,10 +19,13 @@
 # beside them the CPU time the direct floor's process spent per cycle
 # (lockfs's own DynamoDB client sending the same two requests: what the
 # daemon spends on DynamoDB alone), and the kernel's requests per cycle by
-# operation (lockfs_fuse_requests_total). A mount cycle on one key costs a
-# PutItem and a DeleteItem, like the direct one (the lookup after our own
-# release is answered from memory); on fresh keys the kernel's lookup
-# costs a GetItem as well.
+# operation (lockfs_fuse_requests_total), and what one kernel request costs
+# a daemon with nothing to do (a second mount, attr_timeout=0, whose root
+# is stat'ed 20,000 times: each stat is one getattr answered from memory),
+# which prices the cycle's requests before any network. A mount cycle on
+# one key costs a PutItem and a DeleteItem, like the direct one (the lookup
+# after our own release is answered from memory); on fresh keys the
+# kernel's lookup costs a GetItem as well.
 #
 # --rtt MS (or RTT_MS=MS): puts lockfs-faultproxy (tests/tools) in front of
 # DynamoDB Local with MS/2 ms of latency each way, for the mount and the
@@ -91,8 +94,9 @@ MNT=$TMP/mnt
 
 cleanup() {
 	fusermount3 -u "$MNT" 2>/dev/null || true
+	fusermount3 -u "$TMP/mnt0" 2>/dev/null || true
 	bench_stop
-	chattr -i "$MNT" 2>/dev/null || true  # lockfs makes it immutable
+	chattr -i "$MNT" "$TMP/mnt0" 2>/dev/null || true # lockfs makes them immutable
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -213,6 +217,33 @@ for r in $(seq 1 "$ROUNDS"); do
 	fresh_ratios+=("$(awk -v a="$dp" -v b="$fp" 'BEGIN { printf "%.3f", a / b }')")
 	dirs_ratios+=("$(awk -v a="$dp" -v b="$xp" 'BEGIN { printf "%.3f", a / b }')")
 done
+# What one kernel request costs a daemon with nothing to do: a second mount,
+# with attr_timeout=0, whose root each stat asks the daemon for (answered
+# from memory, no network). Its figures: "CPU_US SWITCHES".
+request_floor() {
+	local m0=$TMP/mnt0 pid0 c0 c1 s0 s1 r0 r1 n=20000
+	local o="endpoint=$E,table=bench,attr_timeout=0,entry_timeout=0"
+	mkdir -p "$m0"
+	"$BUILD/lockfs" -o "$o" "$m0" >/dev/null 2>&1 || return 0
+	pid0=$(pgrep -n -f "lockfs -o $o $m0" || true)
+	reqs0() {
+		sed -n 's/^lockfs_fuse_requests_total{op="[a-z_]*"} \([0-9]*\)$/\1/p' \
+			"$m0/.lockfs/metrics" | awk '{ s += $1 } END { print s + 0 }'
+	}
+	if [ -n "$pid0" ]; then
+		"$CYCLE" stat "$m0" 2000 1 >/dev/null # warm up
+		r0=$(reqs0) c0=$(awk '{ print $14 + $15 }' "/proc/$pid0/stat")
+		s0=$(cat /proc/"$pid0"/task/*/status | awk '/ctxt_switches/ { s += $2 } END { print s + 0 }')
+		"$CYCLE" stat "$m0" "$n" 1 >/dev/null
+		c1=$(awk '{ print $14 + $15 }' "/proc/$pid0/stat")
+		s1=$(cat /proc/"$pid0"/task/*/status | awk '/ctxt_switches/ { s += $2 } END { print s + 0 }')
+		r1=$(reqs0)
+		# the metrics reads themselves are requests too: a few, left in
+		awk -v t=$((c1 - c0)) -v hz="$TICKS" -v s=$((s1 - s0)) -v r=$((r1 - r0)) \
+			'BEGIN { if (r > 0) printf "%.1f %.2f\n", t / hz * 1e6 / r, s / r }'
+	fi
+	fusermount3 -u "$m0" 2>/dev/null || true
+}
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 echo
 echo "time per cycle, mount / direct (median of $ROUNDS rounds, $THREADS thread(s)):"
@@ -235,6 +266,11 @@ if [ "$mount_cycles" -gt 0 ] && [ -n "$DAEMON" ]; then
 	done
 	[ -n "$fuse_line" ] &&
 		echo "  the kernel's requests per cycle: $(awk -v v="$fuse_total" -v n="$mount_cycles" 'BEGIN { printf "%.1f", v / n }') (${fuse_line# })"
+	read -r floor_us floor_sw < <(request_floor) || true
+	if [ -n "${floor_us:-}" ]; then
+		echo "  one kernel request with nothing to do (stat of a second mount's root, attr_timeout=0): $floor_us us of its daemon's CPU, $floor_sw context switches;" \
+			"the cycle's $(awk -v v="$fuse_total" -v n="$mount_cycles" 'BEGIN { printf "%.1f", v / n }') requests at that price: $(awk -v f="$floor_us" -v v="$fuse_total" -v n="$mount_cycles" 'BEGIN { printf "%.0f", f * v / n }') us"
+	fi
 fi
 echo
 echo "summary, medians of $ROUNDS rounds of $N cycles x $THREADS worker(s), against the direct floor of the same round:"

@@ -178,6 +178,7 @@ static int entry_load(struct fs_wb *wb, struct wb_entry *e)
 		free(copy);
 		return rc;
 	}
+	free(e->data);
 	e->data = copy;
 	e->len = len;
 	e->loaded = true;
@@ -242,7 +243,16 @@ static int entry_write(struct fs_wb *wb, struct wb_entry *e)
 	e->flushing = false;
 	e->failed = rc;
 	if (rc) {
-		e->loaded = false; /* reload what the engine has */
+		/* Reload what the engine has, unless a change came in
+		 * meanwhile: that one was answered as written, and its own
+		 * write (all of the data) is still to come. Before, the
+		 * reload overwrote the buffer without freeing it. */
+		if (!e->dirty) {
+			free(e->data);
+			e->data = NULL;
+			e->len = 0;
+			e->loaded = false;
+		}
 		e->err_mono_ms = clk_mono_ms(wb->clk);
 	}
 	pthread_cond_broadcast(&wb->done);

@@ -206,8 +206,10 @@ static void test_vanished(struct fs_mount *a, struct fs_mount *b)
 	CHECK_INT(store_mem_lock_count(st), 0);
 }
 
-/* Every request of the slow mount's store takes this long, when set. */
-static int slow_ms;
+/* Every request of the slow mount's store takes this long, when set; and
+ * its renewals (data writes among them) fail with EIO while fail_renew
+ * is set. */
+static int slow_ms, fail_renew;
 
 static int slow_hook(void *arg, enum store_fault_op op, const char *key)
 {
@@ -215,6 +217,8 @@ static int slow_hook(void *arg, enum store_fault_op op, const char *key)
 
 	if (ms)
 		usleep((useconds_t)ms * 1000);
+	if (op == SF_RENEW && __atomic_load_n(&fail_renew, __ATOMIC_ACQUIRE))
+		return -EIO;
 	return 0;
 }
 
@@ -305,6 +309,39 @@ static void test_flush_after_failed_write(struct fs_mount *a,
 	CHECK_INT(fs_flush(a->fs, fa), -EIO);
 	CHECK_INT(fs_flush(a->fs, fa), -EIO);
 	fs_release(a->fs, fa);
+}
+
+/* After a data write that failed (DynamoDB answered an error, the lock
+ * still held), the next write starts from what the table has and lands.
+ * The reload leaked the buffer it replaced (LeakSanitizer: up to 64 KiB a
+ * failed write; a probe leaked 7.8 MB in 200 failed truncates). */
+static void test_write_after_failed_write(struct fs_mount *d)
+{
+	struct fs_entry e;
+	uint64_t fd;
+
+	CHECK_INT(create(d, &user_ctx, FS_ROOT_INO, "wfail", O_CREAT | O_EXCL,
+			 &fd),
+		  0);
+	CHECK_INT(fs_write(d->fs, &user_ctx, fd, "1", 1, 0), 1);
+	CHECK_INT(fs_flush(d->fs, fd), 0);
+	for (int i = 0; i < 20; i++) {
+		static char big[8192];
+
+		memset(big, 'a' + i, sizeof(big));
+		CHECK_INT(fs_write(d->fs, &user_ctx, fd, big, sizeof(big), 1),
+			  (int)sizeof(big));
+		__atomic_store_n(&fail_renew, 1, __ATOMIC_RELEASE);
+		CHECK_INT(fs_flush(d->fs, fd), -EIO);
+		__atomic_store_n(&fail_renew, 0, __ATOMIC_RELEASE);
+	}
+	/* None of those landed: the write goes on from the table's "1". */
+	CHECK_INT(fs_write(d->fs, &user_ctx, fd, "3", 1, 1), 1);
+	CHECK_INT(fs_flush(d->fs, fd), 0);
+	CHECK_INT(fs_lookup(d->fs, FS_ROOT_INO, "wfail", &e), 0);
+	CHECK_INT(e.attr.size, 2); /* "13" */
+	CHECK_INT(fs_unlink(d->fs, &user_ctx, FS_ROOT_INO, "wfail"), 0);
+	fs_release(d->fs, fd);
 }
 
 /* A readdirplus answered from a listing read at opendir gives the holder's
@@ -502,6 +539,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_break, &a, &c);
 	CHECK_CASE(test_write_after_loss, &a, &c);
 	CHECK_CASE(test_flush_after_failed_write, &a, &c);
+	CHECK_CASE(test_write_after_failed_write, &d);
 	CHECK_CASE(test_listing_own_size_now, &a);
 	CHECK_CASE(test_dirs_and_listing, &a, &b);
 	CHECK_CASE(test_ctl, &a);

@@ -326,9 +326,13 @@ int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		lk = fs_int_lost_of_caller(fs, ctx,
 					   rel); /* its changes give EIO */
 	free(rel);
-	if (!lk || !fs_int_is_holder(ctx, lk)) {
+	if (!lk || !fs_int_is_holder(ctx, lk))
+		rc = -EPERM;
+	else if (valid & FS_SET_SIZE) /* not of a shared lock */
+		rc = fs_int_may_change_data(fs, ctx, lk);
+	if (rc) {
 		lock_unref(fs->eng, lk);
-		return -EPERM;
+		return rc;
 	}
 	if (valid & FS_SET_SIZE)
 		rc = size > FS_MAX_DATA ? -EFBIG

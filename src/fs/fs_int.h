@@ -287,6 +287,11 @@ bool fs_int_lost_view(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 void fs_int_holder_from_ctx(struct fs *fs, const struct fs_ctx *ctx,
 			    uint32_t mode, struct lock_holder *h);
 bool fs_int_is_holder(const struct fs_ctx *ctx, struct lock *lk);
+/* Whether ctx may write or truncate lk's data (lk may be NULL): its
+ * holder's, of an exclusive lock. 0 or -EPERM. Every write, truncate and
+ * O_TRUNC asks it, so that none is let through only to fail later. */
+int fs_int_may_change_data(struct fs *fs, const struct fs_ctx *ctx,
+			   struct lock *lk);
 size_t fs_int_count_held(void *eng, uint32_t uid);
 
 /* ---- fs_text.c ---- */

@@ -127,11 +127,11 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		lk = lock_find(fs->eng, full);
 		if (!lk) /* as fs_open: the group's lost lock */
 			lk = fs_int_lost_of_caller(fs, ctx, rel);
-		if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
+		if (flags & O_TRUNC) {
 			/* As fs_open: only the holder truncates. */
-			rc = lk && fs_int_is_holder(ctx, lk)
-				     ? fs_wb_modify(fs->wb, lk, NULL, 0, 0, 0)
-				     : -EPERM;
+			rc = fs_int_may_change_data(fs, ctx, lk);
+			if (!rc)
+				rc = fs_wb_modify(fs->wb, lk, NULL, 0, 0, 0);
 			if (rc)
 				goto out;
 		}
@@ -225,10 +225,11 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 		 * the file it had open does; writes give EIO. */
 		if (!lk)
 			lk = fs_int_lost_of_caller(fs, ctx, rel);
-		if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
-			if (!lk || !fs_int_is_holder(ctx, lk))
-				rc = -EPERM;
-			else
+		/* O_TRUNC truncates whatever the access mode (as
+		 * Linux does), so it is refused alike to non-holders. */
+		if (flags & O_TRUNC) {
+			rc = fs_int_may_change_data(fs, ctx, lk);
+			if (!rc)
 				rc = fs_wb_modify(fs->wb, lk, NULL, 0, 0, 0);
 		}
 	}
@@ -291,6 +292,7 @@ static int writable_lock(struct fs *fs, const struct fs_ctx *ctx,
 {
 	struct lock *lk;
 	char *full;
+	int rc;
 
 	if (h->node->fixed)
 		return -EPERM;
@@ -300,12 +302,10 @@ static int writable_lock(struct fs *fs, const struct fs_ctx *ctx,
 		lk = full ? lock_find(fs->eng, full) : NULL;
 		free(full);
 	}
-	if (!lk)
-		return -EPERM;
-	/* A shared lock is its readers': none of them has data to write. */
-	if (!fs_int_is_holder(ctx, lk) || lock_is_shared(fs->eng, lk)) {
+	rc = fs_int_may_change_data(fs, ctx, lk);
+	if (rc) {
 		lock_unref(fs->eng, lk);
-		return -EPERM;
+		return rc;
 	}
 	*out = lk;
 	return 0;

@@ -12,7 +12,7 @@
 # the cost of ls -l; bash noclobber; fences increase across re-acquires.
 . "$(dirname "$0")/lib.sh"
 
-plan 141
+plan 152
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OWNER=ops-owner-$$
@@ -153,6 +153,29 @@ expect 0 write "$M/x" new O_WRONLY,O_TRUNC
 is "$(field "$("$T" read "$M/x")" data)" new "O_TRUNC by the holder replaces the data"
 expect 0 truncate "$M/x" 2
 is "$(field "$("$T" read "$M/x")" data)" ne "truncate by the holder cuts the data"
+# O_TRUNC truncates whatever the access mode, as on Linux: O_RDONLY|O_TRUNC
+# by the holder cuts the data (it answered 0 and left it)
+expect 0 open "$M/x" O_RDONLY,O_TRUNC
+is "$(field "$("$T" read "$M/x")" data)" "" "O_RDONLY|O_TRUNC by the holder truncates"
+expect 0 write "$M/x" ne
+
+# a shared lock has no data: every truncate and O_TRUNC of it is refused at
+# once, and its files still close cleanly (a truncate that was let through
+# failed in the background, then every close of the key said EPERM)
+hold_start hs "$M/sh" O_RDWR,O_CREAT 0644
+hold_cmd hs "flock sh"
+is "$HOUT" 0 "a shared lock taken with flock"
+tr_out=
+for i in 1 2 3 4 5 6; do tr_out+="$("$T" truncate "$M/sh" 0 2>&1) "; done
+is "$tr_out" "EPERM EPERM EPERM EPERM EPERM EPERM " "truncate of a shared lock: EPERM, every time"
+expect EPERM open "$M/sh" O_WRONLY,O_TRUNC
+expect EPERM open "$M/sh" O_RDONLY,O_TRUNC
+expect 0 open "$M/sh" O_RDONLY
+hold_cmd hs "write x"
+is "$HOUT" EPERM "write on the shared lock's fd: EPERM"
+hold_cmd hs close
+is "$HOUT" 0 "close of the shared lock's fd: 0"
+hold_stop hs
 
 # ---- metadata changes are refused --------------------------------------------
 expect EPERM chmod "$M/x" 0600
@@ -201,6 +224,7 @@ if "${NB[@]}" "$T" stat "$M" >/dev/null 2>&1; then
 	expect_as 65534 EPERM link "$M/w" "$M/w2"
 	expect_as 65534 EPERM unlink "$M/w"
 	expect_as 65534 EPERM open "$M/w" O_WRONLY,O_TRUNC
+	expect_as 65534 EPERM open "$M/w" O_RDONLY,O_TRUNC
 	expect_as 65534 0 open "$M/nb" O_CREAT,O_EXCL,O_RDONLY 0644
 	is "$("$T" stat "$M/nb" | sed 's/.*uid=\([0-9]*\) gid=\([0-9]*\).*/\1 \2/')" "65534 65534" \
 		"a lock belongs to the uid and gid that created it"
@@ -212,7 +236,7 @@ if "${NB[@]}" "$T" stat "$M" >/dev/null 2>&1; then
 	expect ENOENT stat "$M/nb"
 	expect 0 unlink "$M/w"
 else
-	for i in $(seq 15); do skip "other uids" "uid 65534 cannot reach $M"; done
+	for i in $(seq 16); do skip "other uids" "uid 65534 cannot reach $M"; done
 fi
 
 # ---- unlink releases ---------------------------------------------------------

@@ -227,9 +227,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct fs_attr a;
+	struct fs_ctx c;
 	double timeout;
-	int rc = fs_getattr(fs_of(req), ino, &a, &timeout);
+	int rc;
 
+	ctx_of(req, &c);
+	rc = fs_getattr_ctx(fs_of(req), &c, ino, &a, &timeout);
 	count_op(req, FOP_GETATTR);
 	reply_attr_or_err(req, rc, &a, timeout);
 }

@@ -198,11 +198,11 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	pthread_mutex_unlock(&fs->mu);
 	fs_int_resolved_init(&r);
 	asked_mono_ms = clk_mono_ms(fs->host->clk);
-	rc = fs_int_resolve_name(fs, rel, &r);
-	/* A lock the caller's group lost shows to it as lost, whatever the
-	 * row now is; a lock this mount holds cannot be one. */
-	if (!rc && !r.ours && r.kind != K_DIR)
-		fs_int_lost_view(fs, ctx, rel, &r);
+	/* A lock the caller's group lost shows to it as lost, from memory,
+	 * whatever the row now is, and without reading it. */
+	rc = fs_int_lost_view(fs, ctx, rel, &r)
+		     ? 0
+		     : fs_int_resolve_name(fs, rel, &r);
 	if (!rc && r.kind == K_NONE)
 		rc = -ENOENT;
 	if (!rc) {
@@ -233,6 +233,12 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 	       double *timeout_s)
 {
+	return fs_getattr_ctx(fs, NULL, ino, a, timeout_s);
+}
+
+int fs_getattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		   struct fs_attr *a, double *timeout_s)
+{
 	struct resolved r;
 	bool is_dir, fixed;
 	char *rel = NULL;
@@ -261,7 +267,10 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 	}
 	asked_mono_ms = clk_mono_ms(fs->host->clk);
 	fs_int_resolved_init(&r);
-	rc = fs_int_resolve(fs, rel, is_dir, &r);
+	/* As fs_lookup_ctx: the caller's group's lost lock, from memory. */
+	rc = !is_dir && fs_int_lost_view(fs, ctx, rel, &r)
+		     ? 0
+		     : fs_int_resolve(fs, rel, is_dir, &r);
 	if (!rc && r.kind == K_NONE && !is_dir &&
 	    fs_int_file_vanished(fs, ino, asked_mono_ms, a)) {
 		/* Released since the lookup that found it (an open's

@@ -112,7 +112,8 @@ void fs_on_released(void *fs, const char *key);
 void fs_on_acquired(void *fs, const char *key);
 
 /* fs_lookup for a caller: a lock its process group lost (and has not
- * unlinked) shows as a lost file to it alone. */
+ * unlinked) shows as a lost file to it alone, from memory: also while
+ * DynamoDB cannot be reached (the outage that lost it, as often as not). */
 int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		  const char *name, struct fs_entry *e);
 int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
@@ -120,6 +121,10 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name,
 void fs_forget(struct fs *fs, uint64_t ino, uint64_t nlookup);
 int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 	       double *timeout_s);
+/* fs_getattr for a caller (ctx may be NULL): a lock its group lost shows
+ * as fs_lookup_ctx shows it. */
+int fs_getattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
+		   struct fs_attr *a, double *timeout_s);
 
 /* Flags of struct fs_setattr_req. */
 #define FS_SET_MODE  1

@@ -50,18 +50,28 @@ struct lock *fs_int_lost_of_caller(struct fs *fs, const struct fs_ctx *ctx,
 
 /* What rel is to the caller whose group lost a lock of that name: the
  * lost lock, from memory, whatever the row is now (gone, the stale row of
- * a lost session, another owner's): the group sees its lost file until it
- * removes it. Returns whether r was replaced (a failed copy leaves r as
- * resolved). */
+ * a lost session, another owner's) and without reading it (DynamoDB out of
+ * reach is what loses locks): the group sees its lost file until it
+ * removes it, unless this mount holds the key again. Returns whether r was
+ * replaced (a failed copy leaves r as it was). */
 bool fs_int_lost_view(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 		      struct resolved *r)
 {
-	struct lock *lost = fs_int_lost_of_caller(fs, ctx, rel);
+	struct lock *lost = fs_int_lost_of_caller(fs, ctx, rel), *held;
 	struct resolved mine;
 	bool done = false;
+	char *full;
 
 	if (!lost)
 		return false;
+	full = fs_int_full_key(fs, rel);
+	held = full ? lock_find(fs->eng, full) : NULL;
+	free(full);
+	if (held) {
+		lock_unref(fs->eng, held);
+		lock_unref(fs->eng, lost);
+		return false;
+	}
 	fs_int_resolved_init(&mine);
 	if (!lock_snapshot(fs->eng, lost, &mine.rec, NULL)) {
 		mine.kind = K_FILE;

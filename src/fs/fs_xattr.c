@@ -56,9 +56,9 @@ static int file_row(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		free(rel);
 		return -ENODATA;
 	}
-	rc = fs_int_resolve(fs, rel, false, r);
-	if (!rc && !r->ours && r->kind != K_DIR)
-		fs_int_lost_view(fs, ctx, rel, r);
+	rc = fs_int_lost_view(fs, ctx, rel, r)
+		     ? 0
+		     : fs_int_resolve(fs, rel, false, r);
 	if (!rc && r->kind != K_FILE)
 		rc = -ENOENT;
 	if (!rc && full)

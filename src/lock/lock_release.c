@@ -203,8 +203,20 @@ static void released(struct lock_engine *e, struct lock *lk, bool stolen,
  * (already released, or a lost lock let go of). */
 static int release_begin(struct lock_engine *e, struct lock *lk)
 {
-	/* 1. After any write of it in flight. */
 	pthread_mutex_lock(&e->mu);
+	/* A lost lock whose row's cleanup is in flight, or has failed
+	 * before (DynamoDB not answering, as when it was lost): let go of
+	 * now, its cleanup going on in the background. Its holder's rm
+	 * waited for that request, then made its own, an operation timeout
+	 * each; and the background cleanup ran out of tries meanwhile. */
+	if (lk->state == LOCK_LOST && lk->lost_reason != LOST_STOPPED &&
+	    lk->cleanup_wanted && (lk->busy || lk->cleanup_tries > 0)) {
+		lk->dismissed = true;
+		lock_int_retire_locked(e, lk);
+		pthread_mutex_unlock(&e->mu);
+		return 0;
+	}
+	/* 1. After any write of it in flight. */
 	while (lk->busy)
 		pthread_cond_wait(&e->cv, &e->mu);
 	if (lk->state == LOCK_RELEASED) {

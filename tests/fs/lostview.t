@@ -8,7 +8,10 @@
 #     getxattr), its writes give EIO, as the file it had open does; before,
 #     cat gave an empty file, getxattr ENOENT and a write EPERM. Mount b
 #     then takes k: the group still sees its lost file until it removes it
-#     (its rm says 0), then it sees b's lock.
+#     (its rm says 0), then it sees b's lock. And while DynamoDB is still
+#     out of reach, the group's cat, getxattr and stat of a lock it lost
+#     answer from memory at once, and its rm 0 at once (they read the row
+#     first: EIO after 4 to 9 s).
 #  2. Session leases (mount s): the session item is deleted (its TTL or an
 #     operator): every lock of the session is lost. The row of k still
 #     names the session, and the group's cat said "state: held" with its
@@ -27,7 +30,7 @@
 
 need_boto3
 
-plan 27
+plan 33
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -47,9 +50,26 @@ status_line() { grep "^lock: key=$2 " "$1/.lockfs/status"; }
 # ---- 1. per-lock: lost, row removed, then another mount's -------------------
 try_acquire "$A/k"
 ok $? "the group takes k on a (hold=pgrp)"
+try_acquire "$A/ko"
 proxy_ctl stall on >/dev/null
 wait_for 10 sh -c 'grep -q "^lock: key=k state=lost" "$1/.lockfs/status"' _ "$A"
 ok $? "a's status: k is lost (the proxy stalls past the safe period)"
+# While DynamoDB is still out of reach (the outage that lost k), the group
+# sees its lost locks from memory, at once: before, each of these read the
+# row first and gave EIO after 4 to 9 s.
+wait_for 5 sh -c 'grep -q "^lock: key=ko state=lost" "$1/.lockfs/status"' _ "$A"
+out=$("$T" timed read "$A/ko")
+is "$(field "$out" state)" lost "in the outage, the group's cat of ko: state: lost"
+ok "$([ "$(sed -n 's/^ms //p' <<<"$out")" -lt 1000 ]; echo $?)" "... from memory, in under 1 s ($(sed -n 's/^ms //p' <<<"$out") ms)"
+is "$("$T" getxattr "$A/ko" user.lockfs.state)" lost "in the outage, getxattr user.lockfs.state: lost"
+like "$("$T" stat "$A/ko")" '^ino=' "in the outage, stat of ko answers"
+# (its rm leaves the row's cleanup to the background: it waited for the
+# cleanup's request, then made its own, 5 s in all, and the background
+# cleanup of k ran out of tries meanwhile)
+out=$("$T" timed unlink "$A/ko")
+is "$(head -n 1 <<<"$out")/$([ "$(sed -n 's/^ms //p' <<<"$out")" -lt 1000 ] && echo fast)" 0/fast \
+	"in the outage, the group's rm of ko: 0, in under 1 s ($(sed -n 's/^ms //p' <<<"$out") ms)"
+like "$(cat "$A/.lockfs/status")" 'lock: key=k state=lost' "... and k, which it did not remove, is still lost on a"
 proxy_ctl stall off >/dev/null
 wait_for 15 grep -q 'lost key=k: removed our stale row' "$WORK/daemon-a.log"
 ok $? "once DynamoDB answers, a's cleanup removes k's row"

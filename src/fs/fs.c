@@ -335,18 +335,12 @@ int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		lk = fs_int_lost_of_caller(fs, ctx,
 					   rel); /* its changes give EIO */
 	free(rel);
-	if (!lk || !fs_int_is_holder(ctx, lk))
-		rc = -EPERM;
-	else if (valid & FS_SET_SIZE) /* not of a shared lock */
-		rc = fs_int_may_change_data(fs, ctx, lk);
-	if (rc) {
+	if (!lk || !fs_int_is_holder(ctx, lk)) {
 		lock_unref(fs->eng, lk);
-		return rc;
+		return -EPERM;
 	}
 	if (valid & FS_SET_SIZE)
-		rc = size > FS_MAX_DATA ? -EFBIG
-					: fs_wb_modify(fs->wb, lk, NULL, 0, 0,
-						       (int64_t)size);
+		rc = fs_int_truncate(fs, ctx, lk, size);
 	else if (valid & FS_SET_TIMES)
 		rc = lock_renew_sync(fs->eng, lk); /* touch = heartbeat */
 	lock_unref(fs->eng, lk);

@@ -126,15 +126,6 @@ bool fs_int_is_holder(const struct fs_ctx *ctx, struct lock *lk)
 	return ctx->uid == 0 || (int64_t)ctx->uid == lock_holder(lk)->uid;
 }
 
-int fs_int_may_change_data(struct fs *fs, const struct fs_ctx *ctx,
-			   struct lock *lk)
-{
-	/* A shared lock is its readers': none of them has data to change. */
-	if (!lk || !fs_int_is_holder(ctx, lk) || lock_is_shared(fs->eng, lk))
-		return -EPERM;
-	return 0;
-}
-
 /* The count for fs_quota_lock_begin: the locks uid holds here (one
  * look-up: a caller at its limit may retry as often as it likes without
  * costing other locks anything). */

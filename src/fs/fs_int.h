@@ -287,11 +287,6 @@ bool fs_int_lost_view(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 void fs_int_holder_from_ctx(struct fs *fs, const struct fs_ctx *ctx,
 			    uint32_t mode, struct lock_holder *h);
 bool fs_int_is_holder(const struct fs_ctx *ctx, struct lock *lk);
-/* Whether ctx may write or truncate lk's data (lk may be NULL): its
- * holder's, of an exclusive lock. 0 or -EPERM. Every write, truncate and
- * O_TRUNC asks it, so that none is let through only to fail later. */
-int fs_int_may_change_data(struct fs *fs, const struct fs_ctx *ctx,
-			   struct lock *lk);
 size_t fs_int_count_held(void *eng, uint32_t uid);
 
 /* ---- fs_text.c ---- */
@@ -301,6 +296,14 @@ int fs_int_handle_text(struct fs *fs, struct fs_handle *h, struct buf *out);
 /* ---- fs_dir.c ---- */
 int fs_int_chmod_dir(struct fs *fs, const struct fs_ctx *ctx, const char *rel,
 		     uint32_t mode);
+
+/* A truncate of lk (may be NULL) to size by ctx, as truncate(2), ftruncate
+ * and O_TRUNC (size 0) make it: the holder's. A shared lock has no data:
+ * cut to nothing it is left as it is (a shell's `exec 9>lock` before
+ * `flock -s 9`), any other size is -EPERM, at once (a truncate let
+ * through failed later, and then every close of the key). */
+int fs_int_truncate(struct fs *fs, const struct fs_ctx *ctx, struct lock *lk,
+		    uint64_t size);
 
 /* ---- open files ---- */
 static inline struct fs_handle *fs_int_handle(uint64_t fh)

@@ -129,9 +129,7 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 			lk = fs_int_lost_of_caller(fs, ctx, rel);
 		if (flags & O_TRUNC) {
 			/* As fs_open: only the holder truncates. */
-			rc = fs_int_may_change_data(fs, ctx, lk);
-			if (!rc)
-				rc = fs_wb_modify(fs->wb, lk, NULL, 0, 0, 0);
+			rc = fs_int_truncate(fs, ctx, lk, 0);
 			if (rc)
 				goto out;
 		}
@@ -227,11 +225,8 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 			lk = fs_int_lost_of_caller(fs, ctx, rel);
 		/* O_TRUNC truncates whatever the access mode (as
 		 * Linux does), so it is refused alike to non-holders. */
-		if (flags & O_TRUNC) {
-			rc = fs_int_may_change_data(fs, ctx, lk);
-			if (!rc)
-				rc = fs_wb_modify(fs->wb, lk, NULL, 0, 0, 0);
-		}
+		if (flags & O_TRUNC)
+			rc = fs_int_truncate(fs, ctx, lk, 0);
 	}
 	free(rel);
 	n = NULL;
@@ -286,13 +281,24 @@ ssize_t fs_read(struct fs *fs, uint64_t fh, char *buf, size_t size, off_t off)
 	return n;
 }
 
+int fs_int_truncate(struct fs *fs, const struct fs_ctx *ctx, struct lock *lk,
+		    uint64_t size)
+{
+	if (!lk || !fs_int_is_holder(ctx, lk))
+		return -EPERM;
+	if (lock_is_shared(fs->eng, lk))
+		return size ? -EPERM : 0;
+	if (size > FS_MAX_DATA)
+		return -EFBIG;
+	return fs_wb_modify(fs->wb, lk, NULL, 0, 0, (int64_t)size);
+}
+
 /* The lock a writer on this handle would change: ours and held by ctx. */
 static int writable_lock(struct fs *fs, const struct fs_ctx *ctx,
 			 struct fs_handle *h, struct lock **out)
 {
 	struct lock *lk;
 	char *full;
-	int rc;
 
 	if (h->node->fixed)
 		return -EPERM;
@@ -302,10 +308,10 @@ static int writable_lock(struct fs *fs, const struct fs_ctx *ctx,
 		lk = full ? lock_find(fs->eng, full) : NULL;
 		free(full);
 	}
-	rc = fs_int_may_change_data(fs, ctx, lk);
-	if (rc) {
+	/* A shared lock is its readers': none of them has data to write. */
+	if (!lk || !fs_int_is_holder(ctx, lk) || lock_is_shared(fs->eng, lk)) {
 		lock_unref(fs->eng, lk);
-		return rc;
+		return -EPERM;
 	}
 	*out = lk;
 	return 0;

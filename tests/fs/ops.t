@@ -12,7 +12,7 @@
 # the cost of ls -l; bash noclobber; fences increase across re-acquires.
 . "$(dirname "$0")/lib.sh"
 
-plan 152
+plan 153
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OWNER=ops-owner-$$
@@ -159,17 +159,21 @@ expect 0 open "$M/x" O_RDONLY,O_TRUNC
 is "$(field "$("$T" read "$M/x")" data)" "" "O_RDONLY|O_TRUNC by the holder truncates"
 expect 0 write "$M/x" ne
 
-# a shared lock has no data: every truncate and O_TRUNC of it is refused at
-# once, and its files still close cleanly (a truncate that was let through
-# failed in the background, then every close of the key said EPERM)
+# a shared lock has no data: a truncate to any size but 0 is refused at
+# once, every time, and cutting it to nothing (O_TRUNC: a second reader's
+# `exec 9>lock` before `flock -s 9`) leaves it as it is; its files still
+# close cleanly (a truncate let through failed in the background, then
+# every close of the key said EPERM)
 hold_start hs "$M/sh" O_RDWR,O_CREAT 0644
 hold_cmd hs "flock sh"
 is "$HOUT" 0 "a shared lock taken with flock"
 tr_out=
-for i in 1 2 3 4 5 6; do tr_out+="$("$T" truncate "$M/sh" 0 2>&1) "; done
-is "$tr_out" "EPERM EPERM EPERM EPERM EPERM EPERM " "truncate of a shared lock: EPERM, every time"
-expect EPERM open "$M/sh" O_WRONLY,O_TRUNC
-expect EPERM open "$M/sh" O_RDONLY,O_TRUNC
+for i in 1 2 3 4 5 6; do tr_out+="$("$T" truncate "$M/sh" 2 2>&1) "; done
+is "$tr_out" "EPERM EPERM EPERM EPERM EPERM EPERM " "truncate of a shared lock to 2: EPERM, every time"
+expect 0 truncate "$M/sh" 0
+expect 0 open "$M/sh" O_WRONLY,O_TRUNC
+is "$(bash -c 'exec 9>"$1" && flock -s -n 9 && echo shared' _ "$M/sh" 2>&1)" shared \
+	"a second reader's exec 9>lock; flock -s 9: shared"
 expect 0 open "$M/sh" O_RDONLY
 hold_cmd hs "write x"
 is "$HOUT" EPERM "write on the shared lock's fd: EPERM"

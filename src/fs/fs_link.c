@@ -208,6 +208,15 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 		rc = -EPERM;
 		goto out;
 	}
+	/* One second name at a time: an inode keeps one alias, and a third
+	 * name took its place while the second still mapped to the inode,
+	 * so that one name then read and wrote another's key. */
+	pthread_mutex_lock(&fs->mu);
+	n = fs_int_find_node(fs, ino);
+	rc = n && n->alias ? -EMLINK : 0;
+	pthread_mutex_unlock(&fs->mu);
+	if (rc)
+		goto out;
 	holder = *lock_holder(src);
 	/* The second name starts with the first one's data, written in its
 	 * acquire (the first name's pending writes go first). */
@@ -237,7 +246,10 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	lock_snapshot(fs->eng, lk, &rec, NULL);
 	pthread_mutex_lock(&fs->mu);
 	n = fs_int_find_node(fs, ino);
-	if (n) {
+	if (n && n->alias) {
+		n = NULL; /* a link of the same inode made meanwhile */
+		rc = -EMLINK;
+	} else if (n) {
 		char *pk = fs_int_path_key(rel, false);
 		struct fs_node *old = pk ? smap_get(&fs->by_path, pk) : NULL;
 
@@ -262,7 +274,8 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	pthread_mutex_unlock(&fs->mu);
 	if (!n) {
 		lock_release(fs->eng, lk);
-		rc = -ENOMEM;
+		if (!rc)
+			rc = -ENOMEM;
 		goto out;
 	}
 	fs_int_fill_entry(fs, e, true);

@@ -12,7 +12,7 @@
 # the cost of ls -l; bash noclobber; fences increase across re-acquires.
 . "$(dirname "$0")/lib.sh"
 
-plan 153
+plan 159
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OWNER=ops-owner-$$
@@ -200,9 +200,17 @@ expect 0 link "$M/x" "$M/y"
 ix=$("$T" stat "$M/x" | sed 's/ .*//') iy=$("$T" stat "$M/y" | sed 's/ .*//')
 is "$iy" "$ix" "link by the holder: one inode for both names"
 like "$("$T" stat "$M/y")" ' nlink=2 ' "... with a link count of 2"
+# one second name at a time: a third took the inode's alias while the
+# second still named it, and one name then read and wrote another's key
+expect EMLINK link "$M/x" "$M/z"
+expect EMLINK link "$M/y" "$M/z"
+expect ENOENT stat "$M/z"
 expect 0 unlink "$M/y"
 like "$("$T" stat "$M/x")" ' nlink=1 ' "after unlinking the new name x has one link again"
 expect ENOENT stat "$M/y"
+expect 0 link "$M/x" "$M/z"
+like "$("$T" stat "$M/z")" ' nlink=2 ' "once the second name is gone, a new one can be made"
+expect 0 unlink "$M/z"
 
 # ---- fsync and poll ------------------------------------------------------
 v_before=$(field "$("$T" read "$M/x")" version)

@@ -64,6 +64,15 @@ static int write_renewal(struct lock_engine *e, struct lock *lk,
 		rc = -ESTALE;
 		break;
 	}
+	if (rc == -ENXIO) {
+		/* The table is gone (ResourceNotFoundException): no row of
+		 * ours is left, a definite answer as a refusal is. Lost now,
+		 * not at the end of the safe period: a table made again
+		 * meanwhile lets other owners take the key at once. */
+		log_warn(TAG, "key=%s: the table is gone: the lock is lost",
+			 lk->key);
+		rc = -ESTALE;
+	}
 	pthread_mutex_lock(&e->mu);
 	if (rc == 0) {
 		memcpy(lk->rec.rvn, next_rvn, sizeof(lk->rec.rvn));

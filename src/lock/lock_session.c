@@ -282,6 +282,10 @@ static int beat(struct lock_engine *e)
 		pthread_mutex_unlock(&e->mu);
 		break;
 	}
+	/* The table is gone, and the session item with it: as an item
+	 * gone (every lock lost now, not at the end of the safe period). */
+	if (rc == -ENXIO)
+		rc = -ECANCELED;
 	pthread_mutex_lock(&e->mu);
 	if (!rc) {
 		text_copy(e->sess.rvn, sizeof(e->sess.rvn), next);

@@ -463,6 +463,49 @@ static void test_stop_tells_holders_first(void)
 	teardown();
 }
 
+static int table_gone;
+
+static int renew_no_table(void *arg, enum store_fault_op op, const char *key)
+{
+	(void)arg;
+	(void)key;
+	return op == SF_RENEW && table_gone ? -ENXIO : 0;
+}
+
+/* A heartbeat that finds the table gone (ResourceNotFoundException,
+ * -ENXIO) loses the lock at once: no row of ours is left. It was taken for
+ * a passing failure and the lock trusted until its safe period ended,
+ * while a table made again let another mount take the key. A passing
+ * failure still leaves the lock held. */
+static void test_table_gone(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_UNLINK);
+	struct store_fault sf;
+	struct lock *lk;
+
+	setup(HOLD_UNLINK);
+	setup_behind(&sf, &cfg);
+	sf.before = renew_no_table;
+	CHECK_INT(lock_acquire(eng, "t", &h, &lk, NULL, NULL), 0);
+	table_gone = 1;
+	advance(600);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	CHECK_INT(lost_calls, 1);
+	CHECK_INT(lock_release(eng, lk), 0);
+	lock_unref(eng, lk);
+	table_gone = 0;
+	CHECK_INT(lock_acquire(eng, "u", &h, &lk, NULL, NULL), 0);
+	sf.down = 1; /* no answer: passing */
+	advance(600);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	sf.down = 0;
+	CHECK_INT(lock_release(eng, lk), 0);
+	lock_unref(eng, lk);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
@@ -478,5 +521,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_release_all);
 	CHECK_CASE(test_trust_ends_by_clock);
 	CHECK_CASE(test_stop_tells_holders_first);
+	CHECK_CASE(test_table_gone);
 	CHECK_DONE();
 }

@@ -759,6 +759,7 @@ static void drain_cb(void *arg, const char *key, void *value)
 void flk_stop(struct flk *f)
 {
 	struct drain d = { f, NULL, NULL };
+	int64_t until;
 
 	pthread_mutex_lock(&f->mu);
 	f->stopping = true;
@@ -771,19 +772,26 @@ void flk_stop(struct flk *f)
 	pthread_mutex_lock(&f->mu);
 	smap_each(&f->keys, drain_cb, &d);
 	pthread_mutex_unlock(&f->mu);
-	while (d.marks) {
-		struct drain_mark *m = d.marks;
-
-		d.marks = m->next;
-		lock_writer_unmark(f->eng, m->key, m->v);
-		free(m->key);
-		free(m);
-	}
+	/* The waiters first: they are told at once, not after the marks'
+	 * removals, which each take up to an operation timeout while
+	 * DynamoDB does not answer (10 s a key, one after another). */
 	while (d.list) {
 		struct waiter *w = d.list;
 
 		d.list = w->next;
 		f->cfg.reply(w->req, flk_int_end_err(w));
 		free(w);
+	}
+	/* Then our marks, none begun an operation timeout after the first:
+	 * a mark left lapses after a lease, as a dead waiter's does. */
+	until = flk_int_now(f) + lock_engine_config(f->eng)->op_timeout_ms;
+	while (d.marks) {
+		struct drain_mark *m = d.marks;
+
+		d.marks = m->next;
+		if (flk_int_now(f) < until)
+			lock_writer_unmark(f->eng, m->key, m->v);
+		free(m->key);
+		free(m);
 	}
 }

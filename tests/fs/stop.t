@@ -8,7 +8,7 @@
 # one only then, never before.
 . "$(dirname "$0")/lib.sh"
 
-plan 12
+plan 14
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -104,3 +104,36 @@ _reap "$pw" 20 >/dev/null
 is "$(cat "$WORK/w-setlkw.out")" "No locks available" "an F_SETLKW waiter gets ENOLCK too"
 _reap "$(daemon_pid d)" 20 >/dev/null
 unset "_daemon[d]"
+
+# ---- waiters on many keys, DynamoDB not answering -----------------------------
+# e (the default lease and timeouts) parks a flock(1) waiter on each of
+# ten keys b holds, DynamoDB stops answering (the proxy stalls), and e's
+# daemon is stopped. The waiters are
+# told (ENOLCK), and the daemon ends, in a time that does not grow with the
+# keys: it removed its ten waiting marks one after another, an operation
+# timeout each (80 s for ten keys, and more than 180 s for twenty); marks
+# not removed lapse after a lease, as a dead waiter's do.
+ENDPOINT=$PROXY_ENDPOINT mount_start e "owner=stop-e,entry_timeout=0,attr_timeout=0" ||
+	{ echo "Bail out! cannot mount e"; exit 1; }
+E=$(mnt e)
+w0=$("$T" read "$E/.lockfs/metrics" | sed -n 's/^lockfs_waits_total //p')
+ews=()
+for i in $(seq 10); do
+	try_acquire "$B/m$i" || diag "b cannot take m$i"
+	(exec timeout --foreground 120 flock -x "$E/m$i" true) 2>/dev/null &
+	ews+=($!)
+done
+wait_for 20 sh -c "[ \"\$(\"$T\" read \"$E/.lockfs/metrics\" | sed -n 's/^lockfs_waits_total //p')\" -ge $((${w0:-0} + 10)) ]" ||
+	diag "the ten waiters were not all parked within 20 s"
+sleep 1 # each has sent a poll, and marked its key
+proxy_ctl stall on >/dev/null
+t0=$(now_ms)
+kill -TERM "$(daemon_pid e)"
+_reap "$(daemon_pid e)" 90 >/dev/null
+took=$(($(now_ms) - t0))
+unset "_daemon[e]"
+proxy_ctl stall off >/dev/null
+ok $((!(took < 50000))) "e stops within 50 s with ten waiting keys and DynamoDB not answering ($took ms; it took 80 s)"
+codes=
+for p in "${ews[@]}"; do _reap "$p" 20; codes+="$? "; done
+is "$codes" "71 71 71 71 71 71 71 71 71 71 " "every waiter of e is told ENOLCK"

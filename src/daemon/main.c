@@ -37,6 +37,7 @@
 #include "mntguard.h"
 #include "opts.h"
 #include "srvclk.h"
+#include "stopguard.h"
 #include "store_ddb.h"
 #include "text.h"
 
@@ -211,6 +212,7 @@ struct daemon {
 	struct flk *flk;
 	struct fsops_ctx fctx;
 	struct fuse_session *se;
+	struct stopguard *guard; /* the mount, cut off at a slow stop */
 	char mnt[PATH_MAX];
 	char host[256];
 	char logwhere[384];
@@ -649,6 +651,8 @@ static void mount_fs(struct daemon *d)
 	if (fuse_session_mount(d->se, d->mnt))
 		die("cannot mount on %s%s%s", d->mnt,
 		    fuse_last_error[0] ? ": " : "", fuse_last_error);
+	if (!is_dev_fd(d->mnt))
+		d->guard = stopguard_new(d->mnt);
 	if (log_chosen_elsewhere())
 		fprintf(stderr, "lockfs: mounted %s; logs go to %s\n", d->mnt,
 			d->logwhere);
@@ -699,12 +703,18 @@ static void release_and_unmount(struct daemon *d)
 {
 	int unreleased;
 
+	/* Holders cannot be told through the mount from now on (its
+	 * requests wait): it is cut off if a lock's trust ends first. */
+	stopguard_begin(d->guard, d->eng, &d->metrics);
 	store_ddb_sweep_free(d->sweep); /* stops it: no sweep from now on */
 	d->sweep = NULL;
 	flk_stop(d->flk);
 	fs_stop(d->fs); /* coalesced data is written before the release */
 	lease_stop(d->eng);
+	/* Every holder learns before any row is deleted. */
+	stopguard_cut(d->guard, "its locks are given back");
 	unreleased = lock_release_all(d->eng);
+	stopguard_end(d->guard);
 	lock_session_end(d->eng);
 	if (unreleased)
 		log_warn("main",
@@ -722,6 +732,7 @@ static void tear_down(struct daemon *d)
 {
 	if (d->se)
 		fuse_session_destroy(d->se);
+	stopguard_free(d->guard);
 	store_ddb_sweep_free(d->sweep);
 	flk_free(d->flk);
 	fs_free(d->fs);

@@ -336,6 +336,9 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence);
  * asked, so that its trust ends by its own clock when the daemon stops
  * answering. */
 int64_t lock_trusted_ms(struct lock_engine *e, struct lock *lk);
+/* When the first of the locks trusted now stops being trusted (the end of
+ * its safe period, on our monotonic clock), or INT64_MAX with none. */
+int64_t lock_trust_ends_mono_ms(struct lock_engine *e);
 
 /* Our view of the lock: a copy of the row as we last wrote it (held
  * shared: as our last renewal found it, every reader), and state. */

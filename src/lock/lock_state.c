@@ -511,6 +511,26 @@ int64_t lock_trusted_ms(struct lock_engine *e, struct lock *lk)
 	return left;
 }
 
+int64_t lock_trust_ends_mono_ms(struct lock_engine *e)
+{
+	int64_t now, end = INT64_MAX;
+	struct lock *lk;
+
+	pthread_mutex_lock(&e->mu);
+	now = now_mono(e);
+	for (lk = e->all; lk; lk = lk->next) {
+		int64_t t;
+
+		if (lk->watcher || !lock_int_trusted_locked(e, lk, now))
+			continue;
+		t = lock_int_last_ok(e, lk) + e->cfg.safe_period_ms;
+		if (t < end)
+			end = t;
+	}
+	pthread_mutex_unlock(&e->mu);
+	return end;
+}
+
 /* mu held: the latest a write of lk may still be answered for it to count:
  * the end of its safe period, and at most the operation timeout. */
 int64_t lock_int_write_deadline_locked(struct lock_engine *e, struct lock *lk,

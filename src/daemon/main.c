@@ -213,6 +213,7 @@ struct daemon {
 	struct fsops_ctx fctx;
 	struct fuse_session *se;
 	struct stopguard *guard; /* the mount, cut off at a slow stop */
+	bool by_signal;		 /* the loop ended on a signal */
 	char mnt[PATH_MAX];
 	char host[256];
 	char logwhere[384];
@@ -691,6 +692,7 @@ static int run(struct daemon *d)
 	fuse_loop_cfg_destroy(loop);
 	/* Unmounted (0) or ended by a signal (libfuse returns its number):
 	 * both are a clean stop. Only a negative value is a failure. */
+	d->by_signal = rc > 0;
 	if (rc > 0)
 		log_info("main", "stopping on signal %d (SIG%s)", rc,
 			 sigabbrev_np(rc) ? sigabbrev_np(rc) : "?");
@@ -701,20 +703,24 @@ static int run(struct daemon *d)
  * back, then unmount. */
 static void release_and_unmount(struct daemon *d)
 {
+	/* Only a loop ended by a signal leaves the mount up and deaf. One
+	 * unmounted is gone with its connection (its holders were told),
+	 * and its device number may be a new mount's already. */
+	struct stopguard *guard = d->by_signal ? d->guard : NULL;
 	int unreleased;
 
 	/* Holders cannot be told through the mount from now on (its
 	 * requests wait): it is cut off if a lock's trust ends first. */
-	stopguard_begin(d->guard, d->eng, &d->metrics);
+	stopguard_begin(guard, d->eng, &d->metrics);
 	store_ddb_sweep_free(d->sweep); /* stops it: no sweep from now on */
 	d->sweep = NULL;
 	flk_stop(d->flk);
 	fs_stop(d->fs); /* coalesced data is written before the release */
 	lease_stop(d->eng);
 	/* Every holder learns before any row is deleted. */
-	stopguard_cut(d->guard, "its locks are given back");
+	stopguard_cut(guard, "its locks are given back");
 	unreleased = lock_release_all(d->eng);
-	stopguard_end(d->guard);
+	stopguard_end(guard);
 	lock_session_end(d->eng);
 	if (unreleased)
 		log_warn("main",

@@ -14,8 +14,10 @@
  * row.
  *
  * The mount is known by the device number seen right after mounting, read
- * without a request (AT_STATX_DONT_SYNC), so that a mount made later on
- * the same path (after a lazy unmount) is never touched. Without root the
+ * without a request (AT_STATX_DONT_SYNC), so that another mount on the
+ * same path is never touched. main arms the guard only for a stop on a
+ * signal: the mount is then still up, so its device number is still its
+ * own (an unmounted one's may be a new mount's already). Without root the
  * guard can do nothing, and the holders learn at the unmount, as before.
  *
  * Threads: main (new, begin, cut, end, free) and the guard's own thread

@@ -54,6 +54,7 @@ struct mount {
 	bool session;
 	bool stopped;		 /* its lease path does not run (stopped) */
 	int fail_session;	 /* its session writes fail (-ETIMEDOUT) */
+	int no_table;		 /* its session writes find no table */
 	int fail_delete;	 /* its row deletes fail (-ETIMEDOUT) */
 	void (*on_delete)(void); /* run (once) as its next delete is sent */
 	const char *keep_key;	 /* set: session writes to other keys fail */
@@ -72,6 +73,8 @@ static int count_op(void *arg, enum store_fault_op op, const char *key)
 	__atomic_add_fetch(&m->ops[op], 1, __ATOMIC_SEQ_CST);
 	if (op == SF_SESSION && m->fail_session)
 		return -ETIMEDOUT;
+	if (op == SF_SESSION && m->no_table)
+		return -ENXIO;
 	if (op == SF_DELETE && m->fail_delete)
 		return -ETIMEDOUT;
 	if (op == SF_DELETE && m->on_delete) {
@@ -309,6 +312,28 @@ static void test_stalled_beats(void)
 	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
 	clk_fake_advance(&fclk, 1);
 	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
+	lock_unref(A.e, a);
+	teardown();
+}
+
+/* A session heartbeat that finds the table gone (ResourceNotFoundException)
+ * loses every lock of the session at once, as a session item gone does:
+ * it was retried as a passing failure until the safe period ended. */
+static void test_table_gone(void)
+{
+	struct lock *a;
+	int64_t t0;
+
+	setup(false, false);
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
+	advance(HB_MS * 2);
+	A.no_table = 1;
+	t0 = clk_mono_ms(&fclk.clk);
+	while (lock_get_state(A.e, a) == LOCK_HELD &&
+	       clk_mono_ms(&fclk.clk) - t0 < SAFE_MS)
+		advance(TICK_MS);
+	CHECK_INT(lock_get_state(A.e, a), LOCK_LOST);
+	CHECK(clk_mono_ms(&fclk.clk) - t0 <= HB_MS + TICK_MS);
 	lock_unref(A.e, a);
 	teardown();
 }
@@ -643,6 +668,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_dead_session_takeover);
 	CHECK_CASE(test_dead_session_takeover_per_lock_observer);
 	CHECK_CASE(test_stalled_beats);
+	CHECK_CASE(test_table_gone);
 	CHECK_CASE(test_abandoned_session_rows_lapse);
 	CHECK_CASE(test_abandoned_while_releasing);
 	CHECK_CASE(test_race);

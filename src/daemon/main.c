@@ -730,6 +730,15 @@ static void release_and_unmount(struct daemon *d)
 	else
 		log_info("main", "all locks released");
 	fuse_remove_signal_handlers(d->se);
+	/* libfuse unmounts the path while the connection lives: after a lazy
+	 * unmount (umount -l, its holders' files still open) the path may
+	 * hold another mount by now, which a signal here used to unmount.
+	 * Then the connection ends with the session (its device closed). */
+	if (stopguard_gone(guard)) {
+		log_info("main", "%s is not this mount any more: not unmounted",
+			 d->mnt);
+		return;
+	}
 	fuse_session_unmount(d->se);
 }
 

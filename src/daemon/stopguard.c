@@ -67,10 +67,22 @@ struct stopguard *stopguard_new(const char *mnt)
 	return g;
 }
 
+/* Whether the path shows the mount now. */
+static bool is_ours(const struct stopguard *g)
+{
+	dev_t now;
+
+	return g->have_dev && !device_of(g->mnt, &now) && now == g->dev;
+}
+
+bool stopguard_gone(struct stopguard *g)
+{
+	return g && g->have_dev && !is_ours(g);
+}
+
 bool stopguard_cut(struct stopguard *g, const char *why)
 {
 	char err[LOG_ERRNO_MAX];
-	dev_t now;
 	int rc;
 
 	if (!g)
@@ -81,7 +93,7 @@ bool stopguard_cut(struct stopguard *g, const char *why)
 		return true;
 	}
 	/* Ours still, and not a mount made on the path since. */
-	if (!g->have_dev || device_of(g->mnt, &now) || now != g->dev) {
+	if (!is_ours(g)) {
 		pthread_mutex_unlock(&g->mu);
 		return false;
 	}

@@ -40,6 +40,9 @@ void stopguard_begin(struct stopguard *g, struct lock_engine *eng,
 /* Cuts the mount off now, unless done already; why goes to the log.
  * Whether it is cut off. */
 bool stopguard_cut(struct stopguard *g, const char *why);
+/* Whether the path is known not to show the mount any more: cut off, or
+ * detached (umount -l) and perhaps mounted over by another since. */
+bool stopguard_gone(struct stopguard *g);
 /* The stop no longer needs the guard's thread. */
 void stopguard_end(struct stopguard *g);
 void stopguard_free(struct stopguard *g);

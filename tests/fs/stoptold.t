@@ -10,10 +10,12 @@
 # request: the holder's poll, woken by the loss, asked again and waited
 # until the unmount, 5 to 6 s after b had taken p. Now the daemon cuts the
 # mount off (its connection aborted) when p's safe period ends during the
-# stop, and before any row is deleted at an ordinary stop.
+# stop, and before any row is deleted at an ordinary stop. And (last
+# section) a daemon stopped after a lazy unmount leaves alone the mount
+# made on its path since: it used to unmount it.
 . "$(dirname "$0")/lib.sh"
 
-plan 6
+plan 9
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -55,3 +57,27 @@ ok $((!(${told:-99999} < 6000))) "... by the end of p's safe period, give or tak
 is "$(tail -n +2 "$WORK/hold-bw.out" | head -n 1)" 0 "b's flock of p is granted, once p's lease has passed"
 like "$(cat "$WORK/daemon-a.log")" "a lock was lost, or its safe period ended, before the stop did: the mount is cut off" "a's log says why it cut the mount off"
 ok $((!(${dexit:-99999} < 45000))) "a's daemon ends ($dexit ms)"
+
+# ---- a stopped daemon leaves a later mount on its path alone -----------------
+# Mount c is lazily unmounted (umount -l) while its holder's file is open,
+# so its daemon runs on; mount d is made on the same path. SIGTERM to c's
+# daemon then unmounted d (libfuse unmounts the path while the connection
+# lives), and d's next create met the bare mountpoint: EPERM. The stop
+# guard knows its mount by its device number, and neither cuts nor
+# unmounts another.
+mount_start c "owner=st-c" || { echo "Bail out! cannot mount c"; exit 1; }
+C=$(mnt c) OLD=$(daemon_pid c)
+hold_start hc --pgrp "$C/k" O_CREAT,O_EXCL,O_RDWR 0644
+umount -l "$C" || diag "umount -l failed"
+unset "_daemon[c]"
+track_pid "$OLD"
+mount_start c "owner=st-d" || { echo "Bail out! cannot mount d"; exit 1; }
+( set -C; : >"$C/n" ) 2>/dev/null
+ok $? "d, mounted on c's path, takes n"
+kill -TERM "$OLD"
+_reap "$OLD" 30 >/dev/null
+( set -C; : >"$C/n2" ) 2>/dev/null
+ok $? "after c's daemon stopped, d still takes n2 (it was unmounted: EPERM)"
+hold_cmd hc read
+like "$HOUT" 'ENOTCONN|ECONNABORTED' "c's holder's file fails once c's daemon is gone ($(head -c 40 <<<"$HOUT"))"
+hold_stop hc

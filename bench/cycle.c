@@ -440,23 +440,16 @@ int main(int argc, char **argv)
 		creds_chain_free(creds);
 		return rc;
 	}
-	if (argc == 5 && !strcmp(argv[1], "flock")) {
+	if (argc == 5 &&
+	    (!strcmp(argv[1], "flock") || !strcmp(argv[1], "stat"))) {
 		n = atol(argv[3]);
 		threads = atoi(argv[4]);
 		if (n < 1 || threads < 1 || threads > 256)
 			return 2;
 		for (int i = 0; i < threads; i++)
 			ws[i].dir = argv[2];
-		return run("flock", ws, threads, n, flock_worker);
-	}
-	if (argc == 5 && !strcmp(argv[1], "stat")) {
-		n = atol(argv[3]);
-		threads = atoi(argv[4]);
-		if (n < 1 || threads < 1 || threads > 256)
-			return 2;
-		for (int i = 0; i < threads; i++)
-			ws[i].dir = argv[2];
-		return run("stat", ws, threads, n, stat_worker);
+		return run(argv[1], ws, threads, n,
+			   argv[1][0] == 'f' ? flock_worker : stat_worker);
 	}
 	if (argc == 4 && !strcmp(argv[1], "hold")) {
 		n = atol(argv[3]);

@@ -256,20 +256,40 @@ static void harden_process(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* The HTTP clients besides the lease workers': the request threads', and
+ * 16 for flk's workers, the session, the sweep and credentials. */
+static int other_clients(const struct lockfs_opts *o)
+{
+	return (int)o->max_threads + 16;
+}
+
 /* A lock's holder costs an open file while the daemon watches its exit (a
  * pidfd): take the hard limit of open files, as a program that needs many
  * should (systemd gives services a soft limit of 1024). Nothing here uses
- * select(). The watches stop short of the limit whatever it is (lease.c). */
-static void raise_open_files(void)
+ * select(). The watches stop short of the limit whatever it is (lease.c),
+ * but the HTTP clients need theirs: a limit below that would fail
+ * renewals with EMFILE and lose locks, so it is refused before mounting. */
+static void raise_open_files(const struct daemon *d)
 {
+	struct lock_config lc = { .other_clients = other_clients(&d->o) };
+	size_t need = lock_files_needed(&lc);
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return;
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl))
-		log_debug("main", "cannot raise the open files limit: %s",
-			  strerror(errno));
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl)) {
+			log_debug("main", "cannot raise the open files limit: %s",
+				  strerror(errno));
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
+		die("too few open files allowed (RLIMIT_NOFILE %llu): lockfs "
+		    "needs at least %zu with max_threads=%u; raise the limit "
+		    "(LimitNOFILE=, ulimit -n, prlimit --nofile)",
+		    (unsigned long long)rl.rlim_cur, need, d->o.max_threads);
 }
 
 /* The options; true when --help or --version was all there was to do. */
@@ -499,9 +519,7 @@ static void build_engine(struct daemon *d)
 		.lost_signal = o->lost_signal,
 		.recent_release_ms = (int64_t)(o->entry_timeout * 1000),
 		.session = o->session,
-		/* The HTTP clients of the request threads, and 16 for flk's
-		 * workers, the session, the sweep and credentials. */
-		.other_clients = (int)o->max_threads + 16,
+		.other_clients = other_clients(o),
 	};
 	d->eng = (d->owner && d->store && d->obs)
 			 ? lock_engine_new(&lc, d->store, d->obs,
@@ -775,7 +793,7 @@ int main(int argc, char **argv)
 	if (parse_options(&d, argc, argv))
 		return 0; /* --help, --version */
 	setup_logging(&d);
-	raise_open_files();
+	raise_open_files(&d);
 	check_mountpoint_arg(&d);
 	new_session(&d);
 	resolve_endpoint(&d);

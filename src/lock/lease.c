@@ -449,18 +449,31 @@ static void stop_threads(struct lock_engine *e, bool scheduler)
 	e->n_workers = 0;
 }
 
+static int lease_workers(const struct lock_config *cfg)
+{
+	int n = cfg->lease_workers > 0 ? cfg->lease_workers : LEASE_WORKERS;
+
+	return n > LEASE_WORKERS_MAX ? LEASE_WORKERS_MAX : n;
+}
+
+size_t lock_files_needed(const struct lock_config *cfg)
+{
+	int others = cfg->other_clients > 0 ? cfg->other_clients
+					    : LEASE_CLIENTS;
+
+	return (size_t)(LEASE_FILES_PER_CLIENT *
+				(lease_workers(cfg) + others) +
+			LEASE_FILES_SPARE);
+}
+
 int lease_start(struct lock_engine *e)
 {
-	int n = e->cfg.lease_workers > 0 ? e->cfg.lease_workers : LEASE_WORKERS;
-	int others =
-		e->cfg.other_clients > 0 ? e->cfg.other_clients : LEASE_CLIENTS;
+	int n = lease_workers(&e->cfg);
 	struct procwatch *pw;
 	int rc;
 
 	if (e->thread_running)
 		return 0;
-	if (n > LEASE_WORKERS_MAX)
-		n = LEASE_WORKERS_MAX;
 	e->stopping = false;
 	e->workers = calloc((size_t)n, sizeof(*e->workers));
 	if (!e->workers)
@@ -489,9 +502,7 @@ int lease_start(struct lock_engine *e)
 	/* Without it (no pidfds: kernels before 5.3) groups are polled. */
 	pw = procwatch_new(lease_groups_exited, e, 0);
 	if (pw)
-		procwatch_keep_files(
-			pw, (size_t)(LEASE_FILES_PER_CLIENT * (n + others) +
-				     LEASE_FILES_SPARE));
+		procwatch_keep_files(pw, lock_files_needed(&e->cfg));
 	else
 		log_warn(TAG,
 			 "no exit notifications (%s): process groups "

@@ -114,6 +114,11 @@ struct lock_config {
 				    * (lease.c); default 32 */
 };
 
+/* The open files a process running an engine of cfg needs for its HTTP
+ * clients, /proc and logs: below that (RLIMIT_NOFILE) requests fail with
+ * EMFILE and locks are lost. The pidfds that watch holders come on top. */
+size_t lock_files_needed(const struct lock_config *cfg);
+
 /* The acquirer: the process that acquires, filled by the filesystem from
  * the request's context. */
 struct lock_holder {

@@ -280,7 +280,8 @@ static void raise_open_files(const struct daemon *d)
 	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl)) {
-			log_debug("main", "cannot raise the open files limit: %s",
+			log_debug("main",
+				  "cannot raise the open files limit: %s",
 				  strerror(errno));
 			getrlimit(RLIMIT_NOFILE, &rl);
 		}

@@ -458,11 +458,10 @@ static int lease_workers(const struct lock_config *cfg)
 
 size_t lock_files_needed(const struct lock_config *cfg)
 {
-	int others = cfg->other_clients > 0 ? cfg->other_clients
-					    : LEASE_CLIENTS;
+	int others =
+		cfg->other_clients > 0 ? cfg->other_clients : LEASE_CLIENTS;
 
-	return (size_t)(LEASE_FILES_PER_CLIENT *
-				(lease_workers(cfg) + others) +
+	return (size_t)(LEASE_FILES_PER_CLIENT * (lease_workers(cfg) + others) +
 			LEASE_FILES_SPARE);
 }
 

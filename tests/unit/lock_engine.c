@@ -438,17 +438,27 @@ static int check_told(void *arg, enum store_fault_op op, const char *key)
 	return 0;
 }
 
+/* An engine driven by steps (hold=unlink) behind sf, whose before hook
+ * is before. */
+static void setup_steps_behind(struct store_fault *sf,
+			       int (*before)(void *, enum store_fault_op,
+					     const char *))
+{
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_UNLINK);
+
+	setup(HOLD_UNLINK);
+	setup_behind(sf, &cfg);
+	sf->before = before;
+}
+
 static void test_stop_tells_holders_first(void)
 {
 	struct lock_holder h = holder(getpgrp());
-	struct lock_config cfg =
-		engine_steps_config("me", "testhost", HOLD_UNLINK);
 	struct store_fault sf;
 	struct lock *lk;
 
-	setup(HOLD_UNLINK);
-	setup_behind(&sf, &cfg);
-	sf.before = check_told;
+	setup_steps_behind(&sf, check_told);
 	told_before_delete = deleted_untold = 0;
 	CHECK_INT(lock_acquire(eng, "s1", &h, &lk, NULL, NULL), 0);
 	lock_unref(eng, lk);
@@ -480,14 +490,10 @@ static int renew_no_table(void *arg, enum store_fault_op op, const char *key)
 static void test_table_gone(void)
 {
 	struct lock_holder h = holder(getpgrp());
-	struct lock_config cfg =
-		engine_steps_config("me", "testhost", HOLD_UNLINK);
 	struct store_fault sf;
 	struct lock *lk;
 
-	setup(HOLD_UNLINK);
-	setup_behind(&sf, &cfg);
-	sf.before = renew_no_table;
+	setup_steps_behind(&sf, renew_no_table);
 	CHECK_INT(lock_acquire(eng, "t", &h, &lk, NULL, NULL), 0);
 	table_gone = 1;
 	advance(600);

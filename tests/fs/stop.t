@@ -13,7 +13,11 @@ plan 14
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
 OPT=lease=3,heartbeat=0.5,safe_period=1.5,entry_timeout=0,attr_timeout=0
-ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=stop-a,$OPT,hold=unlink" &&
+# A's 300 locks only have to last until its stop: a longer lease keeps a
+# loaded machine's slow renewals from losing one first (600 renewals a
+# second with OPT; a heartbeat late by 1.5 s lost a lock once).
+OPT_A=lease=12,heartbeat=2,safe_period=8,entry_timeout=0,attr_timeout=0
+ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=stop-a,$OPT_A,hold=unlink" &&
 	mount_start b "owner=stop-b,$OPT" ||
 	{ echo "Bail out! cannot mount"; exit 1; }
 A=$(mnt a) B=$(mnt b)

@@ -212,6 +212,37 @@ static const struct clk *signing_clock(const struct awsreq *r)
 				   : r->cfg.clock;
 }
 
+static bool in_list(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(s, *list))
+			return true;
+	return false;
+}
+
+/* Whether an error answer refused the request's signature, its time or
+ * its credentials: the service did not accept the time it was signed
+ * with, so the answer's Date is no ordinary sample of its clock. */
+static bool signature_refused(const struct aws_error *err)
+{
+	static const char *const codes[] = {
+		"InvalidSignatureException",
+		"SignatureDoesNotMatch",
+		"IncompleteSignatureException",
+		"UnrecognizedClientException",
+		"MissingAuthenticationTokenException",
+		"ExpiredTokenException",
+		"RequestExpired",
+		"RequestTimeTooSkewed",
+		"RequestInTheFuture",
+		"AuthFailure",
+		NULL
+	};
+
+	return err->http_status >= 400 && err->http_status < 500 &&
+	       in_list(err->type, codes);
+}
+
 /* One signed exchange. Fills err and returns 0 or -errno; *sent tells
  * whether the request went out (credentials and signing come first); xt
  * gets its times and the answer's Date, which feeds the server clock. */
@@ -286,18 +317,14 @@ static int attempt(struct awsreq *r, struct awsreq_thread *t, int kind,
 	hr.body = *resp;
 	start_us = clk_sys_mono_us();
 	xt->sent_mono_ms = clk_mono_ms(sclk);
+	xt->date[0] = '\0';
 	rc = http_perform(t->client, &req, &hr);
 	xt->recv_mono_ms = clk_mono_ms(sclk);
 	xt->went_out = hr.sent;
 	*resp = hr.body;
 	*sent = true;
-	if (!rc) {
+	if (!rc)
 		memcpy(xt->date, hr.date, sizeof(xt->date));
-		if (r->cfg.server_clock && xt->date[0])
-			srvclk_observe(r->cfg.server_clock, xt->date,
-				       strlen(xt->date), xt->sent_mono_ms,
-				       xt->recv_mono_ms);
-	}
 	if (rc) {
 		awserr_set_transport_why(err, rc, hr.error);
 	} else if (hr.status >= 200 && hr.status < 300) {
@@ -312,6 +339,12 @@ static int attempt(struct awsreq *r, struct awsreq_thread *t, int kind,
 		awserr_from_json(err, hr.status, resp->data, resp->len);
 		rc = awserr_to_errno(err);
 	}
+	/* Only an answer to a request whose signature the service accepted
+	 * speaks for its clock: a refusal's Date is weighed by
+	 * correct_clock, so that odd refusals cannot outvote good answers. */
+	if (r->cfg.server_clock && xt->date[0] && !signature_refused(err))
+		srvclk_observe(r->cfg.server_clock, xt->date, strlen(xt->date),
+			       xt->sent_mono_ms, xt->recv_mono_ms);
 	/* A refused condition is an answer as designed, not a failure. */
 	metrics_observe(r->cfg.metrics, kind, clk_sys_mono_us() - start_us,
 			!rc || awserr_is_condition_failed(err));
@@ -319,14 +352,6 @@ out:
 	buf_fini(&authz);
 	aws_creds_clear(&creds);
 	return rc;
-}
-
-static bool in_list(const char *s, const char *const *list)
-{
-	for (; *list; list++)
-		if (!strcmp(s, *list))
-			return true;
-	return false;
 }
 
 /* Whether an error answer refused the request for its signing time. The
@@ -367,9 +392,20 @@ static bool correct_clock(struct awsreq *r, const char *target,
 			  const struct aws_error *err,
 			  const struct exchange_time *xt)
 {
-	if (!r->cfg.server_clock || !refused_for_time(err, xt) ||
-	    srvclk_reset(r->cfg.server_clock, xt->date, strlen(xt->date),
-			 xt->sent_mono_ms, xt->recv_mono_ms))
+	int rc;
+
+	if (!r->cfg.server_clock || !refused_for_time(err, xt))
+		return false;
+	rc = srvclk_reset(r->cfg.server_clock, xt->date, strlen(xt->date),
+			  xt->sent_mono_ms, xt->recv_mono_ms);
+	if (rc == -EALREADY)
+		log_warn("awsreq",
+			 "%s: the service refused our signing time (%s), but "
+			 "its Date (%s) is far behind the time recent answers "
+			 "agree on: taken for an odd answer, clock kept",
+			 target, err->type[0] ? err->type : "no error code",
+			 xt->date);
+	if (rc)
 		return false;
 	log_warn("awsreq",
 		 "%s: the service refused our signing time (%s); clock set "
@@ -424,8 +460,11 @@ int awsreq_json(struct awsreq *r, int kind, const char *target,
 			*attempts = done;
 		/* Without an answer, a request that left may land later;
 		 * one that never left (refused, unreachable, a failed TLS
-		 * handshake) cannot. */
-		if (rc && !err->http_status && xt.went_out && unanswered)
+		 * handshake) cannot. A success (2xx) whose answer cannot be
+		 * read is no answer either: the write it reports landed. */
+		if (rc && xt.went_out && unanswered &&
+		    (!err->http_status ||
+		     (err->http_status >= 200 && err->http_status < 300)))
 			(*unanswered)++;
 		if (!rc)
 			break;

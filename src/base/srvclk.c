@@ -245,17 +245,41 @@ static void warn_skew_locked(struct srvclk *s, int64_t skew_ms)
 		 skew_ms > 0 ? "behind" : "ahead of");
 }
 
+/* Whether off is behind the published offset by more than
+ * SRVCLK_BACKSTEP_MS (mu held). */
+static bool behind_locked(const struct srvclk *s, int64_t off)
+{
+	return atomic_load(&s->have) &&
+	       atomic_load(&s->offset_ms) - off > SRVCLK_BACKSTEP_MS;
+}
+
+/* Whether the published offset is backed by a majority of a full ring of
+ * recent samples, each within SRVCLK_BACKSTEP_MS of it (mu held). */
+static bool established_locked(const struct srvclk *s)
+{
+	int64_t cur = atomic_load(&s->offset_ms);
+	int i, near = 0;
+
+	for (i = 0; i < s->n; i++)
+		near += llabs(s->ring[i].offset_ms - cur) <= SRVCLK_BACKSTEP_MS;
+	return near >= SRVCLK_MAJORITY;
+}
+
 /* Publishes a new median (mu held). Forward at once; backwards only by
- * more than SRVCLK_BACKSTEP_MS, or after a reset: the median of 1 s Dates
+ * more than SRVCLK_BACKSTEP_MS (or after a reset): the median of 1 s Dates
  * wobbles by a few hundred ms from one answer to the next, and times
  * written one after the other (acquired, then heartbeat) must not run
- * backwards for that. */
+ * backwards for that. A move back by more than that needs a median of at
+ * least SRVCLK_MAJORITY samples: a time too early would make the rows'
+ * expiry_time early, and DynamoDB's TTL would delete live locks, so a
+ * lone Date (the first after the samples aged out, say) may only move the
+ * time forward, the safe side. */
 static void publish_locked(struct srvclk *s, int64_t med, bool reset)
 {
 	int64_t cur = atomic_load(&s->offset_ms);
 
 	if (!reset && atomic_load(&s->have) && med < cur &&
-	    cur - med <= SRVCLK_BACKSTEP_MS)
+	    (cur - med <= SRVCLK_BACKSTEP_MS || s->n < SRVCLK_MAJORITY))
 		return;
 	atomic_store(&s->offset_ms, med);
 	atomic_store(&s->have, true);
@@ -271,10 +295,17 @@ static int add_sample(struct srvclk *s, bool reset, const char *date,
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&s->mu);
+	drop_old_locked(s, recv_mono_ms);
+	/* A refusal whose Date is far behind a time that a majority of
+	 * recent answers agree on (those requests were signed with it and
+	 * accepted) is an odd answer, not our clock's fault: it gets no say
+	 * beyond its sample (srvclk_observe took it already). */
+	if (reset && behind_locked(s, off) && established_locked(s)) {
+		pthread_mutex_unlock(&s->mu);
+		return -EALREADY;
+	}
 	if (reset)
 		s->n = s->next = 0;
-	else
-		drop_old_locked(s, recv_mono_ms);
 	s->ring[s->next] = (struct sample){ off, recv_mono_ms };
 	s->next = (s->next + 1) % SRVCLK_SAMPLES;
 	if (s->n < SRVCLK_SAMPLES)

@@ -18,8 +18,11 @@
  * odd Dates (a proxy, a bad answer) move nothing. It moves forward at once
  * but backwards only by more than SRVCLK_BACKSTEP_MS (or after a reset), so
  * that the jitter of the estimate never makes the time run backwards; the
- * time is then at most that much ahead of the server's. Before the first
- * sample real_ms is the base clock's wall clock.
+ * time is then at most that much ahead of the server's. Further back only
+ * on the median of SRVCLK_MAJORITY samples or more, or on a reset that
+ * no such majority contradicts: an early time is the unsafe side, as the
+ * rows' TTL would be early. Before the first sample real_ms is the base
+ * clock's wall clock.
  *
  * Thread-safe: any thread may read the clock (one atomic load) or feed
  * samples (a mutex around the small ring of samples). */
@@ -36,6 +39,7 @@
 #define SRVCLK_MAX_AGE_MS  900000      /* older samples are dropped */
 #define SRVCLK_MIN_DATE_S  946684800LL /* 2000-01-01: earlier is bogus */
 #define SRVCLK_BACKSTEP_MS 2000	       /* smaller backward moves are ignored */
+#define SRVCLK_MAJORITY	   (SRVCLK_SAMPLES / 2 + 1) /* to move back further */
 /* A warning is logged when the host's wall clock is this far from the
  * server's (and again when that changes by as much). */
 #define SRVCLK_WARN_SKEW_MS 5000
@@ -61,7 +65,10 @@ int srvclk_observe(struct srvclk *s, const char *date, size_t len,
 
 /* The server refused a request for its signing time: forget the samples so
  * far (they led to a time the server rejects) and take this answer's alone.
- * Same arguments and results as srvclk_observe. */
+ * Same arguments and results as srvclk_observe, and -EALREADY (nothing
+ * changed) when the answer's Date is more than SRVCLK_BACKSTEP_MS behind a
+ * time that SRVCLK_MAJORITY recent samples agree on: one odd answer must
+ * not make the time early (expiry_time, and so the TTL, with it). */
 int srvclk_reset(struct srvclk *s, const char *date, size_t len,
 		 int64_t sent_mono_ms, int64_t recv_mono_ms);
 

@@ -171,6 +171,15 @@ static int feed(struct srvclk *sc, struct clk_fake *f, int64_t server_ms)
 	return srvclk_observe(sc, d, strlen(d), now - 10, now + 10);
 }
 
+/* A refusal for the signing time whose Date says server_ms. */
+static int reset_at(struct srvclk *sc, struct clk_fake *f, int64_t server_ms)
+{
+	const char *d = date_of(server_ms / 1000);
+	int64_t now = clk_mono_ms(&f->clk);
+
+	return srvclk_reset(sc, d, strlen(d), now - 10, now + 10);
+}
+
 static void check_estimator(void)
 {
 	const int64_t host_real = 1795458000000LL; /* the host's wall clock */
@@ -229,22 +238,49 @@ static void check_estimator(void)
 	CHECK(llabs(srvclk_skew_ms(sc) - (behind + 3600 * 1000)) <= 510);
 	__atomic_add_fetch(&f.real_ms, 3600 * 1000, __ATOMIC_SEQ_CST);
 
-	/* A reset trusts one answer alone, at once. */
+	/* A reset whose Date is far behind the time the nine samples agree
+	 * on changes nothing: one refusal with a Date two days old made the
+	 * time two days early, every expiry_time with it, and DynamoDB's
+	 * TTL deleted a live lock. */
+	srv = clk_real_ms(c);
+	CHECK_INT(reset_at(sc, &f, srv - 2 * 86400000LL), -EALREADY);
+	CHECK_INT(srvclk_samples(sc), SRVCLK_SAMPLES);
+	CHECK(llabs(clk_real_ms(c) - srv) <= 510);
+	/* One ahead is the safe side: a reset trusts it alone, at once. */
+	srv = clk_real_ms(&f.clk) + behind + 300 * 1000;
+	CHECK_INT(reset_at(sc, &f, srv), 0);
+	CHECK_INT(srvclk_samples(sc), 1);
+	CHECK(llabs(clk_real_ms(c) - srv) <= 1010);
+	CHECK(llabs(srvclk_skew_ms(sc) - behind - 300 * 1000) <= 1010);
+	/* ... and one behind too, when no majority contradicts it. */
 	srv = clk_real_ms(&f.clk) - 300 * 1000;
-	{
-		const char *d = date_of(srv / 1000);
-		int64_t now = clk_mono_ms(&f.clk);
-
-		CHECK_INT(srvclk_reset(sc, d, strlen(d), now - 10, now + 10),
-			  0);
-		CHECK(srvclk_reset(sc, "x", 1, now - 10, now + 10) == -EINVAL);
-	}
+	CHECK_INT(reset_at(sc, &f, srv), 0);
+	CHECK(reset_at(sc, &f, srv) == 0);
+	CHECK(srvclk_reset(sc, "x", 1, 0, 1) == -EINVAL);
 	CHECK_INT(srvclk_samples(sc), 1);
 	CHECK(llabs(clk_real_ms(c) - srv) <= 1010);
 	CHECK(llabs(srvclk_skew_ms(sc) + 300 * 1000) <= 1010);
 
 	/* Samples older than SRVCLK_MAX_AGE_MS are dropped when the next
-	 * one comes: a later answer alone decides. */
+	 * one comes: a later answer alone moves the time forward, but not
+	 * back (a lone odd Date must not make expiry_time early); a majority
+	 * of samples does. */
+	clk_fake_advance(&f, SRVCLK_MAX_AGE_MS + 1);
+	srv = clk_real_ms(c);
+	CHECK_INT(feed(sc, &f, srv - 86400000LL), 0);
+	CHECK_INT(srvclk_samples(sc), 1);
+	CHECK(llabs(clk_real_ms(c) - srv) <= 510);
+	clk_fake_advance(&f, SRVCLK_MAX_AGE_MS + 1);
+	srv = clk_real_ms(&f.clk) + 42 * 1000;
+	CHECK_INT(feed(sc, &f, srv), 0);
+	CHECK_INT(srvclk_samples(sc), 1);
+	CHECK(llabs(clk_real_ms(c) - srv) <= 510);
+	srv = clk_real_ms(&f.clk) + 30 * 1000;
+	for (i = 2; i < SRVCLK_MAJORITY; i++) /* 4 samples in all */
+		CHECK_INT(feed(sc, &f, srv), 0);
+	CHECK(clk_real_ms(c) - srv >= 11000); /* still the later time */
+	CHECK_INT(feed(sc, &f, srv), 0);
+	CHECK(llabs(clk_real_ms(c) - srv) <= 510); /* a majority: back */
 	clk_fake_advance(&f, SRVCLK_MAX_AGE_MS + 1);
 	srv = clk_real_ms(&f.clk) + 42 * 1000;
 	CHECK_INT(feed(sc, &f, srv), 0);

@@ -390,13 +390,20 @@ static void check_bad_answers(struct scenario *sc)
 	int attempts, requests, rc, unanswered;
 	int64_t start;
 
+	/* A success whose answer cannot be read is no answer: the write it
+	 * reports landed, so the caller must find out (an acquire that took
+	 * it for one never sent left its row behind for a lease). */
 	rc = run(sc, M_NOT_JSON, 0, 0, &resp, &err, &attempts, &requests);
 	CHECK_INT(rc, -EPROTO);
 	CHECK_INT(attempts, 1);
 	CHECK_INT(err.http_status, 200);
 	CHECK(err.message[0]);
+	CHECK_INT(last_unanswered, 1);
 	rc = run(sc, M_EMPTY, 0, 0, &resp, &err, &attempts, &requests);
 	CHECK_INT(rc, -EPROTO);
+	CHECK_INT(last_unanswered, 1);
+	rc = run(sc, M_VALIDATION, 0, 0, &resp, &err, &attempts, &requests);
+	CHECK_INT(last_unanswered, 0); /* a refusal is an answer */
 
 	/* Over the 1000-byte cap: -EMSGSIZE, not retried, nothing beyond the
 	 * cap kept. */

@@ -40,12 +40,15 @@ enum refusal {
 	R_ALWAYS,      /* RequestTimeTooSkewed whatever the time */
 	R_AUTH_ALWAYS, /* InvalidSignatureException whatever the time */
 	R_NEVER,       /* accepts any time */
+	R_ODD,	       /* accepts, but refuses every other request for its
+			* time with a Date two days old (a broken proxy) */
 };
 
 struct server {
 	atomic_int refusal;
 	atomic_int refused; /* answers that refused the time */
 	atomic_int bad_signatures;
+	atomic_int requests; /* for R_ODD */
 	pthread_mutex_t mu;
 	char last_amz_date[32]; /* mu */
 };
@@ -101,6 +104,8 @@ static void handler(const struct fakehttp_request *req,
 	bool skewed;
 
 	(void)arg;
+	if (refusal == R_ODD && atomic_fetch_add(&srv.requests, 1) % 2)
+		t -= 2 * 86400;
 	gmtime_r(&t, &tm);
 	strftime(httpdate, sizeof(httpdate), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	snprintf(hdr, sizeof(hdr), "Date: %s\r\n", httpdate);
@@ -121,6 +126,11 @@ static void handler(const struct fakehttp_request *req,
 	skewed = llabs(signed_ms - now) > WINDOW_MS;
 	if (refusal == R_ALWAYS || refusal == R_AUTH_ALWAYS)
 		skewed = true;
+	if (refusal == R_ODD) {
+		skewed = t != (time_t)(now / 1000); /* the odd Date's */
+		signed_ms = now - WINDOW_MS - 1000; /* "expired" */
+		refusal = R_DDB_MESSAGE;
+	}
 	if (refusal == R_NEVER || !skewed) {
 		resp->body = "{}";
 		return;
@@ -331,8 +341,39 @@ static void check_not_corrected(void)
 	client_close(&c);
 }
 
-/* Every answer's Date feeds the server clock, refusals or not: a client
- * whose clock is off learns the server's time from its first answer. */
+/* A refusal for the time whose Date is far behind the time that recent
+ * accepted answers agree on is an odd answer: it moves the clock nowhere
+ * (it made it two days early, every row's expiry_time with it, and
+ * DynamoDB's TTL deleted a live lock), and is not sent again. Odd refusals
+ * are not samples either, so that many of them cannot outvote the good
+ * answers. */
+static void check_odd_refusals(void)
+{
+	struct aws_error err;
+	struct client c;
+	int attempts, i, refused = 0;
+
+	atomic_store(&srv.refusal, R_NEVER);
+	client_open(&c, 0, true);
+	for (i = 0; i < SRVCLK_SAMPLES; i++)
+		CHECK_INT(call(&c, &attempts, &err), 0);
+	atomic_store(&srv.requests, 0);
+	atomic_store(&srv.refusal, R_ODD);
+	for (i = 0; i < 4 * SRVCLK_SAMPLES; i++) {
+		if (call(&c, &attempts, &err)) {
+			refused++;
+			CHECK_STR(err.type, "InvalidSignatureException");
+		}
+		CHECK_INT(attempts, 1);
+		CHECK(llabs(clk_real_ms(srvclk_clock(c.sc)) -
+			    clk_sys_real_ms()) <= 2500);
+	}
+	CHECK_INT(refused, 2 * SRVCLK_SAMPLES);
+	client_close(&c);
+}
+
+/* Every accepted answer's Date feeds the server clock: a client whose
+ * clock is off learns the server's time from its first answer. */
 static void check_learns_from_answers(void)
 {
 	struct aws_error err;
@@ -382,6 +423,7 @@ int main(int argc, char **argv)
 	check_corrected(R_TOO_SKEWED, -clk_sys_real_ms());
 	CHECK_CASE(check_not_corrected);
 	CHECK_CASE(check_learns_from_answers);
+	CHECK_CASE(check_odd_refusals);
 	creds_chain_free(chain);
 	http_global_cleanup();
 	CHECK_DONE();

@@ -81,6 +81,7 @@ struct creds_chain {
 	int64_t refresh_at_real_ms;   /* protected by mu */
 	int64_t usable_until_real_ms; /* protected by mu */
 	int64_t retry_after_mono_ms;  /* protected by mu */
+	int64_t expired_warned_ms;    /* protected by mu (log_gap_due) */
 	int refreshing;		      /* protected by mu */
 	uint64_t refresh_gen;	      /* protected by mu: finished refreshes */
 	int last_rc;		      /* protected by mu: last refresh result */
@@ -228,9 +229,13 @@ static int chain_resolve(struct creds_chain *ch, struct aws_creds *out,
 	return creds_fail(err, -ENOKEY, 0, NULL, "%s", summary);
 }
 
-/* Records a fresh credential in the cache; mu held. */
+/* Records a fresh credential in the cache; mu held. Credentials already
+ * expired by our clock (a wrong clock, or a helper that hands out stale
+ * ones) are handed out all the same, since the service judges them by its
+ * own clock, and fetched again only after CREDS_RETRY_MS: not once per
+ * request. */
 static void cache_store(struct creds_chain *ch, struct aws_creds *fresh,
-			int64_t now_real_ms)
+			int64_t now_real_ms, int64_t now_mono_ms)
 {
 	int64_t life_ms, margin_ms, slack_ms;
 
@@ -243,11 +248,16 @@ static void cache_store(struct creds_chain *ch, struct aws_creds *fresh,
 		return;
 	life_ms = ch->cached.expires_real_ms - now_real_ms;
 	if (life_ms <= 0) {
-		log_warn(CREDS_TAG,
-			 "credentials from %s are already expired "
-			 "(check the system clock)",
-			 ch->cached.source);
-		life_ms = 0;
+		if (log_gap_due(&ch->expired_warned_ms, now_mono_ms, 60000))
+			log_warn(CREDS_TAG,
+				 "credentials from %s are already expired "
+				 "(check the system clock); used all the "
+				 "same, and fetched again every %lld ms",
+				 ch->cached.source, (long long)CREDS_RETRY_MS);
+		ch->retry_after_mono_ms = now_mono_ms + CREDS_RETRY_MS;
+		ch->refresh_at_real_ms = now_real_ms;
+		ch->usable_until_real_ms = now_real_ms + CREDS_RETRY_MS;
+		return;
 	}
 	margin_ms = life_ms / 2 < CREDS_REFRESH_MARGIN_MS
 			    ? life_ms / 2
@@ -324,7 +334,7 @@ static void refresh_locked(struct creds_chain *ch)
 	ch->last_rc = rc;
 	ch->last_err = ferr;
 	if (rc == 0) {
-		cache_store(ch, &fresh, now_real_ms);
+		cache_store(ch, &fresh, now_real_ms, now_mono_ms);
 	} else if (rc == -ECANCELED) {
 		/* The chain is being freed. */
 	} else if (ch->have_cached && now_real_ms < ch->usable_until_real_ms) {

@@ -30,7 +30,8 @@ void fs_int_resolved_fini(struct resolved *r)
 
 /* Store failures as users see them: permission stays permission, any
  * other backend trouble (unreachable, throttled past the deadline, missing
- * table, malformed answer) is EIO, with the detail in the log. Errors of
+ * table, malformed answer, no credentials) is EIO, with the detail in the
+ * log. Errors of
  * the filesystem's own (EPERM, ENOENT, ENOTEMPTY...) pass through. */
 int fs_int_user_err(int rc, const char *what, const char *key)
 {
@@ -50,6 +51,8 @@ int fs_int_user_err(int rc, const char *what, const char *key)
 	case -ECANCELED:
 	case -ENOSPC:
 	case -EMFILE: /* the daemon's own open files, not the caller's */
+	case -ENOKEY: /* no credentials to sign with (see the log) */
+	case -EKEYEXPIRED:
 	case -EIO:
 		log_warn(TAG, "%s key=%s: DynamoDB request failed: %s", what,
 			 key, log_errno(rc, why, sizeof(why)));

@@ -267,11 +267,29 @@ static void test_refresh_before_expiry(void)
 	creds_chain_free(f.ch);
 
 	/* Credentials already expired on arrival (a wrong clock) are still
-	 * handed out, and the next call tries again. */
+	 * handed out, and fetched again only after a while: a helper that
+	 * handed out stale ones ran 30 times a second. */
 	fake_ecs_start(&f, -60 * 1000);
 	CHECK_INT(chain_get(&f), 0);
 	CHECK_INT(chain_get(&f), 0);
+	CHECK_INT(ct_hits(f.r), 1);
+	clk_fake_advance(&f.clock, 9 * 1000);
+	CHECK_INT(chain_get(&f), 0);
+	CHECK_INT(ct_hits(f.r), 1);
+	clk_fake_advance(&f.clock, 2 * 1000);
+	CHECK_INT(chain_get(&f), 0);
 	CHECK_INT(ct_hits(f.r), 2);
+	creds_chain_free(f.ch);
+	/* The same with the refresher running, as in the daemon: every call
+	 * got ENOKEY, and the refresher fetched them over and over. */
+	fake_ecs_start(&f, -60 * 1000);
+	CHECK_INT(creds_chain_start(f.ch), 0);
+	for (int i = 0; i < 20; i++) {
+		CHECK_INT(chain_get(&f), 0);
+		CHECK_STR(c.access_key_id, "ASIAECS1");
+	}
+	usleep(200 * 1000);
+	CHECK_INT(ct_hits(f.r), 1);
 	creds_chain_free(f.ch);
 }
 

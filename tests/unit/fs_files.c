@@ -210,16 +210,37 @@ static void test_vanished(struct fs_mount *a, struct fs_mount *b)
  * its renewals (data writes among them) fail with EIO while fail_renew
  * is set. */
 static int slow_ms, fail_renew;
+/* ... and its reads fail with this, when set. */
+static int fail_read_rc;
 
 static int slow_hook(void *arg, enum store_fault_op op, const char *key)
 {
 	int ms = __atomic_load_n(&slow_ms, __ATOMIC_ACQUIRE);
+	int read_rc = __atomic_load_n(&fail_read_rc, __ATOMIC_ACQUIRE);
 
 	if (ms)
 		usleep((useconds_t)ms * 1000);
 	if (op == SF_RENEW && __atomic_load_n(&fail_renew, __ATOMIC_ACQUIRE))
 		return -EIO;
+	if ((op == SF_GET || op == SF_LOOKUP) && read_rc)
+		return read_rc;
 	return 0;
+}
+
+/* A request that could not be signed (no credentials, or expired ones) is
+ * backend trouble like any other: EIO, with the reason in the log. A
+ * lookup gave the caller ENOKEY (126), which no file operation documents. */
+static void test_no_credentials(struct fs_mount *d)
+{
+	static const int why[] = { -ENOKEY, -EKEYEXPIRED, -ETIMEDOUT };
+	struct fs_entry e;
+
+	for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++) {
+		__atomic_store_n(&fail_read_rc, why[i], __ATOMIC_RELEASE);
+		CHECK_INT(fs_lookup(d->fs, FS_ROOT_INO, "nocreds", &e), -EIO);
+	}
+	__atomic_store_n(&fail_read_rc, 0, __ATOMIC_RELEASE);
+	CHECK_INT(fs_lookup(d->fs, FS_ROOT_INO, "nocreds", &e), -ENOENT);
 }
 
 /* The same over a slow store (a round trip longer than FS_VANISHED_MS, as
@@ -540,6 +561,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_write_after_loss, &a, &c);
 	CHECK_CASE(test_flush_after_failed_write, &a, &c);
 	CHECK_CASE(test_write_after_failed_write, &d);
+	CHECK_CASE(test_no_credentials, &d);
 	CHECK_CASE(test_listing_own_size_now, &a);
 	CHECK_CASE(test_dirs_and_listing, &a, &b);
 	CHECK_CASE(test_ctl, &a);

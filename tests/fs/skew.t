@@ -11,6 +11,7 @@
 # later the row is still there with the same version, A's holder confirms
 # with fsync (a synchronous conditional heartbeat: 0), and mount B's
 # O_CREAT|O_EXCL gets EEXIST. A logs how far its clock is from DynamoDB's.
+# Then a mount whose heartbeats meet refusals dated two days back (below).
 # (With the host's clock, expiry_time was an hour in the past and the row
 # vanished within seconds; B then took the key.)
 . "$(dirname "$0")/lib.sh"
@@ -35,7 +36,7 @@ need() {  # WHY: skip without it, except on CI where it must be installed
 [ -x "$PY" ] && "$PY" -c 'import boto3' 2>/dev/null ||
 	need "python3-boto3 is missing"
 
-plan 19
+plan 24
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 export PYLOCK_TABLE=$TABLE LOCKFS_DDB_ENDPOINT=$ENDPOINT
@@ -121,4 +122,35 @@ is "$(field "$HOUT" state)" held "A's holder still reads state: held"
 
 hold_stop h
 mount_stop a
+
+# ---- odd refusals: a Date two days old ---------------------------------------
+# Mount C, through lockfs-faultproxy, holds odd; four of its heartbeats are
+# refused for their signing time ("Signature expired") with a Date two
+# days old, a time none of its accepted answers agrees with. It keeps its
+# clock: the row's expiry_time stays an hour ahead, the TTL sweep leaves
+# it, B cannot take the key, and C's holder still holds it. (C took the
+# first refusal's Date for DynamoDB's time: the next heartbeat wrote an
+# expiry_time two days old, the sweep deleted the row and B took the key
+# while C's holder trusted it.)
+proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
+ENDPOINT=$PROXY_ENDPOINT mount_start c \
+	"owner=skew-c,entry_timeout=0,attr_timeout=0,lease=12,heartbeat=1,safe_period=8" ||
+	{ echo "Bail out! cannot mount c"; exit 1; }
+C=$(mnt c)
+hold_start o --pgrp "$C/odd" O_CREAT,O_EXCL,O_RDWR 0644
+sleep 2 # some accepted heartbeats first
+proxy_ctl odd-time 4 UpdateItem >/dev/null
+four_refused() { [ "$(proxy_injected)" -ge 4 ]; }
+wait_for 20 four_refused
+sleep 9 # a heartbeat after them, and the TTL sweep's 7 s
+show=$(py show odd)
+ok "$([ "$(sv expiry_time)" -ge $(($(date +%s) + 3000)) ] 2>/dev/null && echo 0)" \
+	"after 4 refusals dated two days back ($(proxy_injected) injected): odd's expiry_time is still an hour ahead ($(sv expiry_time))"
+expect EEXIST open "$B/odd" O_CREAT,O_EXCL,O_RDONLY 0644
+hold_cmd o read
+is "$(field "$HOUT" state)" held "C's holder still reads state: held"
+like "$(cat "$WORK/daemon-c.log")" "far behind the time recent answers agree on: taken for an odd answer, clock kept" \
+	"C's log says it took the refusal for an odd answer"
+hold_stop o
+mount_stop c
 mount_stop b

@@ -19,6 +19,9 @@
  *   drop on|off         reset every client connection, new ones at once
  *   reset               reset every current client connection once
  *   http500 N [OP]      answer the next N requests (of OP) with HTTP 500
+ *   odd-time N [OP]     ... with HTTP 400 InvalidSignatureException
+ *                       "Signature expired" and a Date two days old (a
+ *                       broken proxy: the client must not believe it)
  *   throttle N [OP] [throttling]   ... with HTTP 400
  *                       ProvisionedThroughputExceededException (or
  *                       ThrottlingException; "throttling N [OP]" is the same)
@@ -99,13 +102,14 @@ enum fault_kind {
 	F_LOSE,
 	F_HANG,
 	F_LATE,
+	F_ODDTIME, /* a refusal for the signing time, with an odd Date */
 };
 
 static const char *const fault_names[] = {
 	[F_NONE] = "none",	   [F_HTTP500] = "http500",
 	[F_THROTTLE] = "throttle", [F_THROTTLING] = "throttling",
 	[F_LOSE] = "lose-reply",   [F_HANG] = "hang-reply",
-	[F_LATE] = "late-request",
+	[F_LATE] = "late-request", [F_ODDTIME] = "odd-time",
 };
 
 struct fault {
@@ -695,8 +699,9 @@ static int chunked_walk(const char *p, size_t len, size_t *pos)
 
 /* ---- responses made here ------------------------------------------------ */
 
-static int make_response(struct buf *b, int status, const char *reason,
-			 const char *ctype, const char *body, int close)
+static int make_response_dated(struct buf *b, int status, const char *reason,
+			       const char *ctype, const char *body, int close,
+			       const char *date_line)
 {
 	char head[512];
 	int n;
@@ -706,14 +711,40 @@ static int make_response(struct buf *b, int status, const char *reason,
 		     "Content-Type: %s\r\n"
 		     "Content-Length: %zu\r\n"
 		     "x-amzn-RequestId: faultproxy\r\n"
-		     "%s"
+		     "%s%s"
 		     "\r\n",
-		     status, reason, ctype, strlen(body),
+		     status, reason, ctype, strlen(body), date_line,
 		     close ? "Connection: close\r\n" : "");
 	b->len = 0;
 	if (buf_add(b, head, (size_t)n) || buf_add(b, body, strlen(body)))
 		return -ENOMEM;
 	return 0;
+}
+
+static int make_response(struct buf *b, int status, const char *reason,
+			 const char *ctype, const char *body, int close)
+{
+	return make_response_dated(b, status, reason, ctype, body, close, "");
+}
+
+/* DynamoDB's refusal of a request signed too long ago, dated two days
+ * before now: a time no accepted answer agrees with. */
+static int make_oddtime_response(struct buf *b, int close)
+{
+	time_t t = time(NULL) - 2 * 86400;
+	char date[64], line[96];
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	snprintf(line, sizeof(line), "Date: %s\r\n", date);
+	return make_response_dated(
+		b, 400, "Bad Request", "application/x-amz-json-1.0",
+		"{\"__type\":\"com.amazon.coral.service#InvalidSignatureExcep"
+		"tion\",\"message\":\"Signature expired: 20261125T000000Z is "
+		"now earlier than 20261127T000000Z (20261126T235500Z - 5 min."
+		")\"}",
+		close, line);
 }
 
 static int make_fault_response(struct buf *b, enum fault_kind kind, int close)
@@ -1042,6 +1073,9 @@ static int serve(struct conn *c)
 	if (kind == F_HTTP500 || kind == F_THROTTLE || kind == F_THROTTLING) {
 		if (make_fault_response(&c->out, kind, close_after))
 			return 1;
+	} else if (kind == F_ODDTIME) {
+		if (make_oddtime_response(&c->out, close_after))
+			return 1;
 	} else {
 		pthread_mutex_lock(&p->mu);
 		p->n_forwarded++;
@@ -1302,6 +1336,8 @@ static enum fault_kind fault_kind_of(const char *cmd)
 		return F_HANG;
 	if (!strcmp(cmd, "late-request"))
 		return F_LATE;
+	if (!strcmp(cmd, "odd-time"))
+		return F_ODDTIME;
 	return F_NONE;
 }
 
@@ -1711,7 +1747,8 @@ static int usage(void)
 	      "HOST:PORT] --control SOCKPATH [--verbose]\n"
 	      "       lockfs-faultproxy --control SOCKPATH CMD [ARGS...]\n"
 	      "commands: latency MS | stall on|off | drop on|off | reset |\n"
-	      "  http500 N [OP] | throttle N [OP] [throttling] |\n"
+	      "  http500 N [OP] | odd-time N [OP] | throttle N [OP] "
+	      "[throttling] |\n"
 	      "  lose-reply N [OP] | hang-reply N [OP] |\n"
 	      "  late-request N [OP] | clear | stats |\n"
 	      "  bytes | scanned\n",

@@ -197,13 +197,22 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 		if (retry > 1000)
 			retry = 1000;
 		lk->next_due_mono_ms = now_mono(e) + retry;
+		int64_t left = lock_int_last_ok(e, lk) + e->cfg.safe_period_ms -
+			       now_mono(e);
+
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
-		log_warn(TAG,
-			 "heartbeat key=%s failed: %s; lock safe for %lld ms "
-			 "more",
-			 lk->key, log_errno(rc, why, sizeof(why)),
-			 (long long)(lock_int_last_ok(e, lk) +
-				     e->cfg.safe_period_ms - now_mono(e)));
+		if (left > 0)
+			log_warn(TAG,
+				 "heartbeat key=%s failed: %s; lock safe for "
+				 "%lld ms more",
+				 lk->key, log_errno(rc, why, sizeof(why)),
+				 (long long)left);
+		else
+			log_warn(TAG,
+				 "heartbeat key=%s failed: %s; its safe period "
+				 "ended %lld ms ago",
+				 lk->key, log_errno(rc, why, sizeof(why)),
+				 (long long)-left);
 	} else {
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
 	}

@@ -198,8 +198,8 @@ static void session_abandon_locked(struct lock_engine *e)
 
 	log_err(TAG,
 		"session %s: no heartbeat confirmed within the safe period: "
-		"abandoned, its rows lapse after a lease (%d locks lost now); "
-		"a new session follows",
+		"abandoned, its rows lapse after a lease (%d locks still "
+		"trusted until now are lost with it); a new session follows",
 		e->sess.key, n);
 	session_next_locked(e);
 }
@@ -305,13 +305,22 @@ static int beat(struct lock_engine *e)
 
 		pending_add_locked(e, next, sent);
 		e->sess.next_due_mono_ms = now_mono(e) + retry;
+		int64_t left = e->sess.last_ok_mono_ms + e->cfg.safe_period_ms -
+			       now_mono(e);
+
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
-		log_warn(TAG,
-			 "heartbeat of session %s failed: %s; its locks are "
-			 "safe for %lld ms more",
-			 key, log_errno(rc, why, sizeof(why)),
-			 (long long)(e->sess.last_ok_mono_ms +
-				     e->cfg.safe_period_ms - now_mono(e)));
+		if (left > 0)
+			log_warn(TAG,
+				 "heartbeat of session %s failed: %s; its "
+				 "locks are safe for %lld ms more",
+				 key, log_errno(rc, why, sizeof(why)),
+				 (long long)left);
+		else
+			log_warn(TAG,
+				 "heartbeat of session %s failed: %s; its "
+				 "safe period ended %lld ms ago",
+				 key, log_errno(rc, why, sizeof(why)),
+				 (long long)-left);
 		if (!session_trusted_locked(e))
 			session_abandon_locked(e);
 	}

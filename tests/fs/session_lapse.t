@@ -9,7 +9,7 @@
 # holds new keys in a new session.
 . "$(dirname "$0")/lib.sh"
 
-plan 6
+plan 8
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -32,6 +32,13 @@ took=$(($(now_ms) - t0))
 ok $((took > 10000)) "(within a few leases of a's heartbeats getting through: $took ms)"
 wait_for 10 grep -q "abandoned" "$WORK/daemon-a.log"
 ok $? "a's log says the session was abandoned"
+# A heartbeat that failed after the safe period ended said "its locks are
+# safe for -253 ms more"; and the abandon line "(0 locks lost now)" right
+# after the lock's own "lost key=k".
+log=$(cat "$WORK/daemon-a.log")
+unlike "$log" "safe for -[0-9]" "a's log never says a lock is safe for a negative time"
+like "$log" "(safe period ended [0-9]+ ms ago|lost with it)" \
+	"... it says the safe period ended, or which locks were lost with the session"
 wait_for 10 "$T" open "$A/fresh" O_CREAT,O_EXCL,O_RDONLY 0644
 ok $? "a acquires a new key in a new session"
 proxy_ctl clear >/dev/null

@@ -4,11 +4,14 @@
  * (text_escape_to) after formatting: names, owners, commands and data of
  * other users can neither start a forged line nor steer the terminal of
  * whoever reads the journal. A line is one write(2), so lines of threads
- * (and of daemons sharing a log file, O_APPEND) never interleave. */
+ * (and of daemons sharing a log file, O_APPEND) never interleave. The
+ * bursts' counters (log_burst_*) are under one mutex of their own, taken
+ * by any thread. */
 #include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -211,6 +214,47 @@ bool log_gap_due(int64_t *last_ms, int64_t now_ms, int64_t gap_ms)
 	return (!last || now_ms - last >= gap_ms) &&
 	       __atomic_compare_exchange_n(last_ms, &last, now_ms, false,
 					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+static pthread_mutex_t burst_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* burst_mu held: ends b's window if it is over, saying what it left out. */
+static void burst_roll_locked(struct log_burst *b, int64_t now_ms)
+{
+	if (b->start_ms && now_ms - b->start_ms < LOG_BURST_MS)
+		return;
+	if (b->left_out)
+		log_at(b->level, b->tag,
+		       "%llu more %s in the %lld s after %d logged%s",
+		       (unsigned long long)b->left_out, b->what,
+		       (long long)((now_ms - b->start_ms) / 1000), b->lines,
+		       b->hint ? b->hint : "");
+	b->start_ms = now_ms ? now_ms : 1;
+	b->lines = 0;
+	b->left_out = 0;
+}
+
+bool log_burst_take(struct log_burst *b, int64_t now_ms)
+{
+	bool say;
+
+	pthread_mutex_lock(&burst_mu);
+	burst_roll_locked(b, now_ms);
+	say = b->lines < LOG_BURST_LINES;
+	if (say)
+		b->lines++;
+	else
+		b->left_out++;
+	pthread_mutex_unlock(&burst_mu);
+	return say;
+}
+
+void log_burst_flush(struct log_burst *b, int64_t now_ms)
+{
+	pthread_mutex_lock(&burst_mu);
+	if (b->left_out)
+		burst_roll_locked(b, now_ms);
+	pthread_mutex_unlock(&burst_mu);
 }
 
 const char *log_errno(int err, char *buf, size_t len)

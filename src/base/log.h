@@ -68,6 +68,29 @@ const char *log_errno(int err, char *buf, size_t len);
  * Atomic: one thread of several wins a due line, with no lock held. */
 bool log_gap_due(int64_t *last_ms, int64_t now_ms, int64_t gap_ms);
 
+/* Lines of one kind that come by the thousand at once (one per lock when
+ * an outage or a lost session takes them all): at most LOG_BURST_LINES of
+ * them in a window of LOG_BURST_MS; the rest are counted, and one line
+ * says how many ("N more <what> in the last S s ...") once the window is
+ * over: at the next line of the kind, or at log_burst_flush. Thread-safe
+ * (one mutex for every burst). */
+#define LOG_BURST_LINES 20
+#define LOG_BURST_MS	10000
+struct log_burst {
+	enum log_level level; /* of the "N more" line */
+	const char *tag;
+	const char *what; /* "heartbeat failures" */
+	const char *hint; /* appended to the "N more" line: where to look */
+	int64_t start_ms; /* the window's start; 0: none yet */
+	int lines;	  /* said in this window */
+	uint64_t left_out;
+};
+/* Whether a line of b's kind may be said at now_ms (monotonic); false:
+ * it was counted instead. */
+bool log_burst_take(struct log_burst *b, int64_t now_ms);
+/* Says how many were left out, if the window is over. */
+void log_burst_flush(struct log_burst *b, int64_t now_ms);
+
 #define log_at(lvl, tag, ...)                                                  \
 	do {                                                                   \
 		if (log_enabled(lvl))                                          \

@@ -417,6 +417,9 @@ static void *scheduler_main(void *arg)
 		pthread_mutex_unlock(&e->mu);
 		/* Holders hear of a loss the moment their trust ends. */
 		lock_int_notify_lost(e);
+		log_burst_flush(&e->log_beats, now);
+		log_burst_flush(&e->log_lost, now);
+		log_burst_flush(&e->log_cleaned, now);
 		pthread_mutex_lock(&e->mu);
 		if (e->stopping || e->kicked || wake <= clk_mono_ms(e->os.clk))
 			continue;

@@ -62,6 +62,24 @@ lock_engine_new_host(const struct lock_config *cfg, struct store *store,
 	e->obs = obs;
 	e->os = host ? *host : *host_system();
 	e->metrics = m;
+	e->log_beats = (struct log_burst){
+		.level = LOGL_WARN,
+		.tag = "lock",
+		.what = "heartbeat failures",
+		.hint = " (lockfs_heartbeats_failed_total counts them all)",
+	};
+	e->log_lost = (struct log_burst){
+		.level = LOGL_WARN,
+		.tag = "lock",
+		.what = "locks lost",
+		.hint = " (lockfs_lost_total counts them all; .lockfs/status "
+			"lists each)",
+	};
+	e->log_cleaned = (struct log_burst){
+		.level = LOGL_INFO,
+		.tag = "lock",
+		.what = "stale rows of lost locks removed",
+	};
 	if (cb)
 		e->cb = *cb;
 	e->lease_jobs.heartbeat = lock_int_heartbeat;

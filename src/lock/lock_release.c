@@ -333,7 +333,8 @@ void lock_int_cleanup(struct lock_engine *e, struct lock *lk)
 		lk->cleanup_wanted = false;
 	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
-	if (!rc && !stolen && !gone)
+	if (!rc && !stolen && !gone &&
+	    log_burst_take(&e->log_cleaned, now_mono(e)))
 		log_info(TAG, "lost key=%s: removed our stale row", lk->key);
 }
 

@@ -109,6 +109,31 @@ static void fill_renewal(struct lock_engine *e, const struct lock *lk,
 	rn->heartbeat_real_ms = real_ms;
 }
 
+/* mu held: a failed heartbeat of lk in the log (a few of them a window:
+ * an outage fails every lock's at once, see log_burst). */
+static void say_beat_failed(struct lock_engine *e, const struct lock *lk,
+			    int rc)
+{
+	int64_t left =
+		lock_int_last_ok(e, lk) + e->cfg.safe_period_ms - now_mono(e);
+	char why[LOG_ERRNO_MAX];
+
+	if (!log_burst_take(&e->log_beats, now_mono(e)))
+		return;
+	if (left > 0)
+		log_warn(TAG,
+			 "heartbeat key=%s failed: %s; lock safe for %lld ms "
+			 "more",
+			 lk->key, log_errno(rc, why, sizeof(why)),
+			 (long long)left);
+	else
+		log_warn(TAG,
+			 "heartbeat key=%s failed: %s; its safe period ended "
+			 "%lld ms ago",
+			 lk->key, log_errno(rc, why, sizeof(why)),
+			 (long long)-left);
+}
+
 /* mu held: the bookkeeping after a renewal of any kind. */
 static void after_renewal(struct lock_engine *e, struct lock *lk, int rc)
 {
@@ -164,7 +189,6 @@ static void evict_dead_readers(struct lock_engine *e, struct lock *lk)
 int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 {
 	struct lock_renewal rn;
-	char why[LOG_ERRNO_MAX];
 	int64_t deadline, now;
 	int rc;
 
@@ -197,22 +221,8 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 		if (retry > 1000)
 			retry = 1000;
 		lk->next_due_mono_ms = now_mono(e) + retry;
-		int64_t left = lock_int_last_ok(e, lk) + e->cfg.safe_period_ms -
-			       now_mono(e);
-
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
-		if (left > 0)
-			log_warn(TAG,
-				 "heartbeat key=%s failed: %s; lock safe for "
-				 "%lld ms more",
-				 lk->key, log_errno(rc, why, sizeof(why)),
-				 (long long)left);
-		else
-			log_warn(TAG,
-				 "heartbeat key=%s failed: %s; its safe period "
-				 "ended %lld ms ago",
-				 lk->key, log_errno(rc, why, sizeof(why)),
-				 (long long)-left);
+		say_beat_failed(e, lk, rc);
 	} else {
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
 	}

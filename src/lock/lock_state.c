@@ -479,7 +479,9 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 		return;
 	}
 	metrics_inc(e->metrics, MC_LOST);
-	log_warn(TAG, "lost key=%s: %s", lk->key, lock_lost_reason_name(why));
+	if (log_burst_take(&e->log_lost, now_mono(e)))
+		log_warn(TAG, "lost key=%s: %s", lk->key,
+			 lock_lost_reason_name(why));
 }
 
 bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 
 #include "lock.h"
+#include "log.h"
 #include "map.h"
 
 struct procwatch;
@@ -169,6 +170,9 @@ struct lock_engine {
 	struct host os; /* the machine: our clock, process groups,
 			 * signals (host.h); read-only */
 	struct metrics *metrics;
+	/* Per-lock lines that an outage sends by the thousand (log.h):
+	 * heartbeat failures, losses, stale rows removed. Any thread. */
+	struct log_burst log_beats, log_lost, log_cleaned;
 	struct lock_callbacks cb;     /* mu (lock_engine_set_callbacks) */
 	struct lease_jobs lease_jobs; /* set at creation (lock_engine.c) */
 

@@ -41,7 +41,7 @@ const char *lock_lost_reason_name(enum lost_reason r)
 	case LOST_NONE:
 		return "";
 	case LOST_STOLEN:
-		return "taken by another owner";
+		return "taken by another owner, or its row deleted";
 	case LOST_SAFE_PERIOD:
 		return "no heartbeat within the safe period";
 	case LOST_RELEASING:

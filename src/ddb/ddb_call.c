@@ -50,8 +50,15 @@ struct ddb *ddb_new(struct awsreq *req)
 	if (!req)
 		return NULL;
 	d = calloc(1, sizeof(*d));
-	if (d)
-		d->req = req;
+	if (!d)
+		return NULL;
+	d->req = req;
+	d->failures = (struct log_burst){
+		.level = LOGL_WARN,
+		.tag = "ddb",
+		.what = "failed DynamoDB calls",
+		.hint = " (-d shows every call)",
+	};
 	return d;
 }
 
@@ -241,12 +248,21 @@ static void log_request(const char *name, const cJSON *req, int rc,
 		  attempts > 1 ? attempts - 1 : 0, why);
 }
 
+/* Whether a failed call is said in the log with DynamoDB's detail (the
+ * caller's own line has only the errno): not a refused condition, which
+ * is an answer, nor a table not there yet while one is being made. */
+static bool worth_saying(enum ddb_op op, int rc)
+{
+	return rc && rc != -ECANCELED &&
+	       !(rc == -ENXIO && op == DDB_OP_DESCRIBE_TABLE);
+}
+
 /* Sends req as operation op; the answer's body is left in resp. */
 int ddb_call_send(struct ddb *d, enum ddb_op op, cJSON *req, struct buf *resp,
 		  struct ddb_call *call)
 {
 	const char *name = ddb_op_name(op);
-	char target[64];
+	char target[64], why[384];
 	char *body;
 	int attempts = 0, unanswered = 0, rc;
 	int64_t start_us = clk_sys_mono_us();
@@ -264,6 +280,11 @@ int ddb_call_send(struct ddb *d, enum ddb_op op, cJSON *req, struct buf *resp,
 	if (log_enabled(LOGL_DEBUG))
 		log_request(name, req, rc, call, attempts,
 			    clk_sys_mono_us() - start_us);
+	else if (worth_saying(op, rc) &&
+		 log_burst_take(&d->failures, clk_sys_mono_ms()))
+		log_warn("ddb", "%s failed after %d attempt%s: %s", name,
+			 attempts, attempts == 1 ? "" : "s",
+			 awserr_format(&call->err, why, sizeof(why)));
 	return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "ddb.h"
+#include "log.h"
 
 /* DynamoDB's numbers: at most 38 significant digits, magnitude 1E-130 to
  * 9.99...E+125. */
@@ -71,7 +72,8 @@ int ddb_json_parse(const char *json, size_t len, cJSON **root);
 /* ---- the request envelope (ddb_call.c) ------------------------------ */
 
 struct ddb {
-	struct awsreq *req; /* not owned */
+	struct awsreq *req;	   /* not owned */
+	struct log_burst failures; /* the failed calls said (any thread) */
 };
 
 /* Starts a call: a caller without a struct ddb_call gets a scratch one. */

@@ -14,7 +14,7 @@
 # blocking flocks whose first tries meet HTTP 500s wait on and get the key.
 . "$(dirname "$0")/lib.sh"
 
-plan 70
+plan 72
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -91,6 +91,14 @@ snap
 is "$(stat_of injected)" 3 "throttle 2 PutItem: both throttles injected (injected=3)"
 is "$(($(stat_of PutItem) - puts))" 3 "... the acquire's PutItem was sent 3 times"
 is "$(field "$("$T" read "$A/th")" owner)" proxy-a "... and th is ours"
+
+# A call that fails for good is said in the log with DynamoDB's own words,
+# not only its errno (the caller's line said "Input/output error (EIO)").
+proxy_ctl http500 1000 PutItem >/dev/null
+expect EIO open "$A/h500" O_CREAT,O_EXCL,O_RDONLY 0644
+proxy_ctl clear >/dev/null
+like "$(cat "$WORK/daemon-a.log")" "warning ddb: PutItem failed after [0-9]+ attempts: .*InternalServerError" \
+	"... and a's log names DynamoDB's error"
 
 # ---- connections reset, refused -----------------------------------------
 proxy_ctl reset >/dev/null

@@ -696,6 +696,7 @@ static int run(struct daemon *d)
 	int rc;
 
 	/* Threads start only now, after the fork of fuse_daemonize. */
+	ddb_log_failures(d->ddb);
 	if (creds_chain_start(d->creds) || lease_start(d->eng) ||
 	    flk_start(d->flk) || fs_start(d->fs) ||
 	    store_ddb_sweep_start(d->sweep)) {

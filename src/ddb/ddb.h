@@ -108,6 +108,11 @@ void ddb_name_metrics(struct metrics *m);
 
 struct ddb *ddb_new(struct awsreq *req); /* does not own req */
 void ddb_free(struct ddb *d);
+/* From now on, item calls (not table ones) that fail for good are said in
+ * the log with DynamoDB's detail (a few a window, log_burst): a running
+ * mount's callers only log an errno. Off at first: a command or a mount
+ * being set up says its own failures. */
+void ddb_log_failures(struct ddb *d);
 
 /* Per-call in/out. */
 struct ddb_call {

@@ -62,6 +62,12 @@ struct ddb *ddb_new(struct awsreq *req)
 	return d;
 }
 
+void ddb_log_failures(struct ddb *d)
+{
+	if (d)
+		atomic_store(&d->log_failures, true);
+}
+
 void ddb_free(struct ddb *d)
 {
 	free(d);
@@ -249,12 +255,24 @@ static void log_request(const char *name, const cJSON *req, int rc,
 }
 
 /* Whether a failed call is said in the log with DynamoDB's detail (the
- * caller's own line has only the errno): not a refused condition, which
- * is an answer, nor a table not there yet while one is being made. */
-static bool worth_saying(enum ddb_op op, int rc)
+ * caller's own line has only the errno): an item call of a running mount,
+ * not a refused condition, which is an answer. */
+static bool worth_saying(const struct ddb *d, enum ddb_op op, int rc)
 {
-	return rc && rc != -ECANCELED &&
-	       !(rc == -ENXIO && op == DDB_OP_DESCRIBE_TABLE);
+	if (!rc || rc == -ECANCELED || !atomic_load(&d->log_failures))
+		return false;
+	switch (op) {
+	case DDB_OP_GET_ITEM:
+	case DDB_OP_PUT_ITEM:
+	case DDB_OP_UPDATE_ITEM:
+	case DDB_OP_DELETE_ITEM:
+	case DDB_OP_QUERY:
+	case DDB_OP_SCAN:
+	case DDB_OP_BATCH_GET_ITEM:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* Sends req as operation op; the answer's body is left in resp. */
@@ -280,7 +298,7 @@ int ddb_call_send(struct ddb *d, enum ddb_op op, cJSON *req, struct buf *resp,
 	if (log_enabled(LOGL_DEBUG))
 		log_request(name, req, rc, call, attempts,
 			    clk_sys_mono_us() - start_us);
-	else if (worth_saying(op, rc) &&
+	else if (worth_saying(d, op, rc) &&
 		 log_burst_take(&d->failures, clk_sys_mono_ms()))
 		log_warn("ddb", "%s failed after %d attempt%s: %s", name,
 			 attempts, attempts == 1 ? "" : "s",

@@ -5,6 +5,8 @@
 #define LOCKFS_DDB_INT_H
 
 #include <cjson/cJSON.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 
 #include "ddb.h"
 #include "log.h"
@@ -74,6 +76,7 @@ int ddb_json_parse(const char *json, size_t len, cJSON **root);
 struct ddb {
 	struct awsreq *req;	   /* not owned */
 	struct log_burst failures; /* the failed calls said (any thread) */
+	_Atomic bool log_failures; /* ddb_log_failures */
 };
 
 /* Starts a call: a caller without a struct ddb_call gets a scratch one. */

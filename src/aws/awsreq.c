@@ -220,27 +220,33 @@ static bool in_list(const char *s, const char *const *list)
 	return false;
 }
 
+/* Error codes of refused requests: for their signing time (the AWS SDKs'
+ * clock-skew list), for their signature (which, with DynamoDB, may be its
+ * time too: refused_for_time), and for their credentials. */
+static const char *const time_codes[] = { "RequestTimeTooSkewed",
+					  "RequestExpired",
+					  "RequestInTheFuture", NULL };
+static const char *const auth_codes[] = { "InvalidSignatureException",
+					  "SignatureDoesNotMatch",
+					  "AuthFailure", NULL };
+static const char *const credential_codes[] = {
+	"IncompleteSignatureException", "UnrecognizedClientException",
+	"MissingAuthenticationTokenException", "ExpiredTokenException", NULL
+};
+
+static bool refused_4xx(const struct aws_error *err)
+{
+	return err->http_status >= 400 && err->http_status < 500;
+}
+
 /* Whether an error answer refused the request's signature, its time or
  * its credentials: the service did not accept the time it was signed
  * with, so the answer's Date is no ordinary sample of its clock. */
 static bool signature_refused(const struct aws_error *err)
 {
-	static const char *const codes[] = {
-		"InvalidSignatureException",
-		"SignatureDoesNotMatch",
-		"IncompleteSignatureException",
-		"UnrecognizedClientException",
-		"MissingAuthenticationTokenException",
-		"ExpiredTokenException",
-		"RequestExpired",
-		"RequestTimeTooSkewed",
-		"RequestInTheFuture",
-		"AuthFailure",
-		NULL
-	};
-
-	return err->http_status >= 400 && err->http_status < 500 &&
-	       in_list(err->type, codes);
+	return refused_4xx(err) && (in_list(err->type, time_codes) ||
+				    in_list(err->type, auth_codes) ||
+				    in_list(err->type, credential_codes));
 }
 
 /* One signed exchange. Fills err and returns 0 or -errno; *sent tells
@@ -355,23 +361,16 @@ out:
 }
 
 /* Whether an error answer refused the request for its signing time. The
- * codes are the AWS SDKs' clock-skew list; the authentication ones count
- * only when their message speaks of the time (DynamoDB: "Signature
- * expired: ... is now earlier than ...", "Signature not yet current") or
- * the answer's Date is more than 4 minutes from the time we signed with
- * (the service allows 5). */
+ * time codes always count; the signature ones only when their message
+ * speaks of the time (DynamoDB: "Signature expired: ... is now earlier
+ * than ...", "Signature not yet current") or the answer's Date is more
+ * than 4 minutes from the time we signed with (the service allows 5). */
 static bool refused_for_time(const struct aws_error *err,
 			     const struct exchange_time *xt)
 {
-	static const char *const time_codes[] = { "RequestTimeTooSkewed",
-						  "RequestExpired",
-						  "RequestInTheFuture", NULL };
-	static const char *const auth_codes[] = { "InvalidSignatureException",
-						  "SignatureDoesNotMatch",
-						  "AuthFailure", NULL };
 	int64_t date_s;
 
-	if (err->http_status < 400 || err->http_status >= 500)
+	if (!refused_4xx(err))
 		return false;
 	if (in_list(err->type, time_codes))
 		return true;

@@ -31,8 +31,8 @@ void fs_int_resolved_fini(struct resolved *r)
 /* Store failures as users see them: permission stays permission, any
  * other backend trouble (unreachable, throttled past the deadline, missing
  * table, malformed answer, no credentials) is EIO, with the detail in the
- * log. Errors of
- * the filesystem's own (EPERM, ENOENT, ENOTEMPTY...) pass through. */
+ * log. Errors of the filesystem's own (EPERM, ENOENT, ENOTEMPTY...) pass
+ * through. */
 int fs_int_user_err(int rc, const char *what, const char *key)
 {
 	char why[LOG_ERRNO_MAX];

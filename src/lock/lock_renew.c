@@ -114,24 +114,15 @@ static void fill_renewal(struct lock_engine *e, const struct lock *lk,
 static void say_beat_failed(struct lock_engine *e, const struct lock *lk,
 			    int rc)
 {
-	int64_t left =
-		lock_int_last_ok(e, lk) + e->cfg.safe_period_ms - now_mono(e);
-	char why[LOG_ERRNO_MAX];
+	char why[LOG_ERRNO_MAX], left[96];
 
 	if (!log_burst_take(&e->log_beats, now_mono(e)))
 		return;
-	if (left > 0)
-		log_warn(TAG,
-			 "heartbeat key=%s failed: %s; lock safe for %lld ms "
-			 "more",
-			 lk->key, log_errno(rc, why, sizeof(why)),
-			 (long long)left);
-	else
-		log_warn(TAG,
-			 "heartbeat key=%s failed: %s; its safe period ended "
-			 "%lld ms ago",
-			 lk->key, log_errno(rc, why, sizeof(why)),
-			 (long long)-left);
+	log_warn(TAG, "heartbeat key=%s failed: %s; %s", lk->key,
+		 log_errno(rc, why, sizeof(why)),
+		 lock_int_safe_left(lock_int_last_ok(e, lk) +
+					    e->cfg.safe_period_ms - now_mono(e),
+				    "lock", left, sizeof(left)));
 }
 
 /* mu held: the bookkeeping after a renewal of any kind. */

@@ -246,7 +246,7 @@ static void pending_add_locked(struct lock_engine *e, const char *rvn,
 static int beat(struct lock_engine *e)
 {
 	char key[RECORD_SESSION_KEY_MAX + 1], expect[LOCK_OUR_RVN_MAX];
-	char next[LOCK_OUR_RVN_MAX], why[LOG_ERRNO_MAX];
+	char next[LOCK_OUR_RVN_MAX], why[LOG_ERRNO_MAX], left[96];
 	struct session_record cur;
 	int64_t sent = 0, sent_real = 0, deadline, t = e->cfg.heartbeat_ms;
 	bool has = false, dead = false;
@@ -305,22 +305,13 @@ static int beat(struct lock_engine *e)
 
 		pending_add_locked(e, next, sent);
 		e->sess.next_due_mono_ms = now_mono(e) + retry;
-		int64_t left = e->sess.last_ok_mono_ms + e->cfg.safe_period_ms -
-			       now_mono(e);
-
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
-		if (left > 0)
-			log_warn(TAG,
-				 "heartbeat of session %s failed: %s; its "
-				 "locks are safe for %lld ms more",
-				 key, log_errno(rc, why, sizeof(why)),
-				 (long long)left);
-		else
-			log_warn(TAG,
-				 "heartbeat of session %s failed: %s; its "
-				 "safe period ended %lld ms ago",
-				 key, log_errno(rc, why, sizeof(why)),
-				 (long long)-left);
+		log_warn(TAG, "heartbeat of session %s failed: %s; %s", key,
+			 log_errno(rc, why, sizeof(why)),
+			 lock_int_safe_left(
+				 e->sess.last_ok_mono_ms +
+					 e->cfg.safe_period_ms - now_mono(e),
+				 "its locks are", left, sizeof(left)));
 		if (!session_trusted_locked(e))
 			session_abandon_locked(e);
 	}

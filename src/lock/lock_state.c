@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,18 @@ const char *lock_lost_reason_name(enum lost_reason r)
 		return "the mount's session is gone from the table";
 	}
 	return "";
+}
+
+const char *lock_int_safe_left(int64_t left_ms, const char *whom, char *buf,
+			       size_t len)
+{
+	if (left_ms > 0)
+		snprintf(buf, len, "%s safe for %lld ms more", whom,
+			 (long long)left_ms);
+	else
+		snprintf(buf, len, "its safe period ended %lld ms ago",
+			 (long long)-left_ms);
+	return buf;
 }
 
 void lock_int_free_row(struct lock *lk)

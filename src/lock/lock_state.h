@@ -313,6 +313,13 @@ static inline int64_t lock_int_last_ok(const struct lock_engine *e,
 	return e->sess.last_ok_mono_ms;
 }
 
+/* The log's words, after a failed heartbeat, for the trust left to whom
+ * ("lock", "its locks are") left_ms before the end of the safe period:
+ * "lock safe for 120 ms more", or "its safe period ended 253 ms ago" once
+ * it is over. Into buf, which it returns. */
+const char *lock_int_safe_left(int64_t left_ms, const char *whom, char *buf,
+			       size_t len);
+
 /* Frees a lock no one references (its row copies, its key). */
 void lock_int_free(struct lock *lk);
 /* The shared row copy of lk (lk->row) goes. */

@@ -4,15 +4,16 @@
 # one line before their credential_process runs; the helper gets a minimal
 # environment and no descriptor of the daemon's (it runs again in the
 # daemon, while a lock is held, as its short-lived credentials are
-# refreshed); plain HTTP to a host that is not loopback is refused at mount
-# time; the secrets of the environment are gone from /proc/PID/environ; the
+# refreshed; ones that come already expired are used, and fetched again
+# every 10 s); plain HTTP to a host that is not loopback is refused at
+# mount time; the secrets of the environment are gone from /proc/PID/environ; the
 # daemon is not dumpable; and its memory outside MADV_DONTDUMP pages (what a
 # core would hold) has no copy of the secret key or the session token.
 # [::ffff:127.0.0.1] plays the "remote" host: it is not judged loopback, but
 # nothing ever leaves the machine, even if the check were broken.
 . "$(dirname "$0")/lib.sh"
 
-plan 36
+plan 39
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 MP=$WORK/mp
@@ -129,6 +130,23 @@ bad=$(awk -v s="$WORK/helper.sh" '$1 ~ /^l/ { fd = $(NF - 2); t = $NF;
 	if (fd + 0 >= 3 && t != s) print fd " -> " t }' "$WORK/helper.fds.3" 2>/dev/null)
 is "$bad" "" "the helper inherits no descriptor of the daemon's"
 [ -n "$bad" ] && diag "$(cat "$WORK/helper.fds.3")"
+
+# A helper that hands out credentials already expired (a wrong clock, a
+# stale cache): they are used all the same, since DynamoDB judges them by
+# its clock, and fetched again every 10 s. The daemon ran such a helper 30
+# times a second and answered every request ENOKEY (errno 126).
+echo -3600 >"$WORK/helper.life"
+runs0=$(cat "$WORK/helper.n")
+wait_for 10 helper_runs $((runs0 + 1)) # the next refresh: expired ones
+runs1=$(cat "$WORK/helper.n")
+sleep 5
+runs2=$(cat "$WORK/helper.n")
+ok "$([ $((runs2 - runs1)) -le 1 ] && echo 0)" \
+	"expired credentials from the helper: fetched again at most once in 5 s ($((runs2 - runs1)) runs)"
+expect 0 open "$MNT/afterexp" O_CREAT,O_EXCL,O_RDONLY 0644
+like "$(cat "$WORK/daemon-a.log")" "already expired .*used all the same" \
+	"the log says the helper's credentials are already expired"
+echo 6 >"$WORK/helper.life"
 
 # ---- item 10: environment, dumpability, memory -------------------------------
 envd=$(tr '\0' '\n' <"/proc/$pid/environ")

@@ -14,7 +14,7 @@
 # blocking flocks whose first tries meet HTTP 500s wait on and get the key.
 . "$(dirname "$0")/lib.sh"
 
-plan 72
+plan 76
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -187,6 +187,31 @@ snap
 is "$(($(stat_of injected) - inj))" 2 "lose-reply 1 PutItem: the reply of one PutItem was lost"
 is "$(field "$("$T" read "$B/p")" owner)" proxy-s "... s holds p (its retry saw its own write)"
 expect 0 unlink "$S/p"
+
+# ---- an acquire answered by a proxy's page after it landed -----------------
+# A 200 that is not JSON was taken for a request never sent: the create
+# failed with EIO and its row blocked the key for a lease. Now s reads the
+# row back and holds the key it took. Then s and b take one key at once,
+# s's answer a page: one of them holds it, the other gets EEXIST.
+proxy_ctl garbage-reply 1 PutItem >/dev/null
+expect 0 open "$S/g" O_CREAT,O_EXCL,O_RDONLY 0644
+is "$(field "$("$T" read "$B/g")" owner)" proxy-s \
+	"garbage-reply 1 PutItem: s holds g (it read its landed write back)"
+expect 0 unlink "$S/g"
+proxy_ctl garbage-reply 1 PutItem >/dev/null
+(timeout --foreground 30 "$T" open "$S/g2" O_CREAT,O_EXCL,O_RDONLY 0644 >"$WORK/g2-s.out" 2>&1) &
+rs=$!
+(timeout --foreground 30 "$T" open "$B/g2" O_CREAT,O_EXCL,O_RDONLY 0644 >"$WORK/g2-b.out" 2>&1) &
+rb=$!
+_reap "$rs" 40
+_reap "$rb" 40
+got="$(head -n 1 "$WORK/g2-s.out") $(head -n 1 "$WORK/g2-b.out")"
+owner=$(field "$("$T" read "$B/g2")" owner)
+ok "$([ "$got/$owner" = "0 EEXIST/proxy-s" ] || [ "$got/$owner" = "EEXIST 0/proxy-b" ] && echo 0)" \
+	"s and b take g2 at once (s's answer a page): one 0, one EEXIST, and the row is the winner's ($got, $owner)"
+proxy_ctl clear >/dev/null
+"$T" unlink "$S/g2" >/dev/null
+"$T" unlink "$B/g2" >/dev/null
 
 # ---- a mkdir whose reply is lost after it landed -------------------------
 # Each marker's PutItem reaches DynamoDB but its reply is lost (the

@@ -27,6 +27,9 @@
  *                       ThrottlingException; "throttling N [OP]" is the same)
  *   lose-reply N [OP]   forward, read the whole response, discard it and
  *                       reset the client connection
+ *   garbage-reply N [OP]  forward, read the whole response, and answer
+ *                       200 with an HTML page instead (a proxy's: the
+ *                       write landed, its answer cannot be read)
  *   hang-reply N [OP]   forward, read the whole response, then keep the
  *                       client waiting until it hangs up; "clear" delivers
  *   late-request N [OP] hold the request, not forwarded, until "clear",
@@ -103,13 +106,19 @@ enum fault_kind {
 	F_HANG,
 	F_LATE,
 	F_ODDTIME, /* a refusal for the signing time, with an odd Date */
+	F_GARBAGE, /* forwarded; the answer replaced by a 200 HTML page */
 };
 
 static const char *const fault_names[] = {
-	[F_NONE] = "none",	   [F_HTTP500] = "http500",
-	[F_THROTTLE] = "throttle", [F_THROTTLING] = "throttling",
-	[F_LOSE] = "lose-reply",   [F_HANG] = "hang-reply",
-	[F_LATE] = "late-request", [F_ODDTIME] = "odd-time",
+	[F_NONE] = "none",
+	[F_HTTP500] = "http500",
+	[F_THROTTLE] = "throttle",
+	[F_THROTTLING] = "throttling",
+	[F_LOSE] = "lose-reply",
+	[F_HANG] = "hang-reply",
+	[F_LATE] = "late-request",
+	[F_ODDTIME] = "odd-time",
+	[F_GARBAGE] = "garbage-reply",
 };
 
 struct fault {
@@ -1094,6 +1103,14 @@ static int serve(struct conn *c)
 			       c->req.op);
 			return -ECONNRESET;
 		}
+		if (kind == F_GARBAGE) {
+			logmsg("conn %d: a page for the reply of %s", c->slot,
+			       c->req.op);
+			if (make_response(&c->out, 200, "OK", "text/html",
+					  "<html>a proxy says hello</html>",
+					  close_after))
+				return 1;
+		}
 		if (kind == F_HANG) {
 			logmsg("conn %d: hanging the reply of %s", c->slot,
 			       c->req.op);
@@ -1338,6 +1355,8 @@ static enum fault_kind fault_kind_of(const char *cmd)
 		return F_LATE;
 	if (!strcmp(cmd, "odd-time"))
 		return F_ODDTIME;
+	if (!strcmp(cmd, "garbage-reply"))
+		return F_GARBAGE;
 	return F_NONE;
 }
 
@@ -1749,7 +1768,8 @@ static int usage(void)
 	      "commands: latency MS | stall on|off | drop on|off | reset |\n"
 	      "  http500 N [OP] | odd-time N [OP] | throttle N [OP] "
 	      "[throttling] |\n"
-	      "  lose-reply N [OP] | hang-reply N [OP] |\n"
+	      "  lose-reply N [OP] | garbage-reply N [OP] | hang-reply N [OP] "
+	      "|\n"
 	      "  late-request N [OP] | clear | stats |\n"
 	      "  bytes | scanned\n",
 	      stderr);

@@ -254,7 +254,7 @@ static void report_conflict(struct lock_engine *e, int rc,
 	metrics_inc(e->metrics, MC_CONFLICTS);
 }
 
-/* Step 5: tracks the row we took (none -> held): a new lock on the list
+/* Step 6: tracks the row we took (none -> held): a new lock on the list
  * and in the key table, referenced by the engine and by the caller (*out).
  * rec is moved into it. -ENOMEM: we hold the row but cannot track it: it
  * is given back (the lease path removes an orphan's row or entry). */
@@ -355,6 +355,8 @@ static int acquire(struct lock_engine *e, const char *key,
 	char expired_rvn[RECORD_RVN_MAX];
 	bool takeover, has = false, late = false;
 	bool taking = !shared && e->cfg.session; /* in e->taking */
+	bool claimed = false; /* the row names our session (sess_gen) */
+	enum lost_reason ended;
 	int64_t sent;
 	int rc, sess_gen = 0;
 
@@ -385,6 +387,7 @@ static int acquire(struct lock_engine *e, const char *key,
 			record_fini(&rec);
 			return rc;
 		}
+		claimed = true;
 	}
 	record_init(&now_row);
 	if (taking) {
@@ -417,7 +420,20 @@ static int acquire(struct lock_engine *e, const char *key,
 			 log_errno(rc, msg, sizeof(msg)));
 		goto out;
 	}
-	/* 5. Ours: tracked, and renewed from now on. */
+	/* 5. Ours, unless the session the row names ended (or lost our
+	 * trust) while the write was in flight: no one here would keep it,
+	 * so it is never handed out; its row goes in the background. */
+	if (claimed && !lock_int_session_keeps(e, sess_gen, &ended)) {
+		log_warn(TAG,
+			 "acquire key=%s failed: its write landed, but the "
+			 "session it names no longer keeps locks (%s); its "
+			 "row is removed",
+			 key, lock_lost_reason_name(ended));
+		lock_int_add_orphan(e, &rec, false, late);
+		rc = -EIO;
+		goto out;
+	}
+	/* 6. Ours: tracked, and renewed from now on. */
 	rc = track_taken(e, &rec, h, hold, shared, sess_gen, sent, out);
 	if (rc)
 		goto out;

@@ -51,6 +51,11 @@ void lock_int_session_beat(struct lock_engine *e);
  * *gen its generation. -EIO when no session is live and trusted now. */
 int lock_int_session_claim(struct lock_engine *e, struct lock_record *rec,
 			   int *gen);
+/* After the write of an acquire that claimed generation gen landed:
+ * whether that session still keeps locks (the live one, trusted now).
+ * Else *why says what ended it, and the grant is not ours to trust. */
+bool lock_int_session_keeps(struct lock_engine *e, int gen,
+			    enum lost_reason *why);
 /* How often a session lock's own row is rewritten, only so that its
  * expiry_time (a year on) never lets the TTL remove it while held. */
 int64_t lock_int_session_refresh_ms(void);

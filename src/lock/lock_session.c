@@ -148,6 +148,8 @@ static int session_drop_locked(struct lock_engine *e, enum lost_reason why)
 	struct lock *lk;
 	int n = 0;
 
+	e->sess.ended_why[(unsigned)e->sess.gen % LOCK_SESSION_ENDS_KEPT] = why;
+
 	e->sess.live = false;
 	for (lk = e->all; lk; lk = lk->next) {
 		if (lk->in_session && lk->sess_gen == e->sess.gen &&
@@ -364,6 +366,27 @@ static bool wait_for_session_locked(struct lock_engine *e)
 		pthread_cond_timedwait(&e->cv, &e->mu, &ts);
 	}
 	return session_trusted_locked(e);
+}
+
+enum lost_reason lock_int_session_ended_why_locked(const struct lock_engine *e,
+						   int gen)
+{
+	return e->sess.ended_why[(unsigned)gen % LOCK_SESSION_ENDS_KEPT];
+}
+
+bool lock_int_session_keeps(struct lock_engine *e, int gen,
+			    enum lost_reason *why)
+{
+	bool keeps;
+
+	pthread_mutex_lock(&e->mu);
+	keeps = gen == e->sess.gen && session_trusted_locked(e);
+	if (!keeps)
+		*why = gen == e->sess.gen
+			       ? LOST_SAFE_PERIOD
+			       : lock_int_session_ended_why_locked(e, gen);
+	pthread_mutex_unlock(&e->mu);
+	return keeps;
 }
 
 int lock_int_session_claim(struct lock_engine *e, struct lock_record *rec,

@@ -500,16 +500,20 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
 			     int64_t now_mono_ms)
 {
+	enum lost_reason why;
+
 	if (lk->state != LOCK_HELD)
 		return false;
 	int64_t ok = lock_int_last_ok(e, lk);
 
 	if (now_mono_ms - ok < e->cfg.safe_period_ms)
 		return true;
-	lock_int_mark_lost_locked(e, lk,
-				  lk->in_session && lk->sess_gen != e->sess.gen
-					  ? LOST_SESSION
-					  : LOST_SAFE_PERIOD);
+	/* A lock of an ended session (its acquire was in flight as it
+	 * ended) is lost to what ended it. */
+	why = LOST_SAFE_PERIOD;
+	if (lk->in_session && lk->sess_gen != e->sess.gen)
+		why = lock_int_session_ended_why_locked(e, lk->sess_gen);
+	lock_int_mark_lost_locked(e, lk, why);
 	lock_int_kick_locked(e); /* the scheduler tells the acquirer */
 	return false;
 }

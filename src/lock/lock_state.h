@@ -122,6 +122,9 @@ struct lock {
 	bool group_proven;
 };
 
+/* How many ended session generations remember why they ended. */
+#define LOCK_SESSION_ENDS_KEPT 4
+
 /* The engine's session (session mode; doc/session-leases.md): one item
  * whose heartbeats keep every exclusive lock of this mount. Under mu. */
 struct lock_session {
@@ -131,6 +134,10 @@ struct lock_session {
 	bool busy;		    /* a heartbeat (or creation) in flight */
 	int gen;		    /* its generation: a fenced session is
 				     * followed by a new one, another key */
+	/* Why each of the last generations ended (by gen %
+	 * LOCK_SESSION_ENDS_KEPT): what a lock of an ended one was lost
+	 * to, when it is found only later (an acquire in flight). */
+	enum lost_reason ended_why[LOCK_SESSION_ENDS_KEPT];
 	/* Send time of the last confirmed heartbeat: every lock of the
 	 * session is trusted until last_ok + safe_period, by the clock. */
 	int64_t last_ok_mono_ms;
@@ -400,6 +407,10 @@ bool lock_int_may_land_late_locked(struct lock_engine *e,
  * or over (del), in e->taking. */
 int lock_int_taking_add_locked(struct lock_engine *e, const char *key);
 void lock_int_taking_del_locked(struct lock_engine *e, const char *key);
+/* mu held: why the session of generation gen, which ended, ended (one
+ * of the last LOCK_SESSION_ENDS_KEPT; an older one answers for a newer). */
+enum lost_reason lock_int_session_ended_why_locked(const struct lock_engine *e,
+						   int gen);
 /* mu held: whether session is the key of this mount's live session. */
 bool lock_int_session_ours_locked(const struct lock_engine *e,
 				  const char *session);

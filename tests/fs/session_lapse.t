@@ -7,9 +7,15 @@
 # the old session kept k held for as long as a ran: mount b waited for
 # ever. Now b gets k about a lease after a's heartbeats stopped, and a
 # holds new keys in a new session.
+# Then an acquire whose write is in flight while the session is abandoned:
+# its PutItem lands but its answers (and those of its retries) are held
+# while every session heartbeat fails past the safe period. The grant names a session no one keeps: the
+# open fails with EIO (it returned 0, for a lock already lost) and the row
+# goes, so b takes the key at once (not after the lease that fences a's
+# session).
 . "$(dirname "$0")/lib.sh"
 
-plan 8
+plan 13
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -42,3 +48,22 @@ like "$log" "(safe period ended [0-9]+ ms ago|lost with it)" \
 wait_for 10 "$T" open "$A/fresh" O_CREAT,O_EXCL,O_RDONLY 0644
 ok $? "a acquires a new key in a new session"
 proxy_ctl clear >/dev/null
+proxy_ctl hang-reply 100 PutItem >/dev/null &&
+	proxy_ctl http500 1000000 UpdateItem >/dev/null
+ok $? "(the proxy holds a's PutItem answers and fails every UpdateItem)"
+timeout --foreground 20 "$T" open "$A/inflight" O_CREAT,O_EXCL,O_RDONLY 0644 \
+	>"$WORK/inflight.out" 2>&1 &
+pid=$!
+abandoned_twice() { [ "$(grep -c abandoned "$WORK/daemon-a.log")" -ge 2 ]; }
+wait_for 15 abandoned_twice
+ok $? "a's second session is abandoned while the acquire waits for its answer"
+sleep 0.5
+proxy_ctl clear >/dev/null
+wait $pid
+is "$(head -n 1 "$WORK/inflight.out")" EIO \
+	"an acquire whose session was abandoned while its write was in flight fails EIO"
+t0=$(now_ms)
+wait_for 10 timeout 5 flock -n "$B/inflight" true
+ok $? "... and b takes the key"
+took=$(($(now_ms) - t0))
+ok $((took >= 2500)) "... at once, its row removed, not after a's session stood still for a lease ($took ms)"

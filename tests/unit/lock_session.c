@@ -57,6 +57,7 @@ struct mount {
 	int no_table;		 /* its session writes find no table */
 	int fail_delete;	 /* its row deletes fail (-ETIMEDOUT) */
 	void (*on_delete)(void); /* run (once) as its next delete is sent */
+	void (*on_put)(void);	 /* run (once) as its next put is sent */
 	const char *keep_key;	 /* set: session writes to other keys fail */
 	int ops[SF_SESSION_READ + 1]; /* its requests, by kind */
 	int lost;		      /* on_lost calls */
@@ -81,6 +82,12 @@ static int count_op(void *arg, enum store_fault_op op, const char *key)
 		void (*f)(void) = m->on_delete;
 
 		m->on_delete = NULL;
+		f();
+	}
+	if (op == SF_PUT && m->on_put) {
+		void (*f)(void) = m->on_put;
+
+		m->on_put = NULL;
 		f();
 	}
 	if (op == SF_SESSION && m->keep_key && strcmp(key, m->keep_key))
@@ -410,6 +417,51 @@ static void test_abandoned_while_releasing(void)
 	teardown();
 }
 
+/* A's acquire claims its session, then the session is abandoned (no
+ * heartbeat confirmed for a safe period) while the acquire's put is in
+ * flight; the put lands. The grant names a session no one trusts any
+ * more: the acquire fails with EIO (it answered 0, for a lock already
+ * lost, and logged it "fenced by another owner"), the row it wrote is
+ * removed in the background, and the next acquire holds by the new
+ * session. */
+static void note_info(void *arg, const struct lock_info *li)
+{
+	int *n = arg;
+
+	if (!strcmp(li->key, "k") && li->state != LOCK_RELEASED)
+		(*n)++;
+}
+
+static void test_abandoned_while_acquiring(void)
+{
+	struct lock *a = NULL, *n = NULL;
+	struct lock_record r;
+	int shown = 0, i;
+
+	setup(false, false);
+	A.on_put = abandon_now;
+	CHECK_INT(engine_steps_excl(A.e, "k", &a), -EIO);
+	CHECK(A.on_put == NULL);
+	CHECK(a == NULL);
+	lock_each(A.e, note_info, &shown);
+	CHECK_INT(shown, 0); /* nothing shown as held or lost */
+	/* Its row goes (the orphan's cleanup), so B can take k at once. */
+	for (i = 0; i < 100; i++) {
+		record_init(&r);
+		if (mem->ops->get_lock(mem, "k", 0, &r) == -ENOENT)
+			break;
+		record_fini(&r);
+		advance(TICK_MS * 10);
+	}
+	CHECK_INT(mem->ops->get_lock(mem, "k", 0, &r), -ENOENT);
+	CHECK_INT(engine_steps_excl(A.e, "k", &n), 0);
+	CHECK_INT(lock_get_state(A.e, n), LOCK_HELD);
+	advance(HB_MS * 4);
+	CHECK_INT(lock_get_state(A.e, n), LOCK_HELD);
+	lock_unref(A.e, n);
+	teardown();
+}
+
 struct racer {
 	struct mount *m;
 	pthread_barrier_t *go;
@@ -671,6 +723,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_table_gone);
 	CHECK_CASE(test_abandoned_session_rows_lapse);
 	CHECK_CASE(test_abandoned_while_releasing);
+	CHECK_CASE(test_abandoned_while_acquiring);
 	CHECK_CASE(test_race);
 	CHECK_CASE(test_sync);
 	CHECK_CASE(test_sync_after_lost_answer);

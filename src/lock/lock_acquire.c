@@ -420,17 +420,27 @@ static int acquire(struct lock_engine *e, const char *key,
 			 log_errno(rc, msg, sizeof(msg)));
 		goto out;
 	}
-	/* 5. Ours, unless the session the row names ended (or lost our
-	 * trust) while the write was in flight: no one here would keep it,
-	 * so it is never handed out; its row goes in the background. */
+	/* 5. Ours, unless its trust ended while the write was in flight:
+	 * the session the row names ended (or lost our trust), or the write
+	 * that counts was sent a safe period ago (retries). It is never
+	 * handed out lost; its row goes in the background. */
 	if (claimed && !lock_int_session_keeps(e, sess_gen, &ended)) {
 		log_warn(TAG,
 			 "acquire key=%s failed: its write landed, but the "
 			 "session it names no longer keeps locks (%s); its "
 			 "row is removed",
 			 key, lock_lost_reason_name(ended));
-		lock_int_add_orphan(e, &rec, false, late);
 		rc = -EIO;
+	} else if (!claimed && now_mono(e) - sent >= e->cfg.safe_period_ms) {
+		log_warn(TAG,
+			 "acquire key=%s failed: its write was confirmed %lld "
+			 "ms after it was sent, past the safe period; its row "
+			 "is removed",
+			 key, (long long)(now_mono(e) - sent));
+		rc = -EIO;
+	}
+	if (rc) {
+		lock_int_add_orphan(e, &rec, shared, late);
 		goto out;
 	}
 	/* 6. Ours: tracked, and renewed from now on. */

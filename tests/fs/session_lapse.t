@@ -12,10 +12,12 @@
 # while every session heartbeat fails past the safe period. The grant names a session no one keeps: the
 # open fails with EIO (it returned 0, for a lock already lost) and the row
 # goes, so b takes the key at once (not after the lease that fences a's
-# session).
+# session). The same for mount c (per-lock leases, behind the proxy): an
+# acquire whose write is confirmed only after its safe period (its answers
+# held) fails EIO, and b takes the key at once.
 . "$(dirname "$0")/lib.sh"
 
-plan 13
+plan 17
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -67,3 +69,20 @@ wait_for 10 timeout 5 flock -n "$B/inflight" true
 ok $? "... and b takes the key"
 took=$(($(now_ms) - t0))
 ok $((took >= 2500)) "... at once, its row removed, not after a's session stood still for a lease ($took ms)"
+ENDPOINT=$PROXY_ENDPOINT mount_start c "owner=lapse-c,$OPT"
+ok $? "(mount c: per-lock leases, behind the proxy)"
+C=$(mnt c)
+proxy_ctl hang-reply 100 PutItem >/dev/null
+timeout --foreground 20 "$T" open "$C/slow" O_CREAT,O_EXCL,O_RDONLY 0644 \
+	>"$WORK/slow.out" 2>&1 &
+pid=$!
+sleep 2.5 # c's safe period is 2 s
+proxy_ctl clear >/dev/null
+wait $pid
+is "$(head -n 1 "$WORK/slow.out")" EIO \
+	"c's acquire confirmed only after its safe period fails EIO"
+t0=$(now_ms)
+wait_for 10 "$T" open "$B/slow" O_CREAT,O_EXCL,O_RDONLY 0644
+ok $? "... and b takes the key"
+took=$(($(now_ms) - t0))
+ok $((took >= 2500)) "... at once, c's row removed, not after a lease ($took ms)"

@@ -428,7 +428,7 @@ static void note_info(void *arg, const struct lock_info *li)
 {
 	int *n = arg;
 
-	if (!strcmp(li->key, "k") && li->state != LOCK_RELEASED)
+	if (li->state != LOCK_RELEASED)
 		(*n)++;
 }
 
@@ -459,6 +459,42 @@ static void test_abandoned_while_acquiring(void)
 	advance(HB_MS * 4);
 	CHECK_INT(lock_get_state(A.e, n), LOCK_HELD);
 	lock_unref(A.e, n);
+	teardown();
+}
+
+/* The same for a per-lock mount (B): its acquire's write is confirmed
+ * only after a safe period (retries, throttling). The lock would be lost
+ * at once: the acquire fails with EIO (it answered 0) and the row goes,
+ * so C takes the key at once. */
+static void past_safe_period(void)
+{
+	clk_fake_advance(&fclk, SAFE_MS + 100);
+}
+
+static void test_confirmed_past_safe_period(void)
+{
+	struct lock *b = NULL, *c = NULL;
+	struct lock_record r;
+	int shown = 0, i;
+
+	setup(false, false);
+	B.on_put = past_safe_period;
+	CHECK_INT(engine_steps_excl(B.e, "p", &b), -EIO);
+	CHECK(B.on_put == NULL);
+	CHECK(b == NULL);
+	lock_each(B.e, note_info, &shown);
+	CHECK_INT(shown, 0);
+	for (i = 0; i < 100; i++) {
+		record_init(&r);
+		if (mem->ops->get_lock(mem, "p", 0, &r) == -ENOENT)
+			break;
+		record_fini(&r);
+		advance(TICK_MS * 10);
+	}
+	CHECK_INT(mem->ops->get_lock(mem, "p", 0, &r), -ENOENT);
+	CHECK_INT(engine_steps_excl(C.e, "p", &c), 0);
+	CHECK_INT(engine_steps_excl(B.e, "p", &b), -EEXIST);
+	lock_unref(C.e, c);
 	teardown();
 }
 
@@ -724,6 +760,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_abandoned_session_rows_lapse);
 	CHECK_CASE(test_abandoned_while_releasing);
 	CHECK_CASE(test_abandoned_while_acquiring);
+	CHECK_CASE(test_confirmed_past_safe_period);
 	CHECK_CASE(test_race);
 	CHECK_CASE(test_sync);
 	CHECK_CASE(test_sync_after_lost_answer);

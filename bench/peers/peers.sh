@@ -45,12 +45,17 @@ peers_parse() {
 
 peers_has() { [[ " $PEERS " == *" $1 "* ]]; }
 
-_peers_fail() { # WHAT REGISTRY LOG
+_peers_fail() { # WHAT REGISTRY LOG [DIR HOW]
 	echo "peers: cannot install $1 from $2 (is it reachable from here?)." >&2
 	echo "peers: the last lines of $3:" >&2
 	tail -n 5 "$3" | sed 's/^/    /' >&2
-	echo "peers: leave this peer out with --peers=<the others>, or install it" \
-		"into $PEERS_CACHE by hand." >&2
+	if [ -n "${4:-}" ]; then
+		echo "peers: leave this peer out with --peers=<the others>, or" \
+			"install it by hand: $5 into $4, then touch $4/.installed." >&2
+	else
+		echo "peers: leave this peer out with --peers=<the others>, or" \
+			"install it into $PEERS_CACHE by hand." >&2
+	fi
 	exit 2
 }
 
@@ -90,10 +95,17 @@ peers_install() {
 			timeout 300 "$PEER_PY" -m pip install --target "$d" --no-deps \
 				--no-cache-dir --disable-pip-version-check --timeout 30 \
 				--retries 1 "$PEER_PY_PKG" >"$log" 2>&1 ||
-				_peers_fail "$PEER_PY_PKG" "PyPI" "$log"
+				_peers_fail "$PEER_PY_PKG" "PyPI" "$log" "$d" \
+					"the package's python_dynamodb_lock/ directory (its __init__.py and python_dynamodb_lock.py, version ${PEER_PY_PKG#*==})"
 			touch "$d/.installed"
 		fi
 		PEER_PY_PATH=$d
+		# What is there, installed by pip or by hand, must be the pin.
+		v=$(PYTHONPATH=$d "$PEER_PY" -c 'import python_dynamodb_lock as m; print(m.__version__)' 2>&1) || v="unreadable: ${v##*$'\n'}"
+		if [ "$v" != "${PEER_PY_PKG#*==}" ]; then
+			echo "peers: $d holds python_dynamodb_lock $v, not ${PEER_PY_PKG#*==}; remove it (and its .installed) to install again" >&2
+			exit 2
+		fi
 	fi
 }
 

@@ -311,6 +311,11 @@ static inline struct fs_handle *fs_int_handle(uint64_t fh)
 	return (struct fs_handle *)(uintptr_t)fh;
 }
 
+/* Wakes every poll(2) of an open file bound to lk (fs_open.c): its
+ * loss, or its release by unlink (fs_poll then answers POLLERR|POLLPRI).
+ * Without fs->mu. */
+void fs_int_wake_pollers(struct fs *fs, struct lock *lk);
+
 /* The lock an open file shows, referenced (a granted flock may change it
  * at any time), or NULL. */
 static inline struct lock *fs_int_handle_lock(struct fs *fs,

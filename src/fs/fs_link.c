@@ -41,16 +41,19 @@ static int may_remove(struct fs *fs, const struct fs_ctx *ctx, struct lock *lk)
 }
 
 /* Releases our held lock lk for unlink: at once, or (release=async) only
- * marked releasing, the delete left to fs_unlink_finish via *later. */
+ * marked releasing, the delete left to fs_unlink_finish via *later. Once
+ * it is marked, the pollers of its open files (lockfs-run's loss watch)
+ * are woken, before the delete goes: a command still running under it
+ * hears at once that it is let go of, not a safe period later. */
 static int release_held(struct fs *fs, struct lock *lk, struct lock **later)
 {
-	int rc;
+	int rc = lock_release_begin(fs->eng, lk);
 
-	if (!fs->cfg.release_async)
-		return lock_release(fs->eng, lk);
-	rc = lock_release_begin(fs->eng, lk);
 	if (rc != 1)
 		return rc;
+	fs_int_wake_pollers(fs, lk);
+	if (!fs->cfg.release_async)
+		return lock_release_finish(fs->eng, lk);
 	lock_ref(lk);
 	*later = lk;
 	return 0;

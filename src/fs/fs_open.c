@@ -416,8 +416,8 @@ unsigned fs_poll(struct fs *fs, uint64_t fh, void *ph)
 	if (old && fs->cfg.poll_destroy)
 		fs->cfg.poll_destroy(old);
 	lk = fs_int_handle_lock(fs, h);
-	if (lk && lock_get_state(fs->eng, lk) == LOCK_LOST)
-		revents |= POLLERR | POLLPRI;
+	if (lk && lock_get_state(fs->eng, lk) != LOCK_HELD)
+		revents |= POLLERR | POLLPRI; /* lost, or let go of (rm) */
 	lock_unref(fs->eng, lk);
 	return revents;
 }
@@ -438,7 +438,11 @@ int fs_trust_ms(struct fs *fs, uint64_t fh, int64_t *ms)
 
 void fs_on_lost(void *arg, struct lock *lk)
 {
-	struct fs *fs = arg;
+	fs_int_wake_pollers(arg, lk);
+}
+
+void fs_int_wake_pollers(struct fs *fs, struct lock *lk)
+{
 	struct fs_handle *h;
 	void *wake[64];
 	int n, i, rounds = 0;

@@ -87,11 +87,12 @@ static int build_shared_record(struct lock_engine *e, const char *key,
  * so that afterwards we hold the key (whether or not the first write
  * landed) or we know another owner does. A takeover whose first write did
  * not land is tried once more. Only when DynamoDB cannot be reached at all
- * is the outcome left open: the RVN is then remembered so the lease path
- * removes the row should it exist, rather than leave it to lapse. */
+ * before the acquire's deadline is the outcome left open: the RVN is then
+ * remembered so the lease path removes the row should it exist, rather
+ * than leave it to lapse. */
 static int resolve_unknown_acquire(struct lock_engine *e,
 				   const struct lock_record *rec,
-				   const char *takeover_rvn,
+				   const char *takeover_rvn, int64_t deadline,
 				   struct lock_record *cur, bool *has_cur)
 {
 	int attempt, rc = -EIO;
@@ -100,18 +101,19 @@ static int resolve_unknown_acquire(struct lock_engine *e,
 		record_fini(cur);
 		record_init(cur);
 		*has_cur = false;
-		rc = e->store->ops->put_lock(e->store, rec, rec->rvn,
-					     op_deadline(e), cur, has_cur,
-					     NULL);
+		if (now_mono(e) >= deadline)
+			break;
+		rc = e->store->ops->put_lock(e->store, rec, rec->rvn, deadline,
+					     cur, has_cur, NULL);
 		if (rc == -ECANCELED && *has_cur && takeover_rvn &&
 		    !strcmp(cur->rvn, takeover_rvn)) {
 			/* Our takeover did not land: try it once more. */
 			record_fini(cur);
 			record_init(cur);
 			*has_cur = false;
-			rc = e->store->ops->put_lock(
-				e->store, rec, takeover_rvn, op_deadline(e),
-				cur, has_cur, NULL);
+			rc = e->store->ops->put_lock(e->store, rec,
+						     takeover_rvn, deadline,
+						     cur, has_cur, NULL);
 		}
 		if (rc == -ECANCELED && *has_cur && !strcmp(cur->rvn, rec->rvn))
 			rc = 0;
@@ -193,12 +195,16 @@ static int take_exclusive(struct lock_engine *e, struct lock_record *rec,
 {
 	const char *key = rec->key;
 	bool freed = false, unanswered = false;
+	/* One deadline for all of it (a second write, the resolution of a
+	 * lost answer): an acquire is a user's request, bounded by the op
+	 * timeout (each of its writes had one of its own: 40 s in all). */
+	int64_t deadline = op_deadline(e);
 	int rc;
 
 again:
 	rc = e->store->ops->put_lock(e->store, rec,
-				     *takeover ? expired_rvn : NULL,
-				     op_deadline(e), now_row, has, &unanswered);
+				     *takeover ? expired_rvn : NULL, deadline,
+				     now_row, has, &unanswered);
 	if (unanswered)
 		*late = true; /* an attempt may land later still */
 	if (rc == -ECANCELED && *has && !strcmp(now_row->rvn, rec->rvn))
@@ -232,8 +238,9 @@ again:
 			return -EIO;
 		}
 		/* The outcome is unknown: the write may have landed. */
-		rc = resolve_unknown_acquire(
-			e, rec, *takeover ? expired_rvn : NULL, now_row, has);
+		rc = resolve_unknown_acquire(e, rec,
+					     *takeover ? expired_rvn : NULL,
+					     deadline, now_row, has);
 		if (!rc)
 			*late = true;
 	}

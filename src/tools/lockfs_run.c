@@ -213,6 +213,8 @@ static void *watch_main(void *arg)
  * too: CLOCK_BOOTTIME), as lockfs last confirmed it. */
 struct trust {
 	int fd;
+	int report;	     /* write end: one byte once lockfs says it is
+			      * not ours or not trusted any more */
 	int64_t end_mono_ms; /* atomic */
 };
 
@@ -228,8 +230,10 @@ static int read_trust(int fd, int64_t *ms)
 
 /* arg: the struct trust it shares with the main loop (static: it lives
  * until we exit). Asks a few times per remaining trust (at most once a
- * second), and moves the end on with each answer; stops once the lock is
- * no longer ours (the watcher reports that loss). */
+ * second), and moves the end on with each answer; once lockfs says the
+ * lock is not ours (released by an rm) or not trusted any more, the trust
+ * ends now and it says so (the watcher may not have: the last answer's
+ * end stood, up to a safe period after another holder took the key). */
 static void *trust_main(void *arg)
 {
 	struct trust *t = arg;
@@ -239,8 +243,12 @@ static void *trust_main(void *arg)
 		int e = read_trust(t->fd, &ms);
 		struct timespec ts;
 
-		if (e == ENODATA || (!e && !ms))
+		if (e == ENODATA || (!e && !ms)) {
+			__atomic_store_n(&t->end_mono_ms, t0, __ATOMIC_RELEASE);
+			if (write(t->report, "T", 1) < 0)
+				return NULL;
 			return NULL; /* not ours, or not trusted, any more */
+		}
 		if (!e) {
 			if (t0 + ms >
 			    __atomic_load_n(&t->end_mono_ms, __ATOMIC_ACQUIRE))
@@ -258,7 +266,7 @@ static void *trust_main(void *arg)
 /* Starts t's thread on fd, after a first answer; false when there is none
  * (another file system, or a lockfs without the ioctl): the watcher alone
  * then reports a loss. */
-static bool trust_start(struct trust *t, int fd)
+static bool trust_start(struct trust *t, int fd, int report)
 {
 	pthread_t th;
 	int64_t t0 = clk_sys_mono_ms(), ms;
@@ -266,6 +274,7 @@ static bool trust_start(struct trust *t, int fd)
 	if (fd < 0 || read_trust(fd, &ms))
 		return false;
 	t->fd = fd;
+	t->report = report;
 	t->end_mono_ms = t0 + ms;
 	/* Without the thread, the first answer's end stands. */
 	if (!pthread_create(&th, NULL, trust_main, t))
@@ -529,7 +538,7 @@ static int run_command(const struct run_opts *o, struct run_sigstate *ss,
 		run_say("cannot watch signals: %s", strerror(errno));
 		return EXIT_OSERR;
 	}
-	has_trust = trust_start(&trust, watch_fd);
+	has_trust = trust_start(&trust, watch_fd, lost_pipe[1]);
 	rc = spawn(o, ss, &c);
 	if (rc)
 		return rc;

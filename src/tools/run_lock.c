@@ -17,11 +17,13 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clk.h"
 #include "text.h"
 
-#define TEXT_MAX  (256 * 1024) /* a lock's text: fields + 64 KiB data */
-#define XATTR_MAX 2048	       /* a key is at most 1024 bytes */
-#define RETICK_NS 100000000L   /* re-interrupt a wait every 100 ms */
+#define TEXT_MAX    (256 * 1024) /* a lock's text: fields + 64 KiB data */
+#define XATTR_MAX   2048	 /* a key is at most 1024 bytes */
+#define RETICK_NS   100000000L	 /* re-interrupt a wait every 100 ms */
+#define IDENTITY_MS 10000	 /* reading our lock's fence, at most */
 
 /* Set by signal handlers while waiting for the lock. */
 static volatile sig_atomic_t alarm_fired;
@@ -131,7 +133,9 @@ bool run_lock_take(const struct run_opts *o, int *fd_out, int *status)
 		fd = open(o->path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOCTTY,
 			  0644);
 	if (fd < 0) {
-		if (errno == EINTR && term_sig)
+		/* A signal to end the wait came while the open went on (it
+		 * failed EIO later, not EINTR): we die of it all the same. */
+		if (term_sig)
 			run_lock_die_of(term_sig);
 		run_say("cannot open %s: %s", o->path, strerror(errno));
 		*status = EXIT_NOLOCK;
@@ -251,6 +255,41 @@ static int open_same(const char *path, int fd, bool *changed)
 	return vfd;
 }
 
+/* The text of our lock's file fd, and its fence, owner and state fields
+ * (*fence only when a positive number). An exclusive lock's text is read
+ * again while it has no fence and is not lost (the holder's first read
+ * allocates the fence with a write that DynamoDB may fail), for at most
+ * IDENTITY_MS; a shared lock has none before the first exclusive holder.
+ * 0, or the last read's -errno. */
+static int read_identity(int fd, bool shared, struct buf *text, char **fence,
+			 char **owner, char **state)
+{
+	int64_t until = clk_sys_mono_ms() + IDENTITY_MS;
+	struct timespec nap = { 0, 250000000L };
+	int rc;
+
+	for (;;) {
+		free(*fence);
+		free(*owner);
+		free(*state);
+		buf_reset(text);
+		rc = read_text(fd, text);
+		*fence = run_text_field(buf_str(text), "fence");
+		*owner = run_text_field(buf_str(text), "owner");
+		*state = run_text_field(buf_str(text), "state");
+		if (*fence && (!**fence || !run_all_digits(*fence) ||
+			       !strcmp(*fence, "0"))) {
+			free(*fence);
+			*fence = NULL;
+		}
+		if ((!rc && (*fence || shared)) ||
+		    (*state && !strcmp(*state, "lost")) || term_sig ||
+		    clk_sys_mono_ms() >= until)
+			return rc;
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* Sets LOCKFS_KEY, LOCKFS_FENCE and LOCKFS_OWNER for the command.
  *
  * On lockfs the text is read through a second open file, opened now that
@@ -285,20 +324,26 @@ int run_lock_identity(const struct run_opts *o, int fd, int *view_fd,
 		}
 		/* Read as the holder, the text has the fencing token
 		 * (allocated by the holder's first read). */
-		rc = read_text(vfd >= 0 ? vfd : fd, &text);
-		if (rc)
-			run_say("warning: cannot read %s: %s (LOCKFS_FENCE and "
-				"LOCKFS_OWNER left empty)",
-				o->path, strerror(-rc));
-		fence = run_text_field(buf_str(&text), "fence");
-		owner = run_text_field(buf_str(&text), "owner");
-		state = run_text_field(buf_str(&text), "state");
+		rc = read_identity(vfd >= 0 ? vfd : fd, o->shared, &text,
+				   &fence, &owner, &state);
+		if (term_sig)
+			run_lock_die_of(term_sig); /* closes, so releases */
+		if ((rc || (!fence && !o->shared)) &&
+		    !(state && !strcmp(state, "lost"))) {
+			/* The command is promised a token: without one it
+			 * does not run (the lock is let go of). */
+			run_say("cannot learn the fencing token of %s (key "
+				"%s): %s; not running the command",
+				o->path, key,
+				rc ? strerror(-rc)
+				   : "its text has none (DynamoDB failing?)");
+			rc = EXIT_NOLOCK;
+			goto out;
+		}
 		if (owner && !*owner) {
 			free(owner);
 			owner = get_xattr(fd, "user.lockfs.owner");
 		}
-		if (fence && !run_all_digits(fence))
-			*fence = '\0';
 	}
 	if (state && !strcmp(state, "lost")) {
 		run_say("lost the lock on %s (key %s) before the command "

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# run_faults.t: lockfs-run when the lock or DynamoDB misbehaves, default
+# lease options (safe period 20 s). Mount a sits behind the fault proxy,
+# mount b does not.
+# - An rm of the lock file (its release) while lockfs-run's command runs:
+#   the command gets --signal at once and lockfs-run exits 76, before
+#   another mount's command starts. It ran on for about a safe period
+#   (19 s), beside the next holder.
+# - DynamoDB fails the holder's first reads and writes after the grant
+#   (where the fencing token is made): the command runs with a token or
+#   not at all. It ran with LOCKFS_FENCE empty.
+# - A signal while the open is stalled: lockfs-run dies of it. It exited 69.
+# - Every PutItem held by the network while the key is held elsewhere:
+#   -w 3 ends within one op timeout (10 s) and a margin. It took 40 s (the
+#   answer of a lost write was looked for with 10 s for each try).
+. "$(dirname "$0")/lib.sh"
+
+: "${LOCKFS_RUN_BIN:=$(dirname "$LOCKFS_BIN")/lockfs-run}"
+R=$LOCKFS_RUN_BIN
+[ -x "$R" ] || { echo "Bail out! $R is missing (build lockfs-run)"; exit 1; }
+
+plan 11
+
+new_table || { echo "Bail out! cannot create a table"; exit 1; }
+proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
+OPT=entry_timeout=0,attr_timeout=0
+ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=rf-a,$OPT" &&
+	mount_start b "owner=rf-b,$OPT" ||
+	{ echo "Bail out! cannot mount"; exit 1; }
+A=$(mnt a) B=$(mnt b)
+
+# ---- rm under a running command ---------------------------------------------
+cat >"$WORK/tick.sh" <<'EOF'
+#!/bin/bash
+trap 'echo "TERM $(date +%s%N)" >>"$1"; exit 0' TERM
+echo "START $(date +%s%N) $LOCKFS_FENCE" >>"$1"
+while :; do sleep 0.05; done
+EOF
+chmod +x "$WORK/tick.sh"
+"$R" "$B/k" -- "$WORK/tick.sh" "$WORK/h" 2>"$WORK/h.err" &
+rp=$!
+track_pid $rp
+wait_for 10 test -s "$WORK/h"
+ok $? "(lockfs-run's command runs under k on b)"
+rm "$B/k"
+t_rm=$(date +%s%N)
+timeout 30 "$R" -w 20 "$A/k" -- sh -c "echo START \$(date +%s%N) \$LOCKFS_FENCE >$WORK/o" \
+	2>"$WORK/o.err"
+orc=$?
+wait_for 30 _gone $rp
+wait $rp
+hrc=$?
+t_term=$(awk '/^TERM/{print $2}' "$WORK/h")
+t_other=$(awk '/START/{print $2}' "$WORK/o")
+diag "after the rm: holder's TERM at $(((${t_term:-0} - t_rm) / 1000000)) ms, the next holder's start at $(((${t_other:-0} - t_rm) / 1000000)) ms"
+ok $((${t_term:-0} == 0 || t_term - t_rm > 2000000000)) \
+	"an rm of the lock file stops lockfs-run's command at once (not a safe period later)"
+ok $((${t_term:-0} == 0 || ${t_other:-0} == 0 || t_term > t_other)) \
+	"... before another mount's command starts (it ran $orc)"
+is "$hrc" 76 "... and lockfs-run exits 76"
+
+# ---- the fencing token under DynamoDB errors --------------------------------
+for op in UpdateItem GetItem; do
+	proxy_ctl http500 40 $op >/dev/null
+	timeout -k 2 60 "$R" -n "$A/f-$op" -- sh -c 'echo "fence=[$LOCKFS_FENCE]"' \
+		>"$WORK/f-$op" 2>"$WORK/f-$op.err"
+	rc=$?
+	proxy_ctl clear >/dev/null
+	out=$(cat "$WORK/f-$op")
+	diag "$op failing after the grant: exit $rc, $out $(cat "$WORK/f-$op.err")"
+	ok $(((rc == 0 && ${#out} > 8) || (rc == 69 && ${#out} == 0) ? 0 : 1)) \
+		"$op failing: the command runs with a fencing token ($out), or not at all (69)"
+	unlike "$out" 'fence=\[\]' "... never with LOCKFS_FENCE empty"
+done
+
+# ---- a signal while the open is stalled ---------------------------------------
+proxy_ctl stall on >/dev/null
+(exec "$R" -w 30 "$A/s" -- true </dev/null >/dev/null 2>"$WORK/s.err") &
+p=$!
+sleep 0.5
+kill -TERM $p
+wait_for 40 _gone $p
+wait $p
+rc=$?
+proxy_ctl stall off >/dev/null
+is "$rc" 143 "SIGTERM while the open is stalled: lockfs-run dies of it ($(cat "$WORK/s.err"))"
+
+# ---- an acquire whose writes never arrive -----------------------------------
+"$R" "$B/w" -- sleep 300 &
+bp=$!
+track_pid $bp
+wait_for 10 test -e "$A/w"
+proxy_ctl late-request 100 PutItem >/dev/null
+t0=$(now_ms)
+timeout -k 2 120 "$R" -w 3 "$A/w" -- true </dev/null >/dev/null 2>"$WORK/w.err"
+rc=$?
+took=$(($(now_ms) - t0))
+proxy_ctl clear >/dev/null
+ok $((took > 14000)) \
+	"-w 3 while every PutItem is held: ends within one op timeout and a margin ($took ms, exit $rc)"
+kill $bp
+wait $bp
+wait_for 15 eval '[ -z "$(ls "$A")" ]'
+ok $? "nothing is left held"

@@ -43,7 +43,9 @@ static int get_ranged(const struct ddb_item *it, const char *name, int64_t lo,
 }
 
 /* lease_duration is decimal seconds (python writes e.g. 30 or 0.5): from
- * 1 ms to 10^9 s, else the fallback (*assumed). */
+ * 1 ms up, at most LEASE_MAX_S; unreadable, or under 1 ms, the fallback
+ * (*assumed). */
+#define LEASE_MAX_S 1e9
 static int64_t lease_ms_of(const struct ddb_item *it, int64_t fallback,
 			   bool *assumed)
 {
@@ -55,9 +57,15 @@ static int64_t lease_ms_of(const struct ddb_item *it, int64_t fallback,
 	if (ddb_item_get_n_text(it, A_LEASE, &txt))
 		return fallback;
 	v = strtod(txt, &end);
-	if (*end || !isfinite(v) || v < 0.0005 || v > 1e9)
+	if (*end || isnan(v) || v < 0.0005)
 		return fallback;
 	*assumed = false;
+	/* Longer than LEASE_MAX_S (infinite too) is taken as that: the row
+	 * says it is not to be taken over for decades, so it is not; read as
+	 * our own lease, a live python lock with such a lease and a long
+	 * heartbeat period was taken from its holder. */
+	if (v > LEASE_MAX_S)
+		v = LEASE_MAX_S;
 	return (int64_t)llround(v * 1000.0);
 }
 
@@ -159,8 +167,16 @@ static int fair_of_item(const struct ddb_item *it, struct lock_record *r)
 			r->next_waited_ms = w;
 		ddb_item_free(m);
 	}
+	/* (A reservation is written without lockfs_acquired.) */
 	if (!rc && !ddb_item_get_s(it, A_RESVD, &s))
 		rc = record_set_str(&r->reserved_for, s);
+	/* A session is only believed of a row lockfs wrote (has_lockfs):
+	 * another client's row is judged by its RVN and lease alone, whatever
+	 * it calls its own attributes (a python lock with the additional
+	 * attribute lockfs_session was fenced and taken from its live
+	 * holder). Marks (lockfs_next) are ours on any row. */
+	if (!r->has_lockfs)
+		return rc;
 	/* The session that keeps the row: only a well-formed key (prefix,
 	 * length); anything else is left out, and the row is then judged by
 	 * its own RVN and lease (a year, as written in session mode). */
@@ -208,7 +224,7 @@ int store_ddb_item_to_record(const struct ddb_item *it,
 	}
 	if (!rc && !store_ddb_item_i64(it, A_FENCE, &v) && v > 0)
 		r->fence = (uint64_t)v;
-	if (!rc)
+	if (!rc && r->has_lockfs) /* (as in fair_of_item) */
 		rc = shared_of_item(it, r);
 	if (!rc)
 		rc = fair_of_item(it, r);

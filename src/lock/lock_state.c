@@ -473,10 +473,28 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 			     ((why == LOST_STOLEN || why == LOST_DOWNGRADE) &&
 			      lock_int_session_ours_locked(e, lk->rec.session));
 	/* Its cleanup within a heartbeat (a session lock's next job was
-	 * its monthly rewrite). */
-	if (lk->cleanup_wanted &&
-	    lk->next_due_mono_ms > now_mono(e) + e->cfg.heartbeat_ms)
-		lk->next_due_mono_ms = now_mono(e) + e->cfg.heartbeat_ms;
+	 * its monthly rewrite); for a lock whose safe period ended, not
+	 * before another owner could take it anyway: a lease after its last
+	 * confirmed write. The holder, told now, has until then to stop (the
+	 * gap between safe_period and lease, which lockfs-run's --grace
+	 * fits); deleted at once, the row gave the key away ~100 ms after
+	 * the holder was told. A holder that lets go (rm, its group gone)
+	 * deletes it then (let_go_of_lost). */
+	if (lk->cleanup_wanted) {
+		int64_t due = now_mono(e) + e->cfg.heartbeat_ms;
+
+		if (why == LOST_SAFE_PERIOD) {
+			int64_t ok = lock_int_last_ok(e, lk);
+
+			if (ok == LOCK_SESSION_GONE_OK_MS)
+				ok = lk->last_ok_mono_ms;
+			if (ok + e->cfg.lease_ms > due)
+				due = ok + e->cfg.lease_ms;
+			lk->next_due_mono_ms = due;
+		} else if (lk->next_due_mono_ms > due) {
+			lk->next_due_mono_ms = due;
+		}
+	}
 	lk->lost_notified = why == LOST_RELEASING;
 	lease_index_note_locked(e, lk);
 	e->next_watch_mono_ms = 0; /* the scheduler looks at every lock */

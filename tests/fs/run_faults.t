@@ -13,13 +13,19 @@
 # - Every PutItem held by the network while the key is held elsewhere:
 #   -w 3 ends within one op timeout (10 s) and a margin. It took 40 s (the
 #   answer of a lost write was looked for with 10 s for each try).
+# - Mounts c (behind the proxy) and d, lease=3,safe_period=1.5: c's
+#   heartbeats fail (deletes still work) while lockfs-run's command there
+#   needs 1 s to stop after its SIGTERM, and d waits for the key. d gets it
+#   only once that command stopped: c keeps its lost row until a lease
+#   after its last renewal (or until the holder lets go). c deleted it
+#   ~100 ms after the loss, and d's command ran beside c's.
 . "$(dirname "$0")/lib.sh"
 
 : "${LOCKFS_RUN_BIN:=$(dirname "$LOCKFS_BIN")/lockfs-run}"
 R=$LOCKFS_RUN_BIN
 [ -x "$R" ] || { echo "Bail out! $R is missing (build lockfs-run)"; exit 1; }
 
-plan 11
+plan 14
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -102,3 +108,32 @@ kill $bp
 wait $bp
 wait_for 15 eval '[ -z "$(ls "$A")" ]'
 ok $? "nothing is left held"
+
+# ---- a lost lock's row is not given away before its lease -------------------
+OPT2=lease=3,heartbeat=0.75,safe_period=1.5,entry_timeout=0,attr_timeout=0
+ENDPOINT=$PROXY_ENDPOINT mount_start c "owner=rf-c,$OPT2" &&
+	mount_start d "owner=rf-d,$OPT2"
+ok $? "(mounts c, behind the proxy, and d: lease 3 s, safe period 1.5 s)"
+C=$(mnt c) D=$(mnt d)
+: >"$WORK/g.log"
+"$R" -w 5 "$C/g" -- bash -c 'trap "echo T \$(date +%s%N) >>$1; sleep 1; echo E \$(date +%s%N) >>$1; exit 9" TERM
+	echo S $(date +%s%N) >>$1; sleep 30 & wait' _ "$WORK/g.log" </dev/null >/dev/null 2>"$WORK/g.err" &
+cp=$!
+track_pid $cp
+wait_for 10 grep -q "^S" "$WORK/g.log"
+timeout 30 "$R" -w 20 "$D/g" -- sh -c 'echo D $(date +%s%N) >>"$1"' _ "$WORK/g.log" \
+	</dev/null >/dev/null 2>"$WORK/gd.err" &
+dp=$!
+sleep 1
+proxy_ctl http500 100000 UpdateItem >/dev/null
+wait $dp
+wait $cp
+crc=$?
+proxy_ctl clear >/dev/null
+t_T=$(awk '$1=="T"{print $2}' "$WORK/g.log")
+t_E=$(awk '$1=="E"{print $2}' "$WORK/g.log")
+t_D=$(awk '$1=="D"{print $2}' "$WORK/g.log")
+diag "c's holder told at 0, its command ended at $(((${t_E:-0} - ${t_T:-0}) / 1000000)) ms, d's command started at $(((${t_D:-0} - ${t_T:-0}) / 1000000)) ms; c's lockfs-run exited $crc"
+ok $((${t_T:-0} == 0 || ${t_E:-0} == 0 || ${t_D:-0} == 0 || t_D < t_E)) \
+	"d's command starts only after c's lost holder stopped (1 s after it was told)"
+is "$crc" 76 "... and c's lockfs-run exits 76"

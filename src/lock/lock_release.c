@@ -210,7 +210,17 @@ static int release_begin(struct lock_engine *e, struct lock *lk)
 	 * waited for that request, then made its own, an operation timeout
 	 * each; and the background cleanup ran out of tries meanwhile. */
 	if (lk->state == LOCK_LOST && lk->lost_reason != LOST_STOPPED &&
-	    lk->cleanup_wanted && (lk->busy || lk->cleanup_tries > 0)) {
+	    lk->cleanup_wanted &&
+	    (lk->busy || lk->cleanup_tries > 0 ||
+	     lk->lost_reason == LOST_SAFE_PERIOD)) {
+		/* (Lost to failed renewals, DynamoDB is likely out of reach:
+		 * its cleanup, kept back until the lease ends while the
+		 * holder might still run, is due now that it let go.) */
+		if (!lk->busy && lk->next_due_mono_ms > now_mono(e)) {
+			lk->next_due_mono_ms = now_mono(e);
+			lease_index_note_locked(e, lk);
+			lock_int_kick_locked(e);
+		}
 		lk->dismissed = true;
 		lock_int_retire_locked(e, lk);
 		pthread_mutex_unlock(&e->mu);

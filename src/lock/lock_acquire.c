@@ -364,7 +364,7 @@ static int acquire(struct lock_engine *e, const char *key,
 	bool taking = !shared && e->cfg.session; /* in e->taking */
 	bool claimed = false; /* the row names our session (sess_gen) */
 	enum lost_reason ended;
-	int64_t sent;
+	int64_t sent, took;
 	int rc, sess_gen = 0;
 
 	if (has_cur)
@@ -431,6 +431,7 @@ static int acquire(struct lock_engine *e, const char *key,
 	 * the session the row names ended (or lost our trust), or the write
 	 * that counts was sent a safe period ago (retries). It is never
 	 * handed out lost; its row goes in the background. */
+	took = now_mono(e) - sent;
 	if (claimed && !lock_int_session_keeps(e, sess_gen, &ended)) {
 		log_warn(TAG,
 			 "acquire key=%s failed: its write landed, but the "
@@ -438,12 +439,12 @@ static int acquire(struct lock_engine *e, const char *key,
 			 "row is removed",
 			 key, lock_lost_reason_name(ended));
 		rc = -EIO;
-	} else if (!claimed && now_mono(e) - sent >= e->cfg.safe_period_ms) {
+	} else if (!claimed && took >= e->cfg.safe_period_ms) {
 		log_warn(TAG,
 			 "acquire key=%s failed: its write was confirmed %lld "
 			 "ms after it was sent, past the safe period; its row "
 			 "is removed",
-			 key, (long long)(now_mono(e) - sent));
+			 key, (long long)took);
 		rc = -EIO;
 	}
 	if (rc) {

@@ -330,12 +330,7 @@ static void each_one(struct lock_engine *e, struct lock *lk, int64_t now,
 		     void (*fn)(void *arg, const struct lock_info *info),
 		     void *arg)
 {
-	int64_t ok = lock_int_last_ok(e, lk);
-
-	/* A lock of an ended session: that session's last heartbeat, kept
-	 * when the lock was lost (session_drop_locked). */
-	if (lk->in_session && ok == LOCK_SESSION_GONE_OK_MS)
-		ok = lk->last_ok_mono_ms;
+	int64_t ok = lock_int_last_kept(e, lk);
 	struct lock_info li = {
 		.key = lk->key,
 		.state = lk->state,

@@ -368,9 +368,11 @@ static bool wait_for_session_locked(struct lock_engine *e)
 	return session_trusted_locked(e);
 }
 
-enum lost_reason lock_int_session_ended_why_locked(const struct lock_engine *e,
-						   int gen)
+enum lost_reason lock_int_session_loss_locked(const struct lock_engine *e,
+					      int gen)
 {
+	if (gen == e->sess.gen)
+		return LOST_SAFE_PERIOD;
 	return e->sess.ended_why[(unsigned)gen % LOCK_SESSION_ENDS_KEPT];
 }
 
@@ -382,9 +384,7 @@ bool lock_int_session_keeps(struct lock_engine *e, int gen,
 	pthread_mutex_lock(&e->mu);
 	keeps = gen == e->sess.gen && session_trusted_locked(e);
 	if (!keeps)
-		*why = gen == e->sess.gen
-			       ? LOST_SAFE_PERIOD
-			       : lock_int_session_ended_why_locked(e, gen);
+		*why = lock_int_session_loss_locked(e, gen);
 	pthread_mutex_unlock(&e->mu);
 	return keeps;
 }

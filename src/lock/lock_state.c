@@ -479,18 +479,15 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 	 * gap between safe_period and lease, which lockfs-run's --grace
 	 * fits); deleted at once, the row gave the key away ~100 ms after
 	 * the holder was told. A holder that lets go (rm, its group gone)
-	 * deletes it then (let_go_of_lost). */
+	 * makes it due then (release_begin). */
 	if (lk->cleanup_wanted) {
 		int64_t due = now_mono(e) + e->cfg.heartbeat_ms;
 
 		if (why == LOST_SAFE_PERIOD) {
-			int64_t ok = lock_int_last_ok(e, lk);
+			int64_t lapse =
+				lock_int_last_kept(e, lk) + e->cfg.lease_ms;
 
-			if (ok == LOCK_SESSION_GONE_OK_MS)
-				ok = lk->last_ok_mono_ms;
-			if (ok + e->cfg.lease_ms > due)
-				due = ok + e->cfg.lease_ms;
-			lk->next_due_mono_ms = due;
+			lk->next_due_mono_ms = lapse > due ? lapse : due;
 		} else if (lk->next_due_mono_ms > due) {
 			lk->next_due_mono_ms = due;
 		}
@@ -518,8 +515,6 @@ void lock_int_mark_lost_locked(struct lock_engine *e, struct lock *lk,
 bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
 			     int64_t now_mono_ms)
 {
-	enum lost_reason why;
-
 	if (lk->state != LOCK_HELD)
 		return false;
 	int64_t ok = lock_int_last_ok(e, lk);
@@ -528,10 +523,10 @@ bool lock_int_trusted_locked(struct lock_engine *e, struct lock *lk,
 		return true;
 	/* A lock of an ended session (its acquire was in flight as it
 	 * ended) is lost to what ended it. */
-	why = LOST_SAFE_PERIOD;
-	if (lk->in_session && lk->sess_gen != e->sess.gen)
-		why = lock_int_session_ended_why_locked(e, lk->sess_gen);
-	lock_int_mark_lost_locked(e, lk, why);
+	lock_int_mark_lost_locked(
+		e, lk,
+		lk->in_session ? lock_int_session_loss_locked(e, lk->sess_gen)
+			       : LOST_SAFE_PERIOD);
 	lock_int_kick_locked(e); /* the scheduler tells the acquirer */
 	return false;
 }

@@ -320,6 +320,18 @@ static inline int64_t lock_int_last_ok(const struct lock_engine *e,
 	return e->sess.last_ok_mono_ms;
 }
 
+/* mu held: lock_int_last_ok, except that a lock of an ended session gets
+ * that session's last heartbeat, kept in it when it was lost
+ * (session_drop_locked): when it was last kept, for status and for the
+ * lease others judge its row by. */
+static inline int64_t lock_int_last_kept(const struct lock_engine *e,
+					 const struct lock *lk)
+{
+	int64_t ok = lock_int_last_ok(e, lk);
+
+	return ok == LOCK_SESSION_GONE_OK_MS ? lk->last_ok_mono_ms : ok;
+}
+
 /* The log's words, after a failed heartbeat, for the trust left to whom
  * ("lock", "its locks are") left_ms before the end of the safe period:
  * "lock safe for 120 ms more", or "its safe period ended 253 ms ago" once
@@ -407,10 +419,12 @@ bool lock_int_may_land_late_locked(struct lock_engine *e,
  * or over (del), in e->taking. */
 int lock_int_taking_add_locked(struct lock_engine *e, const char *key);
 void lock_int_taking_del_locked(struct lock_engine *e, const char *key);
-/* mu held: why the session of generation gen, which ended, ended (one
- * of the last LOCK_SESSION_ENDS_KEPT; an older one answers for a newer). */
-enum lost_reason lock_int_session_ended_why_locked(const struct lock_engine *e,
-						   int gen);
+/* mu held: what a lock kept by the session of generation gen is lost to
+ * once untrusted: the end of its generation when that one ended (one of
+ * the last LOCK_SESSION_ENDS_KEPT; an older one answers for a newer), its
+ * safe period when it is the current one. */
+enum lost_reason lock_int_session_loss_locked(const struct lock_engine *e,
+					      int gen);
 /* mu held: whether session is the key of this mount's live session. */
 bool lock_int_session_ours_locked(const struct lock_engine *e,
 				  const char *session);

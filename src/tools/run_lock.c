@@ -260,7 +260,8 @@ static int open_same(const char *path, int fd, bool *changed)
  * again while it has no fence and is not lost (the holder's first read
  * allocates the fence with a write that DynamoDB may fail), for at most
  * IDENTITY_MS; a shared lock has none before the first exclusive holder.
- * 0, or the last read's -errno. */
+ * 0 when that is all there is to know (or the lock is lost); else the
+ * last read's -errno, or -ENODATA when it had no fence. */
 static int read_identity(int fd, bool shared, struct buf *text, char **fence,
 			 char **owner, char **state)
 {
@@ -282,9 +283,11 @@ static int read_identity(int fd, bool shared, struct buf *text, char **fence,
 			free(*fence);
 			*fence = NULL;
 		}
-		if ((!rc && (*fence || shared)) ||
-		    (*state && !strcmp(*state, "lost")) || term_sig ||
-		    clk_sys_mono_ms() >= until)
+		if (*state && !strcmp(*state, "lost"))
+			return 0; /* the caller says so */
+		if (!rc && !*fence && !shared)
+			rc = -ENODATA;
+		if (!rc || term_sig || clk_sys_mono_ms() >= until)
 			return rc;
 		nanosleep(&nap, NULL);
 	}
@@ -328,15 +331,15 @@ int run_lock_identity(const struct run_opts *o, int fd, int *view_fd,
 				   &fence, &owner, &state);
 		if (term_sig)
 			run_lock_die_of(term_sig); /* closes, so releases */
-		if ((rc || (!fence && !o->shared)) &&
-		    !(state && !strcmp(state, "lost"))) {
+		if (rc) {
 			/* The command is promised a token: without one it
 			 * does not run (the lock is let go of). */
 			run_say("cannot learn the fencing token of %s (key "
 				"%s): %s; not running the command",
 				o->path, key,
-				rc ? strerror(-rc)
-				   : "its text has none (DynamoDB failing?)");
+				rc == -ENODATA ? "its text has none (DynamoDB "
+						 "failing?)"
+					       : strerror(-rc));
 			rc = EXIT_NOLOCK;
 			goto out;
 		}

@@ -432,28 +432,45 @@ static void note_info(void *arg, const struct lock_info *li)
 		(*n)++;
 }
 
+/* How many locks m shows (held, or lost and still open). */
+static int shown(struct mount *m)
+{
+	int n = 0;
+
+	lock_each(m->e, note_info, &n);
+	return n;
+}
+
+/* The store's answer for key's row once the lease paths had up to 10 s
+ * to remove it: -ENOENT when it went. */
+static int row_after_cleanup(const char *key)
+{
+	struct lock_record r;
+	int rc = 0;
+
+	for (int i = 0; i < 100; i++) {
+		record_init(&r);
+		rc = mem->ops->get_lock(mem, key, 0, &r);
+		record_fini(&r);
+		if (rc == -ENOENT)
+			break;
+		advance(TICK_MS * 10);
+	}
+	return rc;
+}
+
 static void test_abandoned_while_acquiring(void)
 {
 	struct lock *a = NULL, *n = NULL;
-	struct lock_record r;
-	int shown = 0, i;
 
 	setup(false, false);
 	A.on_put = abandon_now;
 	CHECK_INT(engine_steps_excl(A.e, "k", &a), -EIO);
 	CHECK(A.on_put == NULL);
 	CHECK(a == NULL);
-	lock_each(A.e, note_info, &shown);
-	CHECK_INT(shown, 0); /* nothing shown as held or lost */
+	CHECK_INT(shown(&A), 0); /* nothing shown as held or lost */
 	/* Its row goes (the orphan's cleanup), so B can take k at once. */
-	for (i = 0; i < 100; i++) {
-		record_init(&r);
-		if (mem->ops->get_lock(mem, "k", 0, &r) == -ENOENT)
-			break;
-		record_fini(&r);
-		advance(TICK_MS * 10);
-	}
-	CHECK_INT(mem->ops->get_lock(mem, "k", 0, &r), -ENOENT);
+	CHECK_INT(row_after_cleanup("k"), -ENOENT);
 	CHECK_INT(engine_steps_excl(A.e, "k", &n), 0);
 	CHECK_INT(lock_get_state(A.e, n), LOCK_HELD);
 	advance(HB_MS * 4);
@@ -474,24 +491,14 @@ static void past_safe_period(void)
 static void test_confirmed_past_safe_period(void)
 {
 	struct lock *b = NULL, *c = NULL;
-	struct lock_record r;
-	int shown = 0, i;
 
 	setup(false, false);
 	B.on_put = past_safe_period;
 	CHECK_INT(engine_steps_excl(B.e, "p", &b), -EIO);
 	CHECK(B.on_put == NULL);
 	CHECK(b == NULL);
-	lock_each(B.e, note_info, &shown);
-	CHECK_INT(shown, 0);
-	for (i = 0; i < 100; i++) {
-		record_init(&r);
-		if (mem->ops->get_lock(mem, "p", 0, &r) == -ENOENT)
-			break;
-		record_fini(&r);
-		advance(TICK_MS * 10);
-	}
-	CHECK_INT(mem->ops->get_lock(mem, "p", 0, &r), -ENOENT);
+	CHECK_INT(shown(&B), 0);
+	CHECK_INT(row_after_cleanup("p"), -ENOENT);
 	CHECK_INT(engine_steps_excl(C.e, "p", &c), 0);
 	CHECK_INT(engine_steps_excl(B.e, "p", &b), -EEXIST);
 	lock_unref(C.e, c);

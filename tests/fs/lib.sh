@@ -526,6 +526,14 @@ proxy_injected() {
 	proxy_ctl stats | sed -n 's/.* injected=\([0-9]*\).*/\1/p'
 }
 
+# proxy_count OP: how many OP requests (PutItem, ...) the proxy at
+# $PROXY_CTL has received since it started (0 before the first).
+proxy_count() {
+	local n
+	n=$(proxy_ctl stats | tr ' ' '\n' | sed -n "s/^$1=//p")
+	echo "${n:-0}"
+}
+
 # ---- cleanup -----------------------------------------------------------
 
 # _unseal DIR: clears the immutable flag lockfs sets on its mountpoints

@@ -72,11 +72,17 @@ ok $((took >= 2500)) "... at once, its row removed, not after a's session stood 
 ENDPOINT=$PROXY_ENDPOINT mount_start c "owner=lapse-c,$OPT"
 ok $? "(mount c: per-lock leases, behind the proxy)"
 C=$(mnt c)
+puts=$(proxy_count PutItem)
 proxy_ctl hang-reply 100 PutItem >/dev/null
 timeout --foreground 20 "$T" open "$C/slow" O_CREAT,O_EXCL,O_RDONLY 0644 \
 	>"$WORK/slow.out" 2>&1 &
 pid=$!
-sleep 2.5 # c's safe period is 2 s
+# Its answer held for 2.5 s from when the write reached the proxy (c's
+# safe period is 2 s): counted from the open's start, a daemon slow to
+# send it (under TSan) had its answer back within the safe period.
+put_seen() { [ "$(proxy_count PutItem)" -gt "$puts" ]; }
+wait_for 10 put_seen
+sleep 2.5
 proxy_ctl clear >/dev/null
 wait $pid
 is "$(head -n 1 "$WORK/slow.out")" EIO \

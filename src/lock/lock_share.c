@@ -26,7 +26,8 @@
 #define TAG "lock"
 
 /* Each decision (create, join, take a free row, clear a stale mark) is
- * one request; an acquire makes at most this many. */
+ * one request; an acquire makes at most this many, all within one op
+ * timeout (a user's request is bounded by it, not each of its writes). */
 #define SHARE_TRIES 6
 
 /* Observation keys of a reader's entry and of a writer's mark. Keys and
@@ -113,11 +114,14 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 	char over[RECORD_RVN_MAX] = "";
 	bool join = false, raise = false, unknown = false, may_land;
 	struct store *st = e->store;
+	int64_t deadline = op_deadline(e);
 	int attempt, rc = -EEXIST;
 
 	if (takeover_rvn)
 		text_copy(over, sizeof(over), takeover_rvn);
 	for (attempt = 0; attempt < SHARE_TRIES; attempt++) {
+		if (attempt && now_mono(e) >= deadline)
+			break; /* as if out of tries: rc says how it ended */
 		record_fini(cur);
 		*has_cur = false;
 		may_land = true; /* a join cannot tell: it may */
@@ -126,12 +130,11 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 			 * an observer may have seen before (ABA). */
 			rc = text_uuid4(rec->rvn);
 			if (!rc)
-				rc = st->ops->join_shared(st, rec, raise,
-							  op_deadline(e), cur,
-							  has_cur);
+				rc = st->ops->join_shared(
+					st, rec, raise, deadline, cur, has_cur);
 		} else {
 			rc = st->ops->put_lock(st, rec, over[0] ? over : NULL,
-					       op_deadline(e), cur, has_cur,
+					       deadline, cur, has_cur,
 					       &may_land);
 		}
 		if (rc == -ECANCELED && *has_cur &&
@@ -162,7 +165,7 @@ int lock_share_take(struct lock_engine *e, struct lock_record *rec,
 		    mark_stale(e, c)) {
 			/* Its writer is gone: the mark goes, on its version. */
 			st->ops->clear_writer(st, rec->key, c->writer_v,
-					      op_deadline(e));
+					      deadline);
 			log_info(TAG, "key=%s: removed a stale writer mark",
 				 rec->key);
 		} else if (c->writer_id) {

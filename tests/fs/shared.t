@@ -22,7 +22,7 @@ if [ ! -x "$PY" ] || ! "$PY" -c 'import boto3' >/dev/null 2>&1; then
 fi
 RUN=${LOCKFS_RUN_BIN:-$(dirname "$LOCKFS_BIN")/lockfs-run}
 
-plan 97
+plan 100
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the fault proxy"; exit 1; }
@@ -226,6 +226,13 @@ hold_start lb "$B/g" O_RDONLY
 hold_cmd lb "flock sh"
 is "$HOUT" 0 "B reads g"
 is "$(field "$("$T" read "$C/g")" readers)" 2 "two readers of g"
+# (B reads sd1 and sd2; A opens them, to join B's shares later.)
+for k in sd1 sd2; do
+	hold_start "b$k" "$B/$k" O_CREAT,O_RDONLY 0644
+	hold_cmd "b$k" "flock sh"
+	[ "$HOUT" = 0 ] && hold_start "$k" "$A/$k" O_RDONLY || break
+done
+is "$HOUT" ready "(B reads sd1 and sd2; A has them open)"
 proxy_ctl stall on >/dev/null
 lost_in() { grep -q "^lock: key=$2 state=lost " "$1/.lockfs/status"; }
 wait_for 8 lost_in "$A" g
@@ -240,6 +247,20 @@ hold_cmd la signals
 is "$HOUT" "USR1=1 USR2=0 HUP=0 ALRM=0" "... and its group got lost_signal (USR1)"
 hold_cmd lb fsync
 is "$HOUT" 0 "B's share of g is untouched (fsync 0)"
+# A shared acquire is bounded by one op timeout (10 s), not one per write:
+# two at once, while DynamoDB does not answer, each fail within it (each
+# of up to six writes had its own, a minute in all).
+hold_send sd1 "flock sh,nb"
+hold_send sd2 "flock sh,nb"
+t0=$(now_ms)
+hold_wait sd1 90
+r1=$HOUT
+hold_wait sd2 90
+took=$(($(now_ms) - t0))
+is "$r1 $HOUT" "ENOLCK ENOLCK" \
+	"two shared flocks on A while DynamoDB does not answer fail ENOLCK"
+ok $((took > 16000)) "... within one op timeout, not one per write ($took ms)"
+for k in sd1 sd2 bsd1 bsd2; do hold_stop "$k"; done
 proxy_ctl clear >/dev/null
 wait_for 10 readers_are "$C/g" "sh-b2 "
 ok $? "once A is back its stale entry goes; B reads g alone"

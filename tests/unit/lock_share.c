@@ -466,6 +466,65 @@ static void test_ambiguous(void)
 	teardown();
 }
 
+/* A store_fault before hook: each write of a mount takes 4 s (a request
+ * that runs until it times out), and the deadline each carried is kept. */
+struct slow_writes {
+	struct store_fault *sf;
+	int n;
+	int64_t deadlines[8];
+};
+
+static int take_4s(void *arg, enum store_fault_op op, const char *key)
+{
+	struct slow_writes *w = arg;
+
+	(void)key;
+	if (op != SF_PUT && op != SF_SHARE)
+		return 0;
+	if (w->n < 8)
+		w->deadlines[w->n] = store_fault_last_deadline(w->sf);
+	w->n++;
+	clk_fake_advance(&fclk, 4000);
+	return 0;
+}
+
+/* A shared acquire is one user's request, bounded by one op timeout (10 s
+ * here): its writes all carry the first one's deadline, and none is sent
+ * after it. Each had a deadline of its own before, and six writes that
+ * each ran until they timed out took a minute. */
+static void test_one_deadline(void)
+{
+	struct slow_writes w = { .sf = &C.sf };
+	struct lock *c;
+	struct lock_record r;
+	int64_t t0;
+	int i;
+
+	setup();
+	record_init(&r);
+	store_fault_set_down(&C.sf, 1);
+	C.sf.before = take_4s;
+	C.sf.arg = &w;
+	t0 = clk_mono_ms(&fclk.clk);
+	CHECK_INT(share(&C, "slow", &c), -EIO);
+	C.sf.before = NULL;
+	C.sf.arg = NULL;
+	store_fault_set_down(&C.sf, 0);
+	CHECK_INT(w.n, 3); /* sent at 0, 4 and 8 s */
+	CHECK(clk_mono_ms(&fclk.clk) - t0 <= 12000);
+	for (i = 1; i < w.n && i < 8; i++)
+		CHECK_INT(w.deadlines[i], w.deadlines[0]);
+	CHECK_INT(w.deadlines[0], t0 + 10000);
+	/* Nothing of it landed: the key is free for another mount. */
+	advance(1000);
+	CHECK(!row_of("slow", &r));
+	CHECK_INT(excl(&B, "slow", &c), 0);
+	CHECK_INT(lock_release(B.e, c), 0);
+	lock_unref(B.e, c);
+	record_fini(&r);
+	teardown();
+}
+
 static void test_other_clients(void)
 {
 	struct lock *a, *b;
@@ -585,6 +644,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_writer_mark);
 	CHECK_CASE(test_loss_while_shared);
 	CHECK_CASE(test_ambiguous);
+	CHECK_CASE(test_one_deadline);
 	CHECK_CASE(test_other_clients);
 	CHECK_CASE(test_downgrade_and_leases);
 	CHECK_DONE();

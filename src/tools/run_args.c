@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,28 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
+}
+
+/* Whether sig, sent to the command when the lock is lost, ends it unless
+ * the command handles it: its default action terminates (or dumps core).
+ * Signals that stop, continue or are ignored by default would leave the
+ * command running on a lost lock for all of --grace, and 32 and 33 are
+ * glibc's own. */
+static bool ends_process(int sig)
+{
+	switch (sig) {
+	case SIGSTOP:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+	case SIGCONT:
+	case SIGCHLD:
+	case SIGURG:
+	case SIGWINCH:
+		return false;
+	default:
+		return sig < 32 || sig >= SIGRTMIN;
+	}
 }
 
 /* The options before LOCKFILE; *have_w tells whether -w was given. */
@@ -64,7 +87,9 @@ static int parse_options(int argc, char **argv, struct run_opts *o,
 			*have_w = true;
 			break;
 		case 'E':
-			if (text_parse_i64(optarg, &n) || n < 0 || n > 255)
+			/* Digits only, as -w: no sign, no blank. */
+			if (!run_all_digits(optarg) || strlen(optarg) > 3 ||
+			    text_parse_i64(optarg, &n) || n > 255)
 				return fail(err, errlen,
 					    "-E: '%s' is not an exit code "
 					    "(0..255)",
@@ -75,6 +100,15 @@ static int parse_options(int argc, char **argv, struct run_opts *o,
 			if (text_parse_signal(optarg, &o->lost_sig))
 				return fail(err, errlen,
 					    "--signal: unknown signal '%s'",
+					    optarg);
+			if (!ends_process(o->lost_sig))
+				return fail(err, errlen,
+					    "--signal: '%s' does not end a "
+					    "process (its default action "
+					    "stops, continues or ignores, or "
+					    "glibc keeps it); "
+					    "give one that does, such as "
+					    "TERM, INT, HUP, USR1 or KILL",
 					    optarg);
 			break;
 		case 'G':

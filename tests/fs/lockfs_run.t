@@ -19,7 +19,7 @@
 R=$LOCKFS_RUN_BIN
 [ -x "$R" ] || { echo "Bail out! $R is missing (build lockfs-run)"; exit 1; }
 
-plan 123
+plan 130
 
 # ---- helpers (local to this file) ------------------------------------------
 
@@ -288,7 +288,9 @@ ok "$(wait_for 3 eval '! in_status "$A" sig' && echo 0)" "... and the lock is re
 for args in "" "-n" "$A/u" "$A/u --" "-w abc $A/u -- true" "-w -1 $A/u -- true" \
 	"-w 1.2345 $A/u -- true" "-n -w 1 $A/u -- true" "-E 256 $A/u -- true" \
 	"--signal NOPE $A/u -- true" "--grace x $A/u -- true" "--bogus $A/u -- true" \
-	"$A/u -n -- true"; do
+	"$A/u -n -- true" "--signal STOP $A/u -- true" "--signal SIGCHLD $A/u -- true" \
+	"--signal cont $A/u -- true" "--signal 32 $A/u -- true" "-E +5 $A/u -- true" \
+	"-E 0x5 $A/u -- true"; do
 	# shellcheck disable=SC2086
 	run_r $args
 	if [ "$RC" = 64 ] && [ "$(wc -l <"$WORK/r.err")" = 1 ] &&
@@ -299,6 +301,8 @@ for args in "" "-n" "$A/u" "$A/u --" "-w abc $A/u -- true" "-w -1 $A/u -- true" 
 		diag "status $RC, stderr: $ERR"
 	fi
 done
+run_r -E ' 5' "$A/u" -- true
+is "$RC" 64 "-E ' 5' (a blank before the number): 64, as -w ' 1' is"
 run_r "$A/nodir/x" -- true
 is "$RC|$ERR" "69|lockfs-run: cannot open $A/nodir/x: No such file or directory" \
 	"a lock file in a missing directory: 69, one line"

@@ -355,8 +355,16 @@ void flk_interrupt(struct flk *f, void *req)
 		if (w->state == W_PARKED) {
 			flk_int_dequeue(f, fk, w, &um, v, &key);
 			answer = true;
+		} else if (w->state == W_BUSY) {
+			/* Its worker's request may take an op timeout: the
+			 * caller is answered now, and the worker, seeing it
+			 * interrupted, lets go of what it took and frees it
+			 * (answer() in flk_wait.c; no reply, req is gone). */
+			w->req = NULL;
+			w = NULL;
+			answer = true;
 		}
-		/* W_NEW: flk_arm answers; W_BUSY: its wait worker does. */
+		/* W_NEW: flk_arm answers. */
 	}
 	pthread_mutex_unlock(&f->mu);
 	if (answer) {

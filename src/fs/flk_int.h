@@ -43,7 +43,7 @@ struct waiter {
 	enum flk_kind kind;
 	bool shared;
 	struct lock_holder holder;
-	void *req;
+	void *req; /* NULL once answered early (flk_interrupt, W_BUSY) */
 	void *handle;
 	enum waiter_state state;
 	bool interrupted;

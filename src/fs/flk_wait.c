@@ -212,7 +212,9 @@ static void answer(struct flk *f, struct fkey *fk, struct waiter *w, char *key,
 		f->cfg.on_granted(f->cfg.arg, w->handle, lk);
 	if (!err)
 		lock_unref(f->eng, lk);
-	if (f->cfg.reply(w->req, err) && !err && !owned) {
+	/* No req: answered by its interrupt already (flk_interrupt), so
+	 * err is set and a grant was let go of above. */
+	if (w->req && f->cfg.reply(w->req, err) && !err && !owned) {
 		/* The waiter is gone (killed): give the lock back. */
 		flk_unlock(f, key, w->owner, w->kind);
 	}
@@ -779,7 +781,8 @@ void flk_stop(struct flk *f)
 		struct waiter *w = d.list;
 
 		d.list = w->next;
-		f->cfg.reply(w->req, flk_int_end_err(w));
+		if (w->req)
+			f->cfg.reply(w->req, flk_int_end_err(w));
 		free(w);
 	}
 	/* Then our marks, none begun an operation timeout after the first:

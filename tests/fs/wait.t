@@ -12,7 +12,7 @@
 # requests instead of queueing for one request each.
 . "$(dirname "$0")/lib.sh"
 
-plan 26
+plan 31
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -220,3 +220,41 @@ for p in "${mwaiters[@]}"; do wait "$p" || left=$((left + 1)); done
 diag "all $N waiters granted $(($(now_ms) - released)) ms after the releases began"
 is "$left" 0 "every waiter gets its key once B lets go"
 proxy_ctl latency 0 >/dev/null
+
+# ---- a wait that ends while its take is in flight ends then -------------------------
+# B holds t; e waits for it with flock -w 3 (and a second waiter, killed
+# by SIGTERM, without a timer). The proxy keeps the answers of e's writes,
+# so when B lets go, e's take is in flight when the waits end: each gets
+# its answer then (flock -w: 1, timed out), not when the take's operation
+# timeout ends (up to 10 s later). The take that landed meanwhile is let
+# go of, so the key is free again once the answers come.
+timeout 30 flock "$B/t" sh -c "while [ ! -e '$WORK/go-t' ]; do sleep 0.02; done" &
+h=$!
+wait_for 5 test -e "$B/t"
+t0=$(now_ms)
+timeout 30 flock -w 3 "$E/t" true &
+w1=$!
+timeout 30 flock "$E/t" true &
+w2=$!
+sleep 0.5 # both parked, polling
+puts=$(proxy_count PutItem)
+proxy_ctl hang-reply 100 PutItem >/dev/null &&
+	proxy_ctl hang-reply 100 UpdateItem >/dev/null
+touch "$WORK/go-t"
+wait "$h"
+took_put() { [ "$(proxy_count PutItem)" -gt "$puts" ]; }
+wait_for 5 took_put
+ok $? "B lets go; e's take is sent, and its answer held"
+t1=$(now_ms)
+kill -TERM "$w2"
+wait "$w2"
+rc2=$? took2=$(($(now_ms) - t1))
+wait "$w1"
+rc1=$? took1=$(($(now_ms) - t0))
+is "$rc1" 1 "flock -w 3 on e times out (1) while its take is in flight"
+ok $((!(took1 < 4500))) "... within its 3 s, not the take's timeout later ($took1 ms)"
+ok $((!(rc2 == 143 && took2 < 1500))) "a waiter killed by SIGTERM meanwhile ends at once ($rc2, $took2 ms)"
+proxy_ctl clear >/dev/null
+wait_for 10 try_acquire "$B/t"
+ok $? "once the answers come, the take that landed is let go: B takes t"
+rm -f "$B/t"

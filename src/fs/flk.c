@@ -89,6 +89,14 @@ static void entering_add(struct flk *f, void *req)
 	f->entering[f->n_entering++].interrupted = false;
 }
 
+/* mu held: whether req, entering, was interrupted meanwhile. */
+static bool entering_interrupted(struct flk *f, void *req)
+{
+	int i = entering_find(f, req);
+
+	return i >= 0 && f->entering[i].interrupted;
+}
+
 /* Removes req; returns whether it was interrupted meanwhile. */
 static bool entering_del(struct flk *f, void *req)
 {
@@ -207,10 +215,17 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 	if (r->wait)
 		entering_add(f, r->req);
 	/* One attempt at a time per key: wait for the outcome of another
-	 * (bounded by its request's deadline). The entry may be freed while
-	 * we wait: look it up again after every wake-up. */
-	while ((fk = flk_int_fkey_get(f, r->key, true)) && fk->taking)
+	 * (bounded by its request's deadline), unless interrupted meanwhile.
+	 * The entry may be freed while we wait: look it up again after every
+	 * wake-up. */
+	while ((fk = flk_int_fkey_get(f, r->key, true)) && fk->taking &&
+	       !(r->wait && entering_interrupted(f, r->req)))
 		pthread_cond_wait(&f->cv, &f->mu);
+	if (fk && fk->taking) {
+		entering_del(f, r->req);
+		pthread_mutex_unlock(&f->mu);
+		return -EINTR;
+	}
 	if (!fk) {
 		if (r->wait)
 			entering_del(f, r->req);
@@ -347,8 +362,11 @@ void flk_interrupt(struct flk *f, void *req)
 		 * answers EINTR instead of parking. */
 		int i = entering_find(f, req);
 
-		if (i >= 0)
+		if (i >= 0) {
 			f->entering[i].interrupted = true;
+			/* It may wait for another's attempt on its key. */
+			pthread_cond_broadcast(&f->cv);
+		}
 	}
 	if (w) {
 		w->interrupted = true;

@@ -12,7 +12,7 @@
 # requests instead of queueing for one request each.
 . "$(dirname "$0")/lib.sh"
 
-plan 31
+plan 32
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -251,9 +251,19 @@ wait "$w2"
 rc2=$? took2=$(($(now_ms) - t1))
 wait "$w1"
 rc1=$? took1=$(($(now_ms) - t0))
+# A third flock comes while that take is still in flight: it waits for
+# the take's outcome before it tries, and a SIGTERM ends that wait too.
+timeout 30 flock "$E/t" true &
+w3=$!
+sleep 0.5
+t1=$(now_ms)
+kill -TERM "$w3"
+wait "$w3"
+rc3=$? took3=$(($(now_ms) - t1))
 is "$rc1" 1 "flock -w 3 on e times out (1) while its take is in flight"
 ok $((!(took1 < 4500))) "... within its 3 s, not the take's timeout later ($took1 ms)"
 ok $((!(rc2 == 143 && took2 < 1500))) "a waiter killed by SIGTERM meanwhile ends at once ($rc2, $took2 ms)"
+ok $((!(rc3 == 143 && took3 < 1500))) "... and one that came later, waiting for the take's outcome ($rc3, $took3 ms)"
 proxy_ctl clear >/dev/null
 wait_for 10 try_acquire "$B/t"
 ok $? "once the answers come, the take that landed is let go: B takes t"

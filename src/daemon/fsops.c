@@ -653,6 +653,8 @@ static void do_filelock(fuse_req_t req, struct fuse_file_info *fi, int kind,
 	}
 	rc = fs_filelock(fs_of(req), &c, fi->fh, fi->lock_owner, kind, type,
 			 wait, req);
+	if (rc == -EALREADY)
+		return; /* answered EINTR by its interrupt meanwhile */
 	if (rc == -EINPROGRESS) {
 		/* Parked: answered by the wait thread or the interrupt. An
 		 * interrupt that came before the waiter existed is sticky in

@@ -221,16 +221,10 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 	while ((fk = flk_int_fkey_get(f, r->key, true)) && fk->taking &&
 	       !(r->wait && entering_interrupted(f, r->req)))
 		pthread_cond_wait(&f->cv, &f->mu);
-	if (fk && fk->taking) {
-		entering_del(f, r->req);
+	if (!fk || fk->taking) {
+		intr = r->wait && entering_del(f, r->req);
 		pthread_mutex_unlock(&f->mu);
-		return -EINTR;
-	}
-	if (!fk) {
-		if (r->wait)
-			entering_del(f, r->req);
-		pthread_mutex_unlock(&f->mu);
-		return -ENOMEM;
+		return intr ? -EALREADY : -ENOMEM;
 	}
 again:
 	granted = false;
@@ -270,14 +264,25 @@ again:
 		lock_ref(lk);
 		intr = r->wait && entering_del(f, r->req);
 		pthread_mutex_unlock(&f->mu);
-		(void)intr; /* granted before the interrupt mattered */
 		if (f->cfg.on_granted)
 			f->cfg.on_granted(f->cfg.arg, r->handle, lk);
 		lock_unref(f->eng, lk);
 		metrics_inc(f->m, MC_ACQUIRES);
+		if (intr) {
+			/* Its caller was told EINTR: it holds nothing. */
+			flk_unlock(f, r->key, r->owner, r->kind);
+			return -EALREADY;
+		}
 		return 0;
 	}
 	intr = r->wait && entering_del(f, r->req);
+	if (intr) {
+		/* Answered EINTR already; a no-op or a conversion (already
+		 * the owner's lock) stays as it is. */
+		flk_int_fkey_maybe_free(f, fk);
+		pthread_mutex_unlock(&f->mu);
+		return -EALREADY;
+	}
 	if (r->wait && store_err_transient(rc)) {
 		/* DynamoDB did not answer the first try: a blocking request
 		 * waits on ("blocks until acquired"), tried again at the
@@ -293,10 +298,10 @@ again:
 		pthread_mutex_unlock(&f->mu);
 		return rc;
 	}
-	if (!r->wait || intr) {
+	if (!r->wait) {
 		flk_int_fkey_maybe_free(f, fk);
 		pthread_mutex_unlock(&f->mu);
-		return r->wait ? -EINTR : conflict_err(r->kind);
+		return conflict_err(r->kind);
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w) {
@@ -358,12 +363,15 @@ void flk_interrupt(struct flk *f, void *req)
 	pthread_mutex_lock(&f->mu);
 	w = flk_int_find_req(f, req, &fk);
 	if (!w) {
-		/* Still inside flk_lock (its first attempt in flight): it
-		 * answers EINTR instead of parking. */
+		/* Still inside flk_lock (its first attempt in flight, or
+		 * waiting for another's on its key): answered now, once;
+		 * flk_lock answers nothing then, and lets go of what its
+		 * attempt took. */
 		int i = entering_find(f, req);
 
-		if (i >= 0) {
+		if (i >= 0 && !f->entering[i].interrupted) {
 			f->entering[i].interrupted = true;
+			answer = true;
 			/* It may wait for another's attempt on its key. */
 			pthread_cond_broadcast(&f->cv);
 		}

@@ -96,7 +96,10 @@ struct flk_req {
 /* 0: granted now. -EWOULDBLOCK (flock) or -EAGAIN (fcntl): held and
  * !wait. -EINPROGRESS: parked; cfg.reply answers req later (also when
  * DynamoDB did not answer the first try of a blocking request: it waits
- * on, as a parked waiter does). Other -errno: failure. */
+ * on, as a parked waiter does). -EALREADY: a blocking request answered
+ * EINTR by its interrupt (flk_interrupt) while its first try was in
+ * flight: the caller answers nothing, and what the try took is let go
+ * of. Other -errno: failure. */
 int flk_lock(struct flk *f, const struct flk_req *r);
 /* Makes a parked request eligible, after the caller has registered its
  * interrupt function (so that no answer can precede that registration);

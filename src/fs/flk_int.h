@@ -114,7 +114,8 @@ struct flk {
 	 * request cost what is waited on, not every key held. */
 	struct fkey *waited;
 	/* Blocking requests inside flk_lock, not yet parked: an interrupt
-	 * that reaches one of them is remembered here. */
+	 * that reaches one of them answers it EINTR at once and is
+	 * remembered here (flk_lock then answers nothing). */
 	struct entering {
 		void *req;
 		bool interrupted;

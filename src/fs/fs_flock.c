@@ -80,9 +80,12 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 	rc = flk_lock(fs->flk, &r);
 	if (!r.handle_lock)
 		fs_quota_lock_end(fs->quota, ctx->uid);
-	if (wait && rc != -EINPROGRESS)
+	/* Parked, or answered by its interrupt (-EALREADY, which gave it
+	 * back): the answer gives the waiter's place back. */
+	if (wait && rc != -EINPROGRESS && rc != -EALREADY)
 		fs_quota_give(fs->quota, ctx->uid, FSQ_WAITERS);
-	if (rc != -EINPROGRESS && rc != -EWOULDBLOCK && rc != -EAGAIN)
+	if (rc != -EINPROGRESS && rc != -EALREADY && rc != -EWOULDBLOCK &&
+	    rc != -EAGAIN)
 		rc = filelock_err(rc, "file lock", key);
 	free(key);
 	return rc;

@@ -12,7 +12,7 @@
 # requests instead of queueing for one request each.
 . "$(dirname "$0")/lib.sh"
 
-plan 32
+plan 37
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -268,3 +268,32 @@ proxy_ctl clear >/dev/null
 wait_for 10 try_acquire "$B/t"
 ok $? "once the answers come, the take that landed is let go: B takes t"
 rm -f "$B/t"
+
+# A wait's very first try, made before it is parked, in flight when a
+# signal comes: e opened u while B held it; B lets go, and e's flock takes
+# the free key, its answer held by the proxy. The signal (USR2, handled,
+# so flock returns EINTR) is answered at once, not when the try's
+# operation timeout ends; the key e's try took is let go of when its
+# answer comes, so B takes u again.
+try_acquire "$B/u"
+hold_start eu "$E/u" O_RDONLY
+is "$HOUT" ready "(e opens u, which B holds)"
+rm -f "$B/u"
+wait_for 5 sh -c "! test -e '$E/u'"
+puts=$(proxy_count PutItem)
+proxy_ctl hang-reply 100 PutItem >/dev/null
+hold_send eu "flock ex"
+wait_for 5 took_put
+ok $? "e's flock tries the free key, its answer held"
+t1=$(now_ms)
+kill -USR2 "$(hold_pid eu)"
+hold_wait eu 30
+took=$(($(now_ms) - t1))
+is "$HOUT" EINTR "a signal ends the flock whose first try is in flight: EINTR"
+ok $((!(took < 1500))) "... at once ($took ms)"
+proxy_ctl clear >/dev/null
+wait_for 10 try_acquire "$B/u"
+ok $? "the key its try took is let go of once the answer comes: B takes u"
+hold_stop eu
+rm -f "$B/u"
+

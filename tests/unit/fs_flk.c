@@ -236,8 +236,22 @@ static void race(const char *key, struct call *first, struct call *second)
 	pthread_join(t2, NULL);
 }
 
+/* How many answers req was given. */
+static int answers_to(void *req)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&ans_mu);
+	for (int i = 0; i < n_answered; i++)
+		n += answered_req[i] == req;
+	pthread_mutex_unlock(&ans_mu);
+	return n;
+}
+
 /* A signal that reaches a blocking flock while its first attempt is in
- * flight (before any waiter exists) is answered EINTR, not lost. */
+ * flight (before any waiter exists) is answered EINTR at once, not when
+ * the attempt's answer comes (up to an op timeout), and not lost; the
+ * return then answers nothing (-EALREADY). */
 static void test_interrupt_during_first_attempt(void)
 {
 	int req;
@@ -255,10 +269,42 @@ static void test_interrupt_during_first_attempt(void)
 	CHECK_INT(pthread_create(&t, NULL, call_lock, &c), 0);
 	gate_wait_entered(); /* the conditional write is in flight */
 	flk_interrupt(flk, &req);
+	CHECK_INT(answer_of(&req), EINTR); /* while it is still in flight */
 	gate_release();
 	pthread_join(t, NULL);
-	CHECK_INT(c.rc, -EINTR);
-	CHECK_INT(answer_of(&req), -1); /* answered by the return, once */
+	CHECK_INT(c.rc, -EALREADY);
+	CHECK_INT(answers_to(&req), 1);
+	teardown();
+}
+
+/* The same while the first attempt takes a free key: the caller was told
+ * EINTR, so what the attempt took is let go of at its return, and another
+ * owner takes the key. */
+static void test_interrupt_during_granted_first_attempt(void)
+{
+	int req;
+	struct call c = { .r = { .key = "free",
+				 .owner = 1,
+				 .kind = FLK_FLOCK,
+				 .wait = true,
+				 .req = &req } };
+	struct flk_req other = { .key = "free", .owner = 2, .kind = FLK_FLOCK };
+	pthread_t t;
+
+	setup();
+	c.r.holder = other.holder = holder();
+	gate_close("free");
+	CHECK_INT(pthread_create(&t, NULL, call_lock, &c), 0);
+	gate_wait_entered();
+	flk_interrupt(flk, &req);
+	CHECK_INT(answer_of(&req), EINTR);
+	flk_interrupt(flk, &req); /* a second interrupt answers nothing */
+	gate_release();
+	pthread_join(t, NULL);
+	CHECK_INT(c.rc, -EALREADY);
+	CHECK_INT(answers_to(&req), 1);
+	CHECK_INT(flk_lock(flk, &other), 0);
+	CHECK_INT(flk_unlock(flk, "free", 2, FLK_FLOCK), 0);
 	teardown();
 }
 
@@ -988,6 +1034,7 @@ int main(int argc, char **argv)
 	log_setup(LOGL_ERR, false, NULL);
 	check_cases(argc, argv);
 	CHECK_CASE(test_interrupt_during_first_attempt);
+	CHECK_CASE(test_interrupt_during_granted_first_attempt);
 	CHECK_CASE(test_blocking_waits_through_outage);
 	CHECK_CASE(test_own_lock_ahead_of_waiters);
 	CHECK_CASE(test_attempts_do_not_undo_grants);

@@ -244,7 +244,9 @@ bool lock_row_admits(struct lock_engine *e, const struct lock_record *row,
 		     bool shared, bool expired);
 /* Whether a row read from the store is free to take at once: shared,
  * every reader gone, and no live mark of another mount's writer (which
- * takes it next). Such a row holds no lock: lookups do not show it. */
+ * takes it next); or the row of a lost lock of ours that its holder let
+ * go of (rm), whose removal is still due. Such a row holds no lock:
+ * lookups do not show it. */
 bool lock_row_free(struct lock_engine *e, const struct lock_record *row);
 /* A writer waiting on key marks the row as just read (row): a shared
  * row so that no new reader joins it (readers in it go on until they

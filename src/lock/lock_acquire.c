@@ -164,13 +164,32 @@ static int refuse_if_known(struct lock_engine *e, const char *key,
 	return 0;
 }
 
+/* Whether row is the row of a lost lock of ours that its holder let go
+ * of, whose removal is due (rm, then take it again at once): trusted by
+ * nobody, free to take over on its RVN. */
+static bool let_go_row(struct lock_engine *e, const struct lock_record *row)
+{
+	bool let_go;
+
+	pthread_mutex_lock(&e->mu);
+	let_go = lock_int_let_go_row_locked(e, row);
+	pthread_mutex_unlock(&e->mu);
+	return let_go;
+}
+
+bool lock_row_free(struct lock_engine *e, const struct lock_record *row)
+{
+	return lock_share_row_free(e, row) || let_go_row(e, row);
+}
+
 /* Whether the row that refused an exclusive acquire is free to take over
- * at once: shared, with every reader gone; or a stray row, naming our own
- * live session while no lock here holds it nor takes it but this acquire
- * (lock_stray.c: nobody holds it, and no other owner ever takes it). */
+ * at once: free (lock_row_free: shared with every reader gone, or ours,
+ * let go of); or a stray row, naming our own live session while no lock
+ * here holds it nor takes it but this acquire (lock_stray.c: nobody holds
+ * it, and no other owner ever takes it). */
 static bool free_at_once(struct lock_engine *e, const struct lock_record *row)
 {
-	if (lock_share_row_free(e, row))
+	if (lock_row_free(e, row))
 		return true;
 	if (!lock_int_stray(e, row, NULL, 1))
 		return false;

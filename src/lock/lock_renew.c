@@ -211,7 +211,11 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 			retry = 100;
 		if (retry > 1000)
 			retry = 1000;
-		lk->next_due_mono_ms = now_mono(e) + retry;
+		/* Lost while this renewal was in flight: its cleanup's time,
+		 * set then (a lease after the last kept write, while the
+		 * holder may still run), stands. */
+		if (lk->state == LOCK_HELD)
+			lk->next_due_mono_ms = now_mono(e) + retry;
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
 		say_beat_failed(e, lk, rc);
 	} else {

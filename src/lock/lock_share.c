@@ -83,18 +83,13 @@ bool lock_share_row_free(struct lock_engine *e, const struct lock_record *row)
 	return row->shared && !row->n_readers && !other_writer(e, row);
 }
 
-bool lock_row_free(struct lock_engine *e, const struct lock_record *row)
-{
-	return lock_share_row_free(e, row);
-}
-
 bool lock_row_admits(struct lock_engine *e, const struct lock_record *row,
 		     bool shared, bool expired)
 {
 	if (expired)
 		return true;
 	if (!shared)
-		return lock_share_row_free(e, row);
+		return lock_row_free(e, row);
 	/* Our own mount's writer waits too: flk queues our readers behind
 	 * it, so its mark stops them as well. */
 	return row->shared && (!row->writer_id || mark_stale(e, row));

@@ -375,6 +375,30 @@ struct lock *lock_int_lost_next_locked(struct lock_engine *e, struct lock *lk)
 	return e->lost_unindexed ? lk->next : lk->lost_link.next;
 }
 
+bool lock_int_let_go_row_locked(struct lock_engine *e,
+				const struct lock_record *row)
+{
+	struct lock *lk;
+
+	if (row->shared || !row->rvn[0])
+		return false;
+	for (lk = lock_int_lost_first_locked(e, row->key); lk;
+	     lk = lock_int_lost_next_locked(e, lk)) {
+		if (lk->state != LOCK_LOST || !lk->dismissed ||
+		    !lk->cleanup_wanted || lk->shared ||
+		    strcmp(lk->key, row->key))
+			continue;
+		if (!strcmp(lk->rec.rvn, row->rvn))
+			return true;
+		/* Or a renewal of it that landed unanswered (held in the
+		 * outage that lost it). */
+		for (int i = 0; i < lk->n_pending; i++)
+			if (!strcmp(lk->pending[i].rvn, row->rvn))
+				return true;
+	}
+	return false;
+}
+
 struct lock *lock_int_find_lost_locked(struct lock_engine *e, const char *key,
 				       int64_t pgid, uint64_t pgid_start)
 {

@@ -440,6 +440,11 @@ bool lock_int_stray(struct lock_engine *e, const struct lock_record *row,
  * flight is waited for first (mu dropped meanwhile). */
 struct lock *lock_int_find_settled_locked(struct lock_engine *e,
 					  const char *key);
+/* mu held. Whether row (exclusive) is the row of a lost lock of ours
+ * that its holder let go of and whose removal is still due: trusted by
+ * nobody, so an acquire may take it over on its RVN at once. */
+bool lock_int_let_go_row_locked(struct lock_engine *e,
+				const struct lock_record *row);
 /* mu held. The lost lock of key that group pgid (leader started at
  * pgid_start; 0: unknown) has not let go of, or NULL. */
 struct lock *lock_int_find_lost_locked(struct lock_engine *e, const char *key,

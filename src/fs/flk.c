@@ -89,14 +89,6 @@ static void entering_add(struct flk *f, void *req)
 	f->entering[f->n_entering++].interrupted = false;
 }
 
-/* mu held: whether req, entering, was interrupted meanwhile. */
-static bool entering_interrupted(struct flk *f, void *req)
-{
-	int i = entering_find(f, req);
-
-	return i >= 0 && f->entering[i].interrupted;
-}
-
 /* Removes req; returns whether it was interrupted meanwhile. */
 static bool entering_del(struct flk *f, void *req)
 {
@@ -214,17 +206,27 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 	pthread_mutex_lock(&f->mu);
 	if (r->wait)
 		entering_add(f, r->req);
-	/* One attempt at a time per key: wait for the outcome of another
-	 * (bounded by its request's deadline), unless interrupted meanwhile.
-	 * The entry may be freed while we wait: look it up again after every
-	 * wake-up. */
+	/* One attempt at a time per key. A blocking request that finds
+	 * another's in flight parks behind it, as a waiter: its thread is
+	 * not held for that attempt's outcome (up to an operation timeout),
+	 * since with every request thread held so none would be left to
+	 * read an interrupt, or any other request of the mount. A
+	 * non-blocking one waits for the outcome (bounded by its request's
+	 * deadline), and so does one whose open file (or group) holds the
+	 * key already (own_lock): queued behind a waiter that waits for
+	 * that very lock, it would never be served. The entry may be freed
+	 * while we wait: look it up again after every wake-up. */
 	while ((fk = flk_int_fkey_get(f, r->key, true)) && fk->taking &&
-	       !(r->wait && entering_interrupted(f, r->req)))
+	       (!r->wait || own_lock(f, r)))
 		pthread_cond_wait(&f->cv, &f->mu);
-	if (!fk || fk->taking) {
+	if (!fk) {
 		intr = r->wait && entering_del(f, r->req);
 		pthread_mutex_unlock(&f->mu);
 		return intr ? -EALREADY : -ENOMEM;
+	}
+	if (fk->taking) {
+		rc = -EBUSY;
+		goto settled;
 	}
 again:
 	granted = false;
@@ -275,6 +277,7 @@ again:
 		}
 		return 0;
 	}
+settled:
 	intr = r->wait && entering_del(f, r->req);
 	if (intr) {
 		/* Answered EINTR already; a no-op or a conversion (already
@@ -363,17 +366,14 @@ void flk_interrupt(struct flk *f, void *req)
 	pthread_mutex_lock(&f->mu);
 	w = flk_int_find_req(f, req, &fk);
 	if (!w) {
-		/* Still inside flk_lock (its first attempt in flight, or
-		 * waiting for another's on its key): answered now, once;
-		 * flk_lock answers nothing then, and lets go of what its
-		 * attempt took. */
+		/* Still inside flk_lock (its first attempt in flight):
+		 * answered now, once; flk_lock answers nothing then, and
+		 * lets go of what its attempt took. */
 		int i = entering_find(f, req);
 
 		if (i >= 0 && !f->entering[i].interrupted) {
 			f->entering[i].interrupted = true;
 			answer = true;
-			/* It may wait for another's attempt on its key. */
-			pthread_cond_broadcast(&f->cv);
 		}
 	}
 	if (w) {

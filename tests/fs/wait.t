@@ -12,7 +12,7 @@
 # requests instead of queueing for one request each.
 . "$(dirname "$0")/lib.sh"
 
-plan 37
+plan 45
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -297,3 +297,83 @@ ok $? "the key its try took is let go of once the answer comes: B takes u"
 hold_stop eu
 rm -f "$B/u"
 
+
+# ---- waits behind a take in flight hold no request thread ---------------------------
+# Mount f (behind the proxy, max_threads=2): a waiter's take of t2 is in
+# flight, its answer held; four flock -w 1 (on files opened before) come
+# meanwhile. Each parks
+# behind that take instead of holding a request thread for its outcome, so
+# each times out after its second and ls answers meanwhile. (With both
+# threads held so, neither the interrupts nor any other request of the
+# mount were read until the take timed out, 10 s later.)
+ENDPOINT=$PROXY_ENDPOINT mount_start f "owner=wait-f,$OPT,wait_poll=0.1,max_threads=2" ||
+	{ echo "Bail out! cannot mount f"; exit 1; }
+F=$(mnt f)
+timeout 60 flock "$B/t2" sh -c "while [ ! -e '$WORK/go-t2' ]; do sleep 0.02; done" &
+h=$!
+wait_for 5 test -e "$B/t2"
+timeout 60 flock "$F/t2" true &
+w0=$!
+# Four more files of t2, opened now (B holds it: no create, whose write
+# the proxy would hold too, taking a request thread for it).
+fds=()
+for i in 1 2 3 4; do
+	exec {fd}<"$F/t2"
+	fds+=("$fd")
+done
+sleep 0.5 # parked, polling
+puts=$(proxy_count PutItem)
+proxy_ctl hang-reply 100 PutItem >/dev/null
+touch "$WORK/go-t2"
+wait "$h"
+wait_for 5 took_put
+ok $? "(f's take of t2 is in flight, its answer held)"
+ws=()
+for i in 1 2 3 4; do
+	(
+		s=$(now_ms)
+		timeout 40 flock -w 1 "${fds[i - 1]}"
+		echo "$? $(($(now_ms) - s))" >"$WORK/f$i"
+	) &
+	ws+=($!)
+done
+sleep 0.3
+s=$(now_ms)
+timeout 30 ls "$F" >/dev/null
+lst=$(($(now_ms) - s))
+for p in "${ws[@]}"; do wait "$p"; done
+res=$(cat "$WORK"/f[1-4] | tr '\n' ';')
+is "$(cat "$WORK"/f[1-4] | awk '$1 != 1 || $2 >= 2500' | wc -l)" 0 \
+	"four flock -w 1 behind it each time out (1) within 2.5 s (rc ms: $res)"
+ok $((!(lst < 2000))) "... and ls answers meanwhile ($lst ms)"
+proxy_ctl clear >/dev/null
+for fd in "${fds[@]}"; do exec {fd}<&-; done
+wait "$w0"
+ok $? "once the answers come, f's first waiter gets t2"
+
+# An open file that took the key itself (open with O_CREAT while it was
+# free, as flock(1) opens) and then flocks it, while a waiter's take of
+# that key is in flight, is granted once that take's outcome is known: it
+# does not park behind a waiter that waits for its very lock (fair.t's
+# loops hung so under the TSan daemon). The proxy holds the waiter's
+# PutItem unsent while the open's create goes through.
+timeout 60 flock "$B/k3" sh -c "while [ ! -e '$WORK/go-k3' ]; do sleep 0.02; done" &
+h=$!
+wait_for 5 test -e "$B/k3"
+timeout 60 flock "$F/k3" true &
+w0=$!
+sleep 0.5 # parked, polling
+puts=$(proxy_count PutItem)
+proxy_ctl late-request 1 PutItem >/dev/null
+touch "$WORK/go-k3"
+wait "$h"
+wait_for 5 took_put
+ok $? "(f's waiter's take of k3 is held unsent by the proxy)"
+hold_start fa "$F/k3" O_CREAT,O_RDWR 0644
+is "$HOUT" ready "an open with O_CREAT on f takes k3 meanwhile"
+hold_cmd fa "flock ex" 30
+is "$HOUT" 0 "... and its flock is granted (its own lock), not parked behind the waiter"
+hold_stop fa
+proxy_ctl clear >/dev/null
+wait "$w0"
+ok $? "then the waiter gets k3"

@@ -195,7 +195,7 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 {
 	struct fkey *fk;
 	struct waiter *w;
-	bool intr, granted;
+	bool intr, granted, tried = false;
 	int rc;
 
 	/* The group must unlink a lock it lost before it takes the key
@@ -259,6 +259,7 @@ again:
 	} else {
 		rc = take_locked(f, &fk, r);
 		granted = !rc;
+		tried = true;
 	}
 	if (granted) {
 		struct lock *lk = fk->lk;
@@ -322,7 +323,12 @@ settled:
 	w->backoff_ms = f->cfg.poll_min_ms;
 	w->since_mono_ms = flk_int_now(f);
 	w->next_poll_mono_ms = flk_int_now(f) + f->cfg.poll_min_ms;
-	flk_int_enqueue(f, fk, w);
+	/* Its own try was in flight while any waiter there queued (they
+	 * found the key taking): it came first. */
+	if (tried)
+		flk_int_enqueue_first(f, fk, w);
+	else
+		flk_int_enqueue(f, fk, w);
 	pthread_mutex_unlock(&f->mu);
 	metrics_inc(f->m, MC_WAITS);
 	log_debug(TAG, "waiting key=%s pid=%lld", r->key,

@@ -169,6 +169,9 @@ bool flk_int_writer_waits(struct flk *f, struct fkey *fk);
  * leaves it when its last goes (flk_int_dequeue, or a drain that empties
  * the queue: flk_int_waited_del). */
 void flk_int_enqueue(struct flk *f, struct fkey *fk, struct waiter *w);
+/* Ahead of every waiter of fk: a request whose own first try was in
+ * flight while they queued (they came after it). */
+void flk_int_enqueue_first(struct flk *f, struct fkey *fk, struct waiter *w);
 void flk_int_waited_del(struct flk *f, struct fkey *fk);
 /* The waiter of a request, and its key, among the waited keys; or
  * NULL. */

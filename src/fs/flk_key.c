@@ -157,6 +157,16 @@ void flk_int_enqueue(struct flk *f, struct fkey *fk, struct waiter *w)
 	fk->tail = w;
 }
 
+void flk_int_enqueue_first(struct flk *f, struct fkey *fk, struct waiter *w)
+{
+	if (!fk->head) {
+		flk_int_enqueue(f, fk, w);
+		return;
+	}
+	w->next = fk->head;
+	fk->head = w;
+}
+
 void flk_int_waited_del(struct flk *f, struct fkey *fk)
 {
 	if (fk->wprev)

@@ -228,22 +228,35 @@ proxy_ctl latency 0 >/dev/null
 # its answer then (flock -w: 1, timed out), not when the take's operation
 # timeout ends (up to 10 s later). The take that landed meanwhile is let
 # go of, so the key is free again once the answers come.
-timeout 30 flock "$B/t" sh -c "while [ ! -e '$WORK/go-t' ]; do sleep 0.02; done" &
-h=$!
-wait_for 5 test -e "$B/t"
+#
+# b_holds KEY: B holds KEY (a flock) until b_lets_go_with KEY; its pid in
+# BH. b_lets_go_with KEY FAULT...: the proxy applies FAULT (such as
+# hang-reply 100) to every PutItem from now on, and B lets go of KEY;
+# true once a waiter's take of it has reached the proxy (took_put).
+b_holds() {
+	timeout 60 flock "$B/$1" sh -c "while [ ! -e '$WORK/go-$1' ]; do sleep 0.02; done" &
+	BH=$!
+	wait_for 5 test -e "$B/$1"
+}
+took_put() { [ "$(proxy_count PutItem)" -gt "$puts" ]; }
+b_lets_go_with() {
+	local key=$1
+	shift
+	puts=$(proxy_count PutItem)
+	proxy_ctl "$@" PutItem >/dev/null
+	touch "$WORK/go-$key"
+	wait "$BH"
+	wait_for 5 took_put
+}
+b_holds t
 t0=$(now_ms)
 timeout 30 flock -w 3 "$E/t" true &
 w1=$!
 timeout 30 flock "$E/t" true &
 w2=$!
 sleep 0.5 # both parked, polling
-puts=$(proxy_count PutItem)
-proxy_ctl hang-reply 100 PutItem >/dev/null &&
-	proxy_ctl hang-reply 100 UpdateItem >/dev/null
-touch "$WORK/go-t"
-wait "$h"
-took_put() { [ "$(proxy_count PutItem)" -gt "$puts" ]; }
-wait_for 5 took_put
+proxy_ctl hang-reply 100 UpdateItem >/dev/null
+b_lets_go_with t hang-reply 100
 ok $? "B lets go; e's take is sent, and its answer held"
 t1=$(now_ms)
 kill -TERM "$w2"
@@ -309,9 +322,7 @@ rm -f "$B/u"
 ENDPOINT=$PROXY_ENDPOINT mount_start f "owner=wait-f,$OPT,wait_poll=0.1,max_threads=2" ||
 	{ echo "Bail out! cannot mount f"; exit 1; }
 F=$(mnt f)
-timeout 60 flock "$B/t2" sh -c "while [ ! -e '$WORK/go-t2' ]; do sleep 0.02; done" &
-h=$!
-wait_for 5 test -e "$B/t2"
+b_holds t2
 timeout 60 flock "$F/t2" true &
 w0=$!
 # Four more files of t2, opened now (B holds it: no create, whose write
@@ -322,11 +333,7 @@ for i in 1 2 3 4; do
 	fds+=("$fd")
 done
 sleep 0.5 # parked, polling
-puts=$(proxy_count PutItem)
-proxy_ctl hang-reply 100 PutItem >/dev/null
-touch "$WORK/go-t2"
-wait "$h"
-wait_for 5 took_put
+b_lets_go_with t2 hang-reply 100
 ok $? "(f's take of t2 is in flight, its answer held)"
 ws=()
 for i in 1 2 3 4; do
@@ -357,17 +364,11 @@ ok $? "once the answers come, f's first waiter gets t2"
 # does not park behind a waiter that waits for its very lock (fair.t's
 # loops hung so under the TSan daemon). The proxy holds the waiter's
 # PutItem unsent while the open's create goes through.
-timeout 60 flock "$B/k3" sh -c "while [ ! -e '$WORK/go-k3' ]; do sleep 0.02; done" &
-h=$!
-wait_for 5 test -e "$B/k3"
+b_holds k3
 timeout 60 flock "$F/k3" true &
 w0=$!
 sleep 0.5 # parked, polling
-puts=$(proxy_count PutItem)
-proxy_ctl late-request 1 PutItem >/dev/null
-touch "$WORK/go-k3"
-wait "$h"
-wait_for 5 took_put
+b_lets_go_with k3 late-request 1
 ok $? "(f's waiter's take of k3 is held unsent by the proxy)"
 hold_start fa "$F/k3" O_CREAT,O_RDWR 0644
 is "$HOUT" ready "an open with O_CREAT on f takes k3 meanwhile"

@@ -248,61 +248,53 @@ static int answers_to(void *req)
 	return n;
 }
 
-/* A signal that reaches a blocking flock while its first attempt is in
- * flight (before any waiter exists) is answered EINTR at once, not when
- * the attempt's answer comes (up to an op timeout), and not lost; the
- * return then answers nothing (-EALREADY). */
-static void test_interrupt_during_first_attempt(void)
+/* A blocking flock of key by owner 1 whose first attempt is in flight
+ * (gated on key) when a signal comes: answered EINTR at once, not when
+ * the attempt's answer comes (up to an op timeout), and once (a second
+ * interrupt answers nothing); its return then answers nothing
+ * (-EALREADY). */
+static void interrupt_first_attempt(const char *key)
 {
 	int req;
-	struct call c = { .r = { .key = "held",
+	struct call c = { .r = { .key = key,
 				 .owner = 1,
 				 .kind = FLK_FLOCK,
 				 .wait = true,
 				 .req = &req } };
 	pthread_t t;
 
-	setup();
-	foreign_row("held");
 	c.r.holder = holder();
-	gate_close("held");
+	gate_close(key);
 	CHECK_INT(pthread_create(&t, NULL, call_lock, &c), 0);
 	gate_wait_entered(); /* the conditional write is in flight */
 	flk_interrupt(flk, &req);
 	CHECK_INT(answer_of(&req), EINTR); /* while it is still in flight */
+	flk_interrupt(flk, &req);
 	gate_release();
 	pthread_join(t, NULL);
 	CHECK_INT(c.rc, -EALREADY);
 	CHECK_INT(answers_to(&req), 1);
+}
+
+/* ... of a key held elsewhere: not lost. */
+static void test_interrupt_during_first_attempt(void)
+{
+	setup();
+	foreign_row("held");
+	interrupt_first_attempt("held");
 	teardown();
 }
 
-/* The same while the first attempt takes a free key: the caller was told
- * EINTR, so what the attempt took is let go of at its return, and another
- * owner takes the key. */
+/* ... of a free key, which the attempt takes: the caller was told EINTR,
+ * so what the attempt took is let go of at its return, and another owner
+ * takes the key. */
 static void test_interrupt_during_granted_first_attempt(void)
 {
-	int req;
-	struct call c = { .r = { .key = "free",
-				 .owner = 1,
-				 .kind = FLK_FLOCK,
-				 .wait = true,
-				 .req = &req } };
 	struct flk_req other = { .key = "free", .owner = 2, .kind = FLK_FLOCK };
-	pthread_t t;
 
 	setup();
-	c.r.holder = other.holder = holder();
-	gate_close("free");
-	CHECK_INT(pthread_create(&t, NULL, call_lock, &c), 0);
-	gate_wait_entered();
-	flk_interrupt(flk, &req);
-	CHECK_INT(answer_of(&req), EINTR);
-	flk_interrupt(flk, &req); /* a second interrupt answers nothing */
-	gate_release();
-	pthread_join(t, NULL);
-	CHECK_INT(c.rc, -EALREADY);
-	CHECK_INT(answers_to(&req), 1);
+	other.holder = holder();
+	interrupt_first_attempt("free");
 	CHECK_INT(flk_lock(flk, &other), 0);
 	CHECK_INT(flk_unlock(flk, "free", 2, FLK_FLOCK), 0);
 	teardown();

@@ -31,6 +31,19 @@ static int filelock_err(int rc, const char *what, const char *key)
 	return rc == -EIO ? -ENOLCK : rc;
 }
 
+/* Data written to a key this mount holds and not in the table yet is
+ * written before a shared request: if it downgrades that lock, the shared
+ * row carries the data as the writer left it. */
+static void write_pending_data(struct fs *fs, const char *key)
+{
+	struct lock *lk = lock_find(fs->eng, key);
+
+	if (lk) {
+		fs_wb_write_pending(fs->wb, lk);
+		lock_unref(fs->eng, lk);
+	}
+}
+
 int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		uint64_t owner, int kind, int type, bool wait, void *req)
 {
@@ -77,6 +90,8 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		return rc;
 	}
 	fs_int_holder_from_ctx(fs, ctx, 0644, &r.holder);
+	if (r.shared)
+		write_pending_data(fs, key);
 	rc = flk_lock(fs->flk, &r);
 	if (!r.handle_lock)
 		fs_quota_lock_end(fs->quota, ctx->uid);

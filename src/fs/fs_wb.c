@@ -259,6 +259,23 @@ static int entry_write(struct fs_wb *wb, struct wb_entry *e)
 	return rc;
 }
 
+/* Writes e's data for its holder (mu held, dropped meanwhile): a failure
+ * is kept for the holder's next write, fsync or close. */
+static void write_for_holder(struct fs_wb *wb, struct wb_entry *e)
+{
+	char why[LOG_ERRNO_MAX];
+	int rc = entry_write(wb, e);
+
+	if (!rc || e->err)
+		return;
+	e->err = rc;
+	e->err_mono_ms = clk_mono_ms(wb->clk);
+	log_info(TAG,
+		 "key=%s: data written in the background failed: %s; the "
+		 "holder's next write, fsync or close is told",
+		 lock_key(e->lk), log_errno(rc, why, sizeof(why)));
+}
+
 /* The error kept for e, cleared (it is told once). */
 static int take_err(struct wb_entry *e)
 {
@@ -356,6 +373,22 @@ int fs_wb_flush(struct fs_wb *wb, struct lock *lk)
 	return rc;
 }
 
+void fs_wb_write_pending(struct fs_wb *wb, struct lock *lk)
+{
+	struct wb_entry *e;
+
+	if (!wb || !lk)
+		return;
+	pthread_mutex_lock(&wb->mu);
+	e = entry_get(wb, lk, false);
+	if (e && e->dirty) {
+		e->users++;
+		write_for_holder(wb, e);
+		e->users--;
+	}
+	pthread_mutex_unlock(&wb->mu);
+}
+
 /* ---- the flusher thread ------------------------------------------------- */
 
 struct due {
@@ -406,26 +439,12 @@ static void *flusher_main(void *arg)
 	while (!wb->stopping) {
 		struct due d = { NULL, 0, false };
 		int64_t now;
-		int rc;
 
 		sweep(wb);
 		imap_each(&wb->ents, due_cb, &d);
 		now = clk_mono_ms(wb->clk);
 		if (d.first && d.first_due <= now) {
-			rc = entry_write(wb, d.first);
-			if (rc && !d.first->err) {
-				char why[LOG_ERRNO_MAX];
-
-				d.first->err = rc;
-				d.first->err_mono_ms = clk_mono_ms(wb->clk);
-				log_info(TAG,
-					 "key=%s: data written in the "
-					 "background failed: %s; the "
-					 "holder's next write, fsync or close "
-					 "is told",
-					 lock_key(d.first->lk),
-					 log_errno(rc, why, sizeof(why)));
-			}
+			write_for_holder(wb, d.first);
 			continue;
 		}
 		if (d.first)

@@ -47,5 +47,10 @@ int64_t fs_wb_len(struct fs_wb *wb, struct lock *lk);
 /* Writes lk's pending data now and waits for a write in flight. 0, or the
  * error of that write or of an earlier one in the background. */
 int fs_wb_flush(struct fs_wb *wb, struct lock *lk);
+/* Writes lk's pending data now (after a write in flight) for whoever
+ * holds it, not for this caller: an error is kept for the holder's next
+ * write, fsync or close, as a background write's is. Before a downgrade,
+ * so that the shared row carries the data as written. */
+void fs_wb_write_pending(struct fs_wb *wb, struct lock *lk);
 
 #endif

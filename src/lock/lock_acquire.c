@@ -560,12 +560,15 @@ int lock_downgrade(struct lock_engine *e, struct lock *lk)
 		return rc;
 	}
 	pthread_mutex_lock(&e->mu);
-	{
-		rec.acquired_real_ms = lk->rec.acquired_real_ms;
-		rec.mode = lk->rec.mode;
-		rec.readers[0].fence = lk->rec.fence;
-		rec.fence = lk->rec.fence;
-	}
+	rec.acquired_real_ms = lk->rec.acquired_real_ms;
+	rec.mode = lk->rec.mode;
+	rec.readers[0].fence = lk->rec.fence;
+	rec.fence = lk->rec.fence;
+	/* The writer's data stays in the row for its readers to see (no
+	 * one can change it while the key is shared); the one write in
+	 * flight for this lock is this one, so the data is as written. */
+	if (lk->rec.has_data)
+		rc = record_set_data(&rec, lk->rec.data, lk->rec.data_len);
 	memcpy(expect, lk->rec.rvn, sizeof(expect));
 	pthread_mutex_unlock(&e->mu);
 	sent = now_mono(e);

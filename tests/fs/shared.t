@@ -10,7 +10,8 @@
 # reader, or taken over when it was the only one); a reader cut off from
 # DynamoDB loses its share like any holder while the others keep theirs;
 # F_GETLK tells a share from a write lock; upgrade and downgrade follow
-# flock(2), and a downgrade's write landing late brings back no row; a python_dynamodb_lock client and lockfs readers exclude each
+# flock(2), a downgrade keeps the writer's data for the readers, and a
+# downgrade's write landing late brings back no row; a python_dynamodb_lock client and lockfs readers exclude each
 # other both ways; ls -l costs no request per entry.
 . "$(dirname "$0")/lib.sh"
 
@@ -22,7 +23,7 @@ if [ ! -x "$PY" ] || ! "$PY" -c 'import boto3' >/dev/null 2>&1; then
 fi
 RUN=${LOCKFS_RUN_BIN:-$(dirname "$LOCKFS_BIN")/lockfs-run}
 
-plan 100
+plan 108
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the fault proxy"; exit 1; }
@@ -312,6 +313,31 @@ hold_cmd p2 getlk
 like "$HOUT" '^locked type=rd ' "C: F_GETLK sees B's read lock"
 hold_stop p1
 hold_stop p2
+# A downgrade keeps the writer's data in the shared row, its last write
+# (still in the 100 ms coalescing window) included, for the readers to
+# read: it was dropped, and the writer's close still said 0.
+hold_start d1 "$B/ud" O_CREAT,O_RDWR 0644
+hold_cmd d1 "flock ex"
+is "$HOUT" 0 "B: LOCK_EX on ud"
+hold_cmd d1 "write hello"
+hold_cmd d1 "write HELLO!"
+is "$HOUT" 0 "B writes its data twice"
+hold_cmd d1 "flock sh"
+is "$HOUT" 0 "B downgrades to LOCK_SH"
+text=$("$T" read "$C/ud")
+is "$(field "$text" mode)/$(field "$text" data)" "shared/HELLO!" \
+	"the shared row has B's data, its last write included"
+hold_start d2 "$C/ud" O_RDONLY
+hold_cmd d2 "flock sh,nb"
+is "$HOUT" 0 "C joins B's share"
+hold_cmd d1 "write x"
+is "$HOUT" EPERM "no reader writes, B included"
+hold_cmd d1 "close"
+is "$HOUT" 0 "B's close: its data is in the table"
+hold_stop d1
+is "$(field "$("$T" read "$A/ud")" data)" "HELLO!" \
+	"with B gone, its data stays while C reads"
+hold_stop d2
 # A downgrade's write that lands after the release (the proxy holds it,
 # unforwarded, until the key is free): it writes only over A's own row,
 # so it lands nowhere, and B takes the key at once (it used to bring back

@@ -11,6 +11,7 @@
  * joins, renewals and leaves are resolved by the entry's version;
  * python-style rows and takeovers; fences; a downgrade. */
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -587,14 +588,20 @@ static void test_downgrade_and_leases(void)
 	 * after, writers still may not. */
 	CHECK_INT(excl(&A, "k", &a), 0);
 	CHECK_INT(share(&B, "k", &b), -EEXIST);
+	CHECK_INT(lock_modify_data(A.e, a, "hello", 5, 0, -1, 64), 0);
 	CHECK_INT(lock_downgrade(A.e, a), 0);
 	CHECK(lock_is_shared(A.e, a));
+	/* The writer's data goes with the row, unchanged by readers. */
 	CHECK(row_of("k", &r) && r.shared && r.n_readers == 1);
+	CHECK(r.has_data && r.data_len == 5 && !memcmp(r.data, "hello", 5));
+	CHECK_INT(lock_modify_data(A.e, a, "x", 1, 0, -1, 64), -EPERM);
 	CHECK_INT(share(&B, "k", &b), 0);
 	advance(2500);
 	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
 	CHECK_INT(lock_downgrade(A.e, a), 0); /* already shared */
 	CHECK_INT(lock_release(A.e, a), 0);
+	CHECK(row_of("k", &r) && r.n_readers == 1 && r.has_data &&
+	      r.data_len == 5 && !memcmp(r.data, "hello", 5));
 	CHECK_INT(lock_release(B.e, b), 0);
 	lock_unref(A.e, a);
 	lock_unref(B.e, b);

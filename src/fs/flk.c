@@ -71,6 +71,39 @@ static bool own_lock(struct flk *f, const struct flk_req *r)
 	return ours;
 }
 
+/* mu held: waits while another attempt on r's key is in flight, as
+ * flk_lock says. 0 with *fkp free to try; -EBUSY: r parks behind it;
+ * -EIO: a non-blocking r's wait ended undecided. The entry may be freed
+ * while we wait: looked up again after every wake-up (*fkp NULL: no
+ * memory). */
+static int wait_for_attempt(struct flk *f, const struct flk_req *r,
+			    struct fkey **fkp)
+{
+	int64_t end_ms = clk_sys_mono_ms() + FLK_NB_WAIT_MS;
+	struct timespec ts;
+
+	while ((*fkp = flk_int_fkey_get(f, r->key, true)) && (*fkp)->taking) {
+		if (r->wait) {
+			if (!own_lock(f, r))
+				return -EBUSY;
+			pthread_cond_wait(&f->cv, &f->mu);
+			continue;
+		}
+		/* The machine's clock: a bound on a thread's wait, not on
+		 * any lock's trust. */
+		if (clk_sys_mono_ms() >= end_ms) {
+			log_info(TAG,
+				 "file lock key=%s: another request's attempt "
+				 "undecided after %d ms",
+				 r->key, FLK_NB_WAIT_MS);
+			return -EIO;
+		}
+		clk_mono_timespec(end_ms, &ts);
+		pthread_cond_timedwait(&f->cv, &f->mu, &ts);
+	}
+	return 0;
+}
+
 /* mu held. The request's slot among the entering ones, or -1. */
 static int entering_find(struct flk *f, void *req)
 {
@@ -206,28 +239,24 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 	pthread_mutex_lock(&f->mu);
 	if (r->wait)
 		entering_add(f, r->req);
-	/* One attempt at a time per key. A blocking request that finds
-	 * another's in flight parks behind it, as a waiter: its thread is
-	 * not held for that attempt's outcome (up to an operation timeout),
-	 * since with every request thread held so none would be left to
-	 * read an interrupt, or any other request of the mount. A
-	 * non-blocking one waits for the outcome (bounded by its request's
-	 * deadline), and so does one whose open file (or group) holds the
-	 * key already (own_lock): queued behind a waiter that waits for
-	 * that very lock, it would never be served. The entry may be freed
-	 * while we wait: look it up again after every wake-up. */
-	while ((fk = flk_int_fkey_get(f, r->key, true)) && fk->taking &&
-	       (!r->wait || own_lock(f, r)))
-		pthread_cond_wait(&f->cv, &f->mu);
+	/* One attempt at a time per key; a request that finds another's in
+	 * flight does not hold its thread for that attempt's outcome (up to
+	 * an operation timeout): with every request thread held so, none
+	 * would be left to read an interrupt, or any other request of the
+	 * mount. A blocking one parks behind it, as a waiter, unless its
+	 * open file (or group) holds the key already (own_lock): queued
+	 * behind a waiter that waits for that very lock, it would never be
+	 * served, so it waits for the outcome. A non-blocking one waits for
+	 * the outcome FLK_NB_WAIT_MS at most: undecided then, it fails as a
+	 * request DynamoDB did not answer does. */
+	rc = wait_for_attempt(f, r, &fk);
 	if (!fk) {
 		intr = r->wait && entering_del(f, r->req);
 		pthread_mutex_unlock(&f->mu);
 		return intr ? -EALREADY : -ENOMEM;
 	}
-	if (fk->taking) {
-		rc = -EBUSY;
+	if (rc)
 		goto settled;
-	}
 again:
 	granted = false;
 	if (flk_int_holder_alive(f, fk)) {

@@ -30,6 +30,9 @@
  * once, so that a key whose request hangs (until its attempt times out)
  * holds up one of them, not every other key's wait. */
 #define FLK_WAIT_WORKERS 4
+/* How long a non-blocking request waits for the outcome of another
+ * request's attempt on its key before it fails ENOLCK (undecided). */
+#define FLK_NB_WAIT_MS 1000
 
 enum waiter_state {
 	W_NEW,	  /* parked, not yet armed (interrupt function pending) */

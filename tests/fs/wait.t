@@ -12,7 +12,7 @@
 # requests instead of queueing for one request each.
 . "$(dirname "$0")/lib.sh"
 
-plan 45
+plan 47
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
@@ -353,6 +353,25 @@ res=$(cat "$WORK"/f[1-4] | tr '\n' ';')
 is "$(cat "$WORK"/f[1-4] | awk '$1 != 1 || $2 >= 2500' | wc -l)" 0 \
 	"four flock -w 1 behind it each time out (1) within 2.5 s (rc ms: $res)"
 ok $((!(lst < 2000))) "... and ls answers meanwhile ($lst ms)"
+# Four flock -n behind that take, still in flight: each waits for its
+# outcome a second at most, then fails "No locks available" (exit 71:
+# undecided, as when DynamoDB does not answer). They waited up to the
+# take's operation timeout, holding both request threads meanwhile.
+ns=()
+for i in 1 2 3 4; do
+	(
+		s=$(now_ms)
+		timeout 40 flock -n "${fds[i - 1]}"
+		echo "$? $(($(now_ms) - s))" >"$WORK/n$i"
+	) &
+	ns+=($!)
+done
+for p in "${ns[@]}"; do wait "$p"; done
+res=$(cat "$WORK"/n[1-4] | tr '\n' ';')
+is "$(cat "$WORK"/n[1-4] | awk '$1 != 71 || $2 >= 3500' | wc -l)" 0 \
+	"four flock -n behind it each fail (71) within 3.5 s (rc ms: $res)"
+kill -0 "$w0" 2>/dev/null
+ok $? "(f's first waiter still waits: its take's answer is held)"
 proxy_ctl clear >/dev/null
 for fd in "${fds[@]}"; do exec {fd}<&-; done
 wait "$w0"

@@ -216,7 +216,8 @@ static void *call_lock(void *arg)
 {
 	struct call *c = arg;
 
-	c->rc = flk_lock(flk, &c->r);
+	/* Read while it runs (returns_while_gated). */
+	__atomic_store_n(&c->rc, flk_lock(flk, &c->r), __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
@@ -393,6 +394,67 @@ static void test_attempts_do_not_undo_grants(void)
 	CHECK_INT(store_mem_lock_count(mem), 2);
 	CHECK_INT(flk_unlock(flk, "r", 1, FLK_FLOCK), 0);
 	CHECK_INT(flk_unlock(flk, "q", 3, FLK_POSIX), 0);
+	CHECK_INT(store_mem_lock_count(mem), 0);
+	teardown();
+}
+
+/* flk_lock of a and of b, each in a thread (*ta, *tb); true if both
+ * returned within limit_ms, the gate still closed. */
+static bool return_while_gated(struct call *a, pthread_t *ta, struct call *b,
+			       pthread_t *tb, int limit_ms)
+{
+	__atomic_store_n(&a->rc, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&b->rc, 1, __ATOMIC_SEQ_CST);
+	CHECK_INT(pthread_create(ta, NULL, call_lock, a), 0);
+	CHECK_INT(pthread_create(tb, NULL, call_lock, b), 0);
+	for (int i = 0; i < limit_ms / 10; i++) {
+		if (__atomic_load_n(&a->rc, __ATOMIC_SEQ_CST) != 1 &&
+		    __atomic_load_n(&b->rc, __ATOMIC_SEQ_CST) != 1)
+			return true;
+		usleep(10 * 1000);
+	}
+	return false;
+}
+
+/* A non-blocking request that finds another's attempt on its key in
+ * flight waits for its outcome FLK_NB_WAIT_MS at most, then fails -EIO
+ * (ENOLCK to its caller: undecided). It waited up to the attempt's
+ * operation timeout, its request thread held (with every thread held
+ * so, the mount read nothing). An outcome within the bound decides: a
+ * reader behind a reader's attempt shares the key. */
+static void test_nonblocking_behind_attempt(void)
+{
+	struct lock_holder h = holder();
+	struct call c1 = { .r = { .key = "n", .owner = 1, .kind = FLK_FLOCK } };
+	struct call c2 = { .r = { .key = "n", .owner = 2, .kind = FLK_FLOCK } };
+	struct call c3 = { .r = { .key = "n", .owner = 3, .kind = FLK_POSIX } };
+	struct call s1 = { .r = { .key = "s", .owner = 1, .kind = FLK_FLOCK } };
+	struct call s2 = { .r = { .key = "s", .owner = 2, .kind = FLK_FLOCK } };
+	pthread_t t1, t2, t3;
+
+	setup();
+	c1.r.holder = c2.r.holder = c3.r.holder = s1.r.holder = h;
+	s2.r.holder = h;
+	gate_close("n");
+	CHECK_INT(pthread_create(&t1, NULL, call_lock, &c1), 0);
+	gate_wait_entered(); /* c1's acquire is in flight */
+	CHECK(return_while_gated(&c2, &t2, &c3, &t3, 1800));
+	CHECK_INT(c2.rc, -EIO);
+	CHECK_INT(c3.rc, -EIO);
+	gate_release();
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	pthread_join(t3, NULL);
+	CHECK_INT(c1.rc, 0);
+
+	/* Readers: the second waits for the first's attempt, then shares. */
+	s1.r.shared = s2.r.shared = true;
+	race("s", &s1, &s2);
+	CHECK_INT(s1.rc, 0);
+	CHECK_INT(s2.rc, 0);
+	CHECK_INT(flk_unlock(flk, "n", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "s", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "s", 2, FLK_FLOCK), 0);
 	CHECK_INT(store_mem_lock_count(mem), 0);
 	teardown();
 }
@@ -1030,6 +1092,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_blocking_waits_through_outage);
 	CHECK_CASE(test_own_lock_ahead_of_waiters);
 	CHECK_CASE(test_attempts_do_not_undo_grants);
+	CHECK_CASE(test_nonblocking_behind_attempt);
 	CHECK_CASE(test_sweep);
 	CHECK_CASE(test_entry_freed_while_waiting);
 	CHECK_CASE(test_slow_key_delays_no_other_wait);

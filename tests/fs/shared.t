@@ -23,7 +23,7 @@ if [ ! -x "$PY" ] || ! "$PY" -c 'import boto3' >/dev/null 2>&1; then
 fi
 RUN=${LOCKFS_RUN_BIN:-$(dirname "$LOCKFS_BIN")/lockfs-run}
 
-plan 108
+plan 113
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the fault proxy"; exit 1; }
@@ -338,6 +338,31 @@ hold_stop d1
 is "$(field "$("$T" read "$A/ud")" data)" "HELLO!" \
 	"with B gone, its data stays while C reads"
 hold_stop d2
+# The same on A, behind the proxy at a 5 ms round trip, two threads of the
+# open file asking LOCK_SH at once, and the downgrade's first answer lost
+# (its resend finds it landed): one downgrades, the other has it already,
+# and the row keeps A's data.
+hold_start d3 "$A/ud3" O_CREAT,O_RDWR 0644
+hold_cmd d3 "flock ex"
+is "$HOUT" 0 "A: LOCK_EX on ud3"
+proxy_ctl latency 5 >/dev/null
+hold_cmd d3 "write first"
+hold_cmd d3 "write second!"
+is "$HOUT" 0 "A writes its data twice (5 ms round trip)"
+inj0=$(proxy_injected)
+proxy_ctl lose-reply 1 PutItem >/dev/null
+hold_cmd d3 "threads 2 flock sh"
+hold_cmd d3 "joined 20000"
+is "$HOUT/$(($(proxy_injected) - inj0))" "0 0/1" \
+	"two threads' LOCK_SH on the open file, the first answer lost: both 0"
+text=$("$T" read "$C/ud3")
+is "$(field "$text" mode)/$(field "$text" data)" "shared/second!" \
+	"the shared row has A's data, its last write included"
+hold_cmd d3 "close"
+is "$HOUT" 0 "A's close: its data is in the table"
+hold_stop d3
+proxy_ctl clear >/dev/null
+proxy_ctl latency 0 >/dev/null
 # A downgrade's write that lands after the release (the proxy holds it,
 # unforwarded, until the key is free): it writes only over A's own row,
 # so it lands nowhere, and B takes the key at once (it used to bring back

@@ -192,7 +192,7 @@ static int convert_locked(struct flk *f, struct fkey **fkp,
 		if (!rc && fk->lk == lk)
 			fk->shared = true;
 		lock_unref(f->eng, lk);
-		return rc;
+		return flk_int_downgrade_err(rc);
 	}
 	lk = flk_int_remove_holder(fk, h, &lent);
 	if (lk) {

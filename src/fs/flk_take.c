@@ -69,6 +69,11 @@ int flk_int_poll_verdict(struct flk *f, const char *key, int read_rc,
 	return -EEXIST;
 }
 
+int flk_int_downgrade_err(int rc)
+{
+	return rc == -EIO ? -ENOLCK : rc;
+}
+
 /* Tries to take key for a file lock (mu not held). 0 with *out; -EBUSY
  * when this mount holds it otherwise; -EEXIST when another owner does;
  * other -errno. With poll, a consistent read comes first so that a held
@@ -100,7 +105,9 @@ int flk_int_try_take(struct flk *f, const char *key,
 			/* The open file that acquired it with O_CREAT: the file
 			 * lock owns it from now on. */
 			lock_set_hold(f->eng, local, HOLD_FLOCK);
-			rc = shared ? lock_downgrade(f->eng, local) : 0;
+			rc = shared ? flk_int_downgrade_err(
+					      lock_downgrade(f->eng, local))
+				    : 0;
 			if (rc) {
 				lock_unref(f->eng, local);
 				return rc;

@@ -284,8 +284,9 @@ static void run_batch(struct flk *f, struct flk_job *b);
  * waiter's owner holds, as flock(2) converts: exclusive to shared in one
  * write (lock_downgrade), then the waiter is granted; shared to exclusive
  * by dropping the owner's share (the lock released when it was the last),
- * after which the waiter waits on as a new exclusive request. A failed
- * downgrade is tried again at the waiter's next poll. Frees j. */
+ * after which the waiter waits on as a new exclusive request. A downgrade
+ * that lost the lock fails the waiter (ENOLCK); one refused before it
+ * wrote is tried again at the waiter's next poll. Frees j. */
 static void run_convert(struct flk *f, struct flk_job *j)
 {
 	struct fkey *fk = j->fk;
@@ -298,7 +299,7 @@ static void run_convert(struct flk *f, struct flk_job *j)
 		lk = fk->lk;
 		lock_ref(lk);
 		pthread_mutex_unlock(&f->mu);
-		rc = lock_downgrade(f->eng, lk);
+		rc = flk_int_downgrade_err(lock_downgrade(f->eng, lk));
 		pthread_mutex_lock(&f->mu);
 		if (!rc && fk->lk == lk)
 			fk->shared = true;
@@ -329,6 +330,9 @@ static void run_convert(struct flk *f, struct flk_job *j)
 		lock_unref(f->eng, lk);
 	if (w->interrupted || f->stopping) {
 		answer(f, fk, w, j->key, NULL, false, true, flk_int_end_err(w));
+	} else if (rc == -ENOLCK) {
+		/* The lock was lost in the downgrade: not taken back. */
+		answer(f, fk, w, j->key, NULL, false, true, rc);
 	} else {
 		reschedule(f, w, rc == 1 ? -EBUSY : rc);
 		free(j->key);

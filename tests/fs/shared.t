@@ -23,7 +23,7 @@ if [ ! -x "$PY" ] || ! "$PY" -c 'import boto3' >/dev/null 2>&1; then
 fi
 RUN=${LOCKFS_RUN_BIN:-$(dirname "$LOCKFS_BIN")/lockfs-run}
 
-plan 113
+plan 118
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the fault proxy"; exit 1; }
@@ -363,6 +363,31 @@ is "$HOUT" 0 "A's close: its data is in the table"
 hold_stop d3
 proxy_ctl clear >/dev/null
 proxy_ctl latency 0 >/dev/null
+# A downgrade that loses the lock (its write answered HTTP 500 until its
+# deadline: which row is ours is unknown) fails ENOLCK, while B waits with
+# LOCK_EX. It waited on as a new shared request and answered 0 once B had
+# held the key exclusively and let go: no atomic conversion. Mount E,
+# behind the proxy, sends no lost_signal (a signal would end the call).
+ENDPOINT=$PROXY_ENDPOINT mount_start e "owner=sh-e,$OPT" ||
+	{ echo "Bail out! cannot mount e"; exit 1; }
+E=$(mnt e)
+hold_start dl "$E/dl" O_CREAT,O_RDWR 0644
+hold_cmd dl "flock ex"
+is "$HOUT" 0 "E: LOCK_EX on dl"
+hold_start dlb "$B/dl" O_RDWR
+hold_send dlb "flock ex"
+sleep 0.3
+proxy_ctl http500 100000 PutItem >/dev/null
+hold_cmd dl "flock sh" 40
+is "$HOUT" ENOLCK "E's downgrade, its write refused until its deadline: ENOLCK"
+proxy_ctl clear >/dev/null
+hold_wait dlb 30
+is "$HOUT" 0 "B's LOCK_EX is granted once E's row lapses"
+hold_cmd dl "flock sh,nb"
+is "$HOUT" EAGAIN "E, having lost dl, does not get it back while B holds it"
+hold_stop dlb
+hold_stop dl
+mount_stop e
 # A downgrade's write that lands after the release (the proxy holds it,
 # unforwarded, until the key is free): it writes only over A's own row,
 # so it lands nowhere, and B takes the key at once (it used to bring back

@@ -84,6 +84,7 @@ struct fs_handle {
 	struct lock *lk;      /* our lock when opened on one (referenced) */
 	bool holding;	      /* the acquiring open file */
 	bool by_holder;	      /* opened by the lock's holder (uid or root) */
+	bool writable;	      /* opened for writing: told of failed writes */
 	struct buf snap;      /* mu: text served to reads past offset 0 */
 	void *ph;	      /* mu: poll handle to wake on loss */
 	uint32_t uid;	      /* the opener, charged one FSQ_OPENS */

@@ -223,7 +223,7 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	holder = *lock_holder(src);
 	/* The second name starts with the first one's data, written in its
 	 * acquire (the first name's pending writes go first). */
-	fs_wb_flush(fs->wb, src);
+	fs_wb_write_pending(fs->wb, src);
 	if (lock_snapshot(fs->eng, src, &rec, NULL) || !rec.has_data)
 		rec.data_len = 0;
 	/* The second name is a lock more for the holder's uid. */

@@ -164,6 +164,7 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	}
 	h->uid = ctx->uid;
 	h->by_holder = lk && fs_int_is_holder(ctx, lk);
+	h->writable = (flags & O_ACCMODE) != O_RDONLY;
 	fs_int_fill_entry(fs, e, lk != NULL);
 	*fh = (uint64_t)(uintptr_t)h;
 	lk = NULL; /* the handle has it */
@@ -246,6 +247,7 @@ int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 	h->uid = ctx->uid;
 	h->cred = cred;
 	h->by_holder = lk && fs_int_is_holder(ctx, lk);
+	h->writable = (flags & O_ACCMODE) != O_RDONLY;
 	*fh = (uint64_t)(uintptr_t)h;
 	return 0;
 }
@@ -334,14 +336,28 @@ ssize_t fs_write(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 	return rc ? rc : (ssize_t)size;
 }
 
+/* Writes lk's pending data for a flush or fsync of h: a descriptor open
+ * for writing is told of a failed write (and takes the error, told once
+ * with its next write, fsync or close); any other only gets the data
+ * written, the error left for the writers (a cat's close took it, and the
+ * holder's next write was answered 0 over the lost data). */
+static int flush_for(struct fs *fs, const struct fs_handle *h, struct lock *lk)
+{
+	if (h->writable)
+		return fs_wb_flush(fs->wb, lk);
+	fs_wb_write_pending(fs->wb, lk);
+	return 0;
+}
+
 int fs_fsync(struct fs *fs, uint64_t fh)
 {
-	struct lock *lk = fs_int_handle_lock(fs, fs_int_handle(fh));
+	struct fs_handle *h = fs_int_handle(fh);
+	struct lock *lk = fs_int_handle_lock(fs, h);
 	int rc;
 
 	if (!lk)
 		return 0; /* nothing of ours to make durable */
-	rc = fs_wb_flush(fs->wb, lk);
+	rc = flush_for(fs, h, lk);
 	if (!rc)
 		rc = lock_renew_sync(fs->eng, lk);
 	lock_unref(fs->eng, lk);
@@ -350,12 +366,13 @@ int fs_fsync(struct fs *fs, uint64_t fh)
 
 int fs_flush(struct fs *fs, uint64_t fh)
 {
-	struct lock *lk = fs_int_handle_lock(fs, fs_int_handle(fh));
+	struct fs_handle *h = fs_int_handle(fh);
+	struct lock *lk = fs_int_handle_lock(fs, h);
 	int rc;
 
 	if (!lk)
 		return 0;
-	rc = fs_wb_flush(fs->wb, lk);
+	rc = flush_for(fs, h, lk);
 	lock_unref(fs->eng, lk);
 	return rc;
 }
@@ -381,8 +398,10 @@ void fs_release(struct fs *fs, uint64_t fh)
 	if (ph && fs->cfg.poll_destroy)
 		fs->cfg.poll_destroy(ph);
 	if (lk) {
-		/* Written before a release on close can drop the lock. */
-		fs_wb_flush(fs->wb, lk);
+		/* Written before a release on close can drop the lock (an
+		 * error stays for the holder's next write, fsync or close:
+		 * the flush before this one told this close). */
+		fs_wb_write_pending(fs->wb, lk);
 		if (h->holding)
 			lock_holder_closed(fs->eng, lk);
 		lock_unref(fs->eng, lk);

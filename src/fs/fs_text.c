@@ -275,7 +275,9 @@ int fs_int_handle_text(struct fs *fs, struct fs_handle *h, struct buf *out)
 	if (!lk) {
 		rc = text_of_row(fs, full, out);
 	} else {
-		fs_wb_flush(fs->wb, lk); /* this mount reads its own writes */
+		/* This mount reads its own writes; an error is the
+		 * writers' to be told, not this reader's. */
+		fs_wb_write_pending(fs->wb, lk);
 		if (lock_get_state(fs->eng, lk) == LOCK_LOST)
 			rc = text_of_lost(fs, lk, out);
 		else

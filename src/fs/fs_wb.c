@@ -17,8 +17,12 @@
 #include "map.h"
 
 #define TAG "fs"
-/* An error nobody came back for is forgotten after this long. */
+/* A failed write's entry is looked at after this long, and forgotten once
+ * its lock is released: until then its holder may still write or close,
+ * and is told (the data is not in the table). */
 #define ERR_KEEP_MS 60000
+/* Entries looked at per sweep. */
+#define SWEEP_MAX 64
 
 struct wb_entry {
 	struct lock *lk; /* referenced */
@@ -98,43 +102,73 @@ static struct wb_entry *entry_get(struct fs_wb *wb, struct lock *lk,
 	return e;
 }
 
-static bool entry_idle(const struct fs_wb *wb, const struct wb_entry *e,
-		       int64_t now)
+enum idle { IDLE_NO, IDLE_YES, IDLE_IF_RELEASED };
+
+static enum idle entry_idle(const struct fs_wb *wb, const struct wb_entry *e,
+			    int64_t now)
 {
 	if (e->dirty || e->flushing || e->users)
-		return false;
+		return IDLE_NO;
 	if (e->err || e->failed)
-		return now - e->err_mono_ms >= ERR_KEEP_MS;
-	return now - e->wrote_mono_ms >= wb->interval_ms;
+		return now - e->err_mono_ms >= ERR_KEEP_MS ? IDLE_IF_RELEASED
+							   : IDLE_NO;
+	return now - e->wrote_mono_ms >= wb->interval_ms ? IDLE_YES : IDLE_NO;
 }
 
 struct sweep {
 	struct fs_wb *wb;
 	int64_t now;
-	struct lock *unref[64];
-	uint64_t gone[64];
+	struct lock *unref[SWEEP_MAX];
+	uint64_t gone[SWEEP_MAX];
 	int n;
+	uint64_t maybe[SWEEP_MAX]; /* IDLE_IF_RELEASED, lk referenced */
+	struct lock *maybe_lk[SWEEP_MAX];
+	int n_maybe;
 };
 
 static void sweep_cb(void *arg, uint64_t key, void *value)
 {
 	struct sweep *s = arg;
 	struct wb_entry *e = value;
+	enum idle idle = entry_idle(s->wb, e, s->now);
 
-	if (s->n < 64 && entry_idle(s->wb, e, s->now)) {
+	if (idle == IDLE_YES && s->n < SWEEP_MAX) {
 		s->gone[s->n] = key;
 		s->unref[s->n++] = e->lk;
+	} else if (idle == IDLE_IF_RELEASED && s->n_maybe < SWEEP_MAX) {
+		lock_ref(e->lk);
+		s->maybe[s->n_maybe] = key;
+		s->maybe_lk[s->n_maybe++] = e->lk;
 	}
 }
 
-/* Forgets idle entries; returns with mu held, after unreferencing their
- * locks without it. */
+/* Forgets idle entries; returns with mu held, after asking the engine
+ * about and unreferencing their locks without it. */
 static void sweep(struct fs_wb *wb)
 {
-	struct sweep s = { wb, clk_mono_ms(wb->clk), { 0 }, { 0 }, 0 };
+	struct sweep s = { .wb = wb, .now = clk_mono_ms(wb->clk) };
+	bool released[SWEEP_MAX];
 	int i;
 
 	imap_each(&wb->ents, sweep_cb, &s);
+	if (!s.n && !s.n_maybe)
+		return;
+	pthread_mutex_unlock(&wb->mu);
+	for (i = 0; i < s.n_maybe; i++)
+		released[i] =
+			lock_get_state(wb->eng, s.maybe_lk[i]) == LOCK_RELEASED;
+	pthread_mutex_lock(&wb->mu);
+	for (i = 0; i < s.n_maybe; i++) {
+		struct wb_entry *e = imap_get(&wb->ents, s.maybe[i]);
+
+		/* Still the same idle entry: forgotten with its lock. */
+		if (released[i] && e && e->lk == s.maybe_lk[i] &&
+		    entry_idle(wb, e, s.now) == IDLE_IF_RELEASED &&
+		    s.n < SWEEP_MAX) {
+			s.gone[s.n] = s.maybe[i];
+			s.unref[s.n++] = e->lk;
+		}
+	}
 	for (i = 0; i < s.n; i++) {
 		struct wb_entry *e = imap_del(&wb->ents, s.gone[i]);
 
@@ -142,11 +176,11 @@ static void sweep(struct fs_wb *wb)
 			free(e->data);
 		free(e);
 	}
-	if (!s.n)
-		return;
 	pthread_mutex_unlock(&wb->mu);
 	for (i = 0; i < s.n; i++)
 		lock_unref(wb->eng, s.unref[i]);
+	for (i = 0; i < s.n_maybe; i++)
+		lock_unref(wb->eng, s.maybe_lk[i]);
 	pthread_mutex_lock(&wb->mu);
 }
 

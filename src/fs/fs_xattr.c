@@ -33,8 +33,8 @@ static void flush_ino(struct fs *fs, uint64_t ino)
 	}
 	full = fs_int_full_key(fs, rel);
 	lk = full ? lock_find(fs->eng, full) : NULL;
-	if (lk)
-		fs_wb_flush(fs->wb, lk);
+	if (lk) /* an error is the writers' to be told */
+		fs_wb_write_pending(fs->wb, lk);
 	lock_unref(fs->eng, lk);
 	free(full);
 	free(rel);

@@ -300,9 +300,9 @@ static void test_write_after_loss(struct fs_mount *a, struct fs_mount *c)
 {
 	uint64_t fa;
 
-	CHECK_INT(
-		create(a, &user_ctx, FS_ROOT_INO, "wal", O_CREAT | O_EXCL, &fa),
-		0);
+	CHECK_INT(create(a, &user_ctx, FS_ROOT_INO, "wal",
+			 O_CREAT | O_EXCL | O_RDWR, &fa),
+		  0);
 	CHECK_INT(fs_write(a->fs, &user_ctx, fa, "1", 1, 0), 1);
 	CHECK_INT(fs_unlink(c->fs, &root_ctx, FS_ROOT_INO, "wal"), 0);
 	CHECK_INT(fs_fsync(a->fs, fa), -EIO);
@@ -319,9 +319,9 @@ static void test_flush_after_failed_write(struct fs_mount *a,
 {
 	uint64_t fa;
 
-	CHECK_INT(
-		create(a, &user_ctx, FS_ROOT_INO, "wf", O_CREAT | O_EXCL, &fa),
-		0);
+	CHECK_INT(create(a, &user_ctx, FS_ROOT_INO, "wf",
+			 O_CREAT | O_EXCL | O_RDWR, &fa),
+		  0);
 	CHECK_INT(fs_write(a->fs, &user_ctx, fa, "1", 1, 0), 1);
 	CHECK_INT(fs_flush(a->fs, fa), 0);
 	/* Buffered (within the interval), then the lock is broken. */
@@ -341,8 +341,8 @@ static void test_write_after_failed_write(struct fs_mount *d)
 	struct fs_entry e;
 	uint64_t fd;
 
-	CHECK_INT(create(d, &user_ctx, FS_ROOT_INO, "wfail", O_CREAT | O_EXCL,
-			 &fd),
+	CHECK_INT(create(d, &user_ctx, FS_ROOT_INO, "wfail",
+			 O_CREAT | O_EXCL | O_RDWR, &fd),
 		  0);
 	CHECK_INT(fs_write(d->fs, &user_ctx, fd, "1", 1, 0), 1);
 	CHECK_INT(fs_flush(d->fs, fd), 0);
@@ -365,6 +365,33 @@ static void test_write_after_failed_write(struct fs_mount *d)
 	fs_release(d->fs, fd);
 }
 
+/* A data write that fails while the lock is still held is told to the
+ * holder's next write (or fsync, or close of a descriptor open for
+ * writing), whoever made the write that failed: here a reader's close,
+ * which writes pending data out. That close took the error itself, and
+ * the holder's next write was answered as written over the lost data. */
+static void test_failed_write_told_to_writer(struct fs_mount *d)
+{
+	struct fs_entry e;
+	uint64_t fd, fr;
+
+	CHECK_INT(create(d, &user_ctx, FS_ROOT_INO, "wtell",
+			 O_CREAT | O_EXCL | O_RDWR, &fd),
+		  0);
+	CHECK_INT(fs_write(d->fs, &user_ctx, fd, "1", 1, 0), 1);
+	CHECK_INT(fs_write(d->fs, &user_ctx, fd, "2", 1, 1), 1); /* buffered */
+	CHECK_INT(fs_lookup(d->fs, FS_ROOT_INO, "wtell", &e), 0);
+	CHECK_INT(fs_open(d->fs, &user_ctx, e.attr.ino, O_RDONLY, &fr), 0);
+	__atomic_store_n(&fail_renew, 1, __ATOMIC_RELEASE);
+	CHECK_INT(fs_flush(d->fs, fr), 0); /* the reader's close */
+	__atomic_store_n(&fail_renew, 0, __ATOMIC_RELEASE);
+	fs_release(d->fs, fr);
+	CHECK_INT(fs_write(d->fs, &user_ctx, fd, "3", 1, 2), -EIO);
+	CHECK_INT(fs_flush(d->fs, fd), -EIO); /* not in the table */
+	CHECK_INT(fs_unlink(d->fs, &user_ctx, FS_ROOT_INO, "wtell"), 0);
+	fs_release(d->fs, fd);
+}
+
 /* A readdirplus answered from a listing read at opendir gives the holder's
  * own lock the size it has when the entry is answered: the kernel takes
  * that size unless a write ended after it asked, and an O_APPEND write
@@ -377,9 +404,9 @@ static void test_listing_own_size_now(struct fs_mount *a)
 	uint64_t fa, dh;
 	bool found = false;
 
-	CHECK_INT(
-		create(a, &user_ctx, FS_ROOT_INO, "ap", O_CREAT | O_EXCL, &fa),
-		0);
+	CHECK_INT(create(a, &user_ctx, FS_ROOT_INO, "ap",
+			 O_CREAT | O_EXCL | O_RDWR, &fa),
+		  0);
 	CHECK_INT(fs_write(a->fs, &user_ctx, fa, "line0\n", 6, 0), 6);
 	CHECK_INT(fs_opendir(a->fs, FS_ROOT_INO, &dh), 0);
 	CHECK_INT(fs_write(a->fs, &user_ctx, fa, "line1\n", 6, 6), 6);
@@ -561,6 +588,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_write_after_loss, &a, &c);
 	CHECK_CASE(test_flush_after_failed_write, &a, &c);
 	CHECK_CASE(test_write_after_failed_write, &d);
+	CHECK_CASE(test_failed_write_told_to_writer, &d);
 	CHECK_CASE(test_no_credentials, &d);
 	CHECK_CASE(test_listing_own_size_now, &a);
 	CHECK_CASE(test_dirs_and_listing, &a, &b);

@@ -31,17 +31,20 @@ static int filelock_err(int rc, const char *what, const char *key)
 	return rc == -EIO ? -ENOLCK : rc;
 }
 
-/* Data written to a key this mount holds and not in the table yet is
- * written before a shared request: if it downgrades that lock, the shared
- * row carries the data as the writer left it. */
-static void write_pending_data(struct fs *fs, const char *key)
+/* A shared request on a key this mount holds exclusively may downgrade
+ * that lock: its writes wait meanwhile and its pending data is written
+ * first (fs_wb_seal), so that the shared row carries every write answered
+ * before it, and a write that comes during it is refused (EPERM) rather
+ * than answered and dropped. The lock sealed (referenced), or NULL. */
+static struct lock *seal_for_downgrade(struct fs *fs, const char *key)
 {
 	struct lock *lk = lock_find(fs->eng, key);
 
-	if (lk) {
-		fs_wb_write_pending(fs->wb, lk);
+	if (lk && (lock_is_shared(fs->eng, lk) || fs_wb_seal(fs->wb, lk))) {
 		lock_unref(fs->eng, lk);
+		lk = NULL;
 	}
+	return lk;
 }
 
 int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
@@ -49,6 +52,7 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 {
 	struct fs_handle *h = fs_int_handle(fh);
 	struct flk_req r = { 0 };
+	struct lock *sealed;
 	char *key;
 	int rc;
 
@@ -90,9 +94,12 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		return rc;
 	}
 	fs_int_holder_from_ctx(fs, ctx, 0644, &r.holder);
-	if (r.shared)
-		write_pending_data(fs, key);
+	sealed = r.shared ? seal_for_downgrade(fs, key) : NULL;
 	rc = flk_lock(fs->flk, &r);
+	if (sealed) {
+		fs_wb_unseal(fs->wb, sealed);
+		lock_unref(fs->eng, sealed);
+	}
 	if (!r.handle_lock)
 		fs_quota_lock_end(fs->quota, ctx->uid);
 	/* Parked, or answered by its interrupt (-EALREADY, which gave it

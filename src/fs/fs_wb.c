@@ -32,6 +32,7 @@ struct wb_entry {
 	bool dirty;	       /* data differs from what was written */
 	bool flushing;	       /* a write of it is in flight */
 	int users;	       /* callers using it with mu dropped */
+	int sealed;	       /* downgrades in flight: writes wait */
 	int err;	       /* a background write's error, not yet told */
 	int failed;	       /* the last write's error, 0 once one lands:
 				* a flush with nothing new to write reports
@@ -107,7 +108,7 @@ enum idle { IDLE_NO, IDLE_YES, IDLE_IF_RELEASED };
 static enum idle entry_idle(const struct fs_wb *wb, const struct wb_entry *e,
 			    int64_t now)
 {
-	if (e->dirty || e->flushing || e->users)
+	if (e->dirty || e->flushing || e->users || e->sealed)
 		return IDLE_NO;
 	if (e->err || e->failed)
 		return now - e->err_mono_ms >= ERR_KEEP_MS ? IDLE_IF_RELEASED
@@ -347,6 +348,20 @@ int fs_wb_modify(struct fs_wb *wb, struct lock *lk, const void *buf, size_t len,
 		return -ENOMEM;
 	}
 	e->users++;
+	if (e->sealed) {
+		/* A downgrade of the lock is in flight: this write comes
+		 * after it, refused if the lock is shared by then. */
+		while (e->sealed)
+			pthread_cond_wait(&wb->done, &wb->mu);
+		pthread_mutex_unlock(&wb->mu);
+		rc = lock_is_shared(wb->eng, lk) ? -EPERM : 0;
+		pthread_mutex_lock(&wb->mu);
+		if (rc) {
+			e->users--;
+			pthread_mutex_unlock(&wb->mu);
+			return rc;
+		}
+	}
 	rc = take_err(e);
 	if (!rc && !e->loaded)
 		rc = entry_load(wb, e);
@@ -405,6 +420,39 @@ int fs_wb_flush(struct fs_wb *wb, struct lock *lk)
 	}
 	pthread_mutex_unlock(&wb->mu);
 	return rc;
+}
+
+int fs_wb_seal(struct fs_wb *wb, struct lock *lk)
+{
+	struct wb_entry *e;
+
+	pthread_mutex_lock(&wb->mu);
+	e = entry_get(wb, lk, true);
+	if (!e) {
+		pthread_mutex_unlock(&wb->mu);
+		return -ENOMEM;
+	}
+	e->sealed++;
+	if (e->dirty) {
+		e->users++;
+		write_for_holder(wb, e);
+		e->users--;
+	}
+	pthread_mutex_unlock(&wb->mu);
+	return 0;
+}
+
+void fs_wb_unseal(struct fs_wb *wb, struct lock *lk)
+{
+	struct wb_entry *e;
+
+	pthread_mutex_lock(&wb->mu);
+	e = entry_get(wb, lk, false);
+	if (e && e->sealed) {
+		e->sealed--;
+		pthread_cond_broadcast(&wb->done);
+	}
+	pthread_mutex_unlock(&wb->mu);
 }
 
 void fs_wb_write_pending(struct fs_wb *wb, struct lock *lk)

@@ -52,5 +52,13 @@ int fs_wb_flush(struct fs_wb *wb, struct lock *lk);
  * write, fsync or close, as a background write's is. Before a downgrade,
  * so that the shared row carries the data as written. */
 void fs_wb_write_pending(struct fs_wb *wb, struct lock *lk);
+/* Around a request that may downgrade lk to shared: fs_wb_seal makes
+ * writes to lk wait (a write that comes meanwhile is ordered after the
+ * downgrade: EPERM if lk is shared by then) and writes its pending data
+ * (as fs_wb_write_pending), so that the shared row carries every write
+ * answered before; fs_wb_unseal lets writes go on. 0 or -ENOMEM (not
+ * sealed). */
+int fs_wb_seal(struct fs_wb *wb, struct lock *lk);
+void fs_wb_unseal(struct fs_wb *wb, struct lock *lk);
 
 #endif

@@ -184,7 +184,11 @@ static void released(struct lock_engine *e, struct lock *lk, bool stolen,
 	}
 	lock_int_set_state_locked(e, lk, LOCK_RELEASED);
 	lock_int_detach_key_locked(e, lk);
-	lock_int_note_recent_locked(e, lk->key);
+	/* Free now, as lookups here may take it: not a share we left,
+	 * whose row other mounts' readers may still hold (a lookup said
+	 * ENOENT for a second while their share was alive). */
+	if (!lk->shared)
+		lock_int_note_recent_locked(e, lk->key);
 	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);
 	if (watch)

@@ -634,6 +634,7 @@ static void build_fs(struct daemon *d)
 	struct flk_config flc = {
 		.reply = fsops_reply_lock,
 		.on_granted = fs_on_granted,
+		.around_downgrade = fs_around_downgrade,
 		.arg = d->fs,
 		.poll_min_ms = o->wait_poll_ms < 50 ? o->wait_poll_ms : 50,
 		.poll_max_ms = o->wait_poll_ms,

@@ -185,14 +185,14 @@ static int convert_locked(struct flk *f, struct fkey **fkp,
 		lock_ref(lk);
 		fk->taking = true;
 		pthread_mutex_unlock(&f->mu);
-		rc = lock_downgrade(f->eng, lk);
+		rc = flk_int_downgrade(f, lk);
 		pthread_mutex_lock(&f->mu);
 		fk->taking = false;
 		pthread_cond_broadcast(&f->cv);
 		if (!rc && fk->lk == lk)
 			fk->shared = true;
 		lock_unref(f->eng, lk);
-		return flk_int_downgrade_err(rc);
+		return rc;
 	}
 	lk = flk_int_remove_holder(fk, h, &lent);
 	if (lk) {

@@ -57,6 +57,10 @@ struct flk_config {
 	 * (before the request is answered): the file now shows that lock.
 	 * May be NULL. */
 	void (*on_granted)(void *arg, void *handle, struct lock *lk);
+	/* Around a downgrade of lk to shared (begin true, then false, when
+	 * the first call returned 0): the file layer holds lk's data writes
+	 * meanwhile and writes its pending data first. May be NULL. */
+	int (*around_downgrade)(void *arg, struct lock *lk, bool begin);
 	void *arg;
 	/* The machine (host.h): the clock that times polls and backoff.
 	 * NULL: the real one (host_system()). */

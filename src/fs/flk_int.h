@@ -198,12 +198,13 @@ bool flk_int_lost_by_group(struct flk *f, const struct lock_holder *h,
 			   const char *key);
 
 /* ---- flk_take.c (mu not held) ---- */
-/* A failed lock_downgrade's answer to the request: -EIO (the lock lost:
+/* lock_downgrade of lk (mu not held) inside cfg.around_downgrade, so that
+ * the file layer orders its data writes around it. -EIO (the lock lost:
  * stolen, or the write's outcome unknown) becomes -ENOLCK, which fails
  * the request at once. Taken as a store error, a blocking request waited
  * on as a new shared one and got the key back after another mount had
  * held it exclusively: a conversion is atomic or fails. */
-int flk_int_downgrade_err(int rc);
+int flk_int_downgrade(struct flk *f, struct lock *lk);
 
 int flk_int_try_take(struct flk *f, const char *key,
 		     const struct lock_holder *h, struct lock *handle_lock,

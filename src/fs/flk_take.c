@@ -69,8 +69,14 @@ int flk_int_poll_verdict(struct flk *f, const char *key, int read_rc,
 	return -EEXIST;
 }
 
-int flk_int_downgrade_err(int rc)
+int flk_int_downgrade(struct flk *f, struct lock *lk)
 {
+	bool held = f->cfg.around_downgrade &&
+		    !f->cfg.around_downgrade(f->cfg.arg, lk, true);
+	int rc = lock_downgrade(f->eng, lk);
+
+	if (held)
+		f->cfg.around_downgrade(f->cfg.arg, lk, false);
 	return rc == -EIO ? -ENOLCK : rc;
 }
 
@@ -105,9 +111,7 @@ int flk_int_try_take(struct flk *f, const char *key,
 			/* The open file that acquired it with O_CREAT: the file
 			 * lock owns it from now on. */
 			lock_set_hold(f->eng, local, HOLD_FLOCK);
-			rc = shared ? flk_int_downgrade_err(
-					      lock_downgrade(f->eng, local))
-				    : 0;
+			rc = shared ? flk_int_downgrade(f, local) : 0;
 			if (rc) {
 				lock_unref(f->eng, local);
 				return rc;

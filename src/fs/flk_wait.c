@@ -299,7 +299,7 @@ static void run_convert(struct flk *f, struct flk_job *j)
 		lk = fk->lk;
 		lock_ref(lk);
 		pthread_mutex_unlock(&f->mu);
-		rc = flk_int_downgrade_err(lock_downgrade(f->eng, lk));
+		rc = flk_int_downgrade(f, lk);
 		pthread_mutex_lock(&f->mu);
 		if (!rc && fk->lk == lk)
 			fk->shared = true;

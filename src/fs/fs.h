@@ -218,6 +218,9 @@ int fs_filelock_get(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 void fs_filelock_wait_done(struct fs *fs, uint32_t uid);
 /* flk_config.on_granted: binds a granted file lock to its open file. */
 void fs_on_granted(void *fs, void *handle, struct lock *lk);
+/* flk_config.around_downgrade: data writes to lk wait while a downgrade
+ * of it is in flight (fs_wb_seal), its pending data written first. */
+int fs_around_downgrade(void *fs, struct lock *lk, bool begin);
 /* The open file's lock owner closed it: drop its file locks of kind. */
 void fs_filelock_drop(struct fs *fs, uint64_t fh, uint64_t owner, int kind);
 /* The open file's last close (release, before fs_release): the fcntl lock

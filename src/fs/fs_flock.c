@@ -31,20 +31,19 @@ static int filelock_err(int rc, const char *what, const char *key)
 	return rc == -EIO ? -ENOLCK : rc;
 }
 
-/* A shared request on a key this mount holds exclusively may downgrade
- * that lock: its writes wait meanwhile and its pending data is written
+/* A downgrade's writes wait meanwhile and its pending data is written
  * first (fs_wb_seal), so that the shared row carries every write answered
  * before it, and a write that comes during it is refused (EPERM) rather
- * than answered and dropped. The lock sealed (referenced), or NULL. */
-static struct lock *seal_for_downgrade(struct fs *fs, const char *key)
+ * than answered and dropped. */
+int fs_around_downgrade(void *arg, struct lock *lk, bool begin)
 {
-	struct lock *lk = lock_find(fs->eng, key);
+	struct fs *fs = arg;
 
-	if (lk && (lock_is_shared(fs->eng, lk) || fs_wb_seal(fs->wb, lk))) {
-		lock_unref(fs->eng, lk);
-		lk = NULL;
+	if (!begin) {
+		fs_wb_unseal(fs->wb, lk);
+		return 0;
 	}
-	return lk;
+	return fs_wb_seal(fs->wb, lk);
 }
 
 int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
@@ -52,7 +51,6 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 {
 	struct fs_handle *h = fs_int_handle(fh);
 	struct flk_req r = { 0 };
-	struct lock *sealed;
 	char *key;
 	int rc;
 
@@ -94,12 +92,7 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 		return rc;
 	}
 	fs_int_holder_from_ctx(fs, ctx, 0644, &r.holder);
-	sealed = r.shared ? seal_for_downgrade(fs, key) : NULL;
 	rc = flk_lock(fs->flk, &r);
-	if (sealed) {
-		fs_wb_unseal(fs->wb, sealed);
-		lock_unref(fs->eng, sealed);
-	}
 	if (!r.handle_lock)
 		fs_quota_lock_end(fs->quota, ctx->uid);
 	/* Parked, or answered by its interrupt (-EALREADY, which gave it

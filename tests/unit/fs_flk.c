@@ -139,6 +139,26 @@ static void gate_release(void)
 	pthread_mutex_unlock(&gate_mu);
 }
 
+/* Downgrades the file layer was told of (flk_config.around_downgrade):
+ * begun and ended. */
+static int around_begun, around_ended;
+
+static int count_around(void *arg, struct lock *lk, bool begin)
+{
+	(void)arg;
+	(void)lk;
+	__atomic_add_fetch(begin ? &around_begun : &around_ended, 1,
+			   __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static int arounds(void)
+{
+	int b = __atomic_load_n(&around_begun, __ATOMIC_SEQ_CST);
+
+	return b == __atomic_load_n(&around_ended, __ATOMIC_SEQ_CST) ? b : -1;
+}
+
 /* A lease for the next mount_up instead of 3 s (0: 3 s). */
 static int64_t long_lease_ms;
 
@@ -148,7 +168,9 @@ static void mount_up(struct mount *m, const char *owner, const char *host,
 				   const char *key))
 {
 	struct lock_config cfg = engine_steps_config(owner, host, HOLD_PGRP);
-	struct flk_config fc = { .reply = reply, .poll_min_ms = 20 };
+	struct flk_config fc = { .reply = reply,
+				 .around_downgrade = count_around,
+				 .poll_min_ms = 20 };
 
 	cfg.lease_ms = 3000;
 	cfg.safe_period_ms = 2000;
@@ -865,6 +887,8 @@ static void test_convert_meets_unlock(void)
 
 	setup();
 	record_init(&row);
+	__atomic_store_n(&around_begun, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&around_ended, 0, __ATOMIC_SEQ_CST);
 	foreign_row("z");
 	park(&a, &ra);
 	park(&b, &rb);
@@ -883,6 +907,7 @@ static void test_convert_meets_unlock(void)
 	CHECK_INT(wait_answer(&rb), 0);
 	usleep(100 * 1000);
 	CHECK(row_of("z", &row) && row.shared);
+	CHECK_INT(arounds(), 1); /* the waiter's downgrade, too */
 	one_unlock_frees("z", 13, FLK_FLOCK, &row);
 	record_fini(&row);
 	teardown();
@@ -901,6 +926,8 @@ static void test_conversions_and_getlk(void)
 
 	setup();
 	record_init(&row);
+	__atomic_store_n(&around_begun, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&around_ended, 0, __ATOMIC_SEQ_CST);
 	/* Exclusive to shared: one write, and then others may share. */
 	CHECK_INT(flk_lock(flk, &x1), 0);
 	CHECK_INT(flk_getlk(flk, &GETLK("c", 2, true), &held, &hs, &pid), 0);
@@ -909,6 +936,7 @@ static void test_conversions_and_getlk(void)
 	CHECK_INT(flk_lock(flk, &s2), -EWOULDBLOCK);
 	CHECK_INT(flk_lock(flk, &s1), 0);
 	CHECK(row_of("c", &row) && row.shared && row.n_readers == 1);
+	CHECK_INT(arounds(), 1); /* the file layer held its writes */
 	CHECK_INT(flk_lock(flk, &s2), 0);
 	/* F_GETLK: a share conflicts with a write lock only. */
 	CHECK_INT(flk_getlk(flk, &GETLK("c", 3, true), &held, &hs, &pid), 0);
@@ -932,6 +960,7 @@ static void test_conversions_and_getlk(void)
 	s1.handle_lock = lk;
 	CHECK_INT(flk_lock(flk, &s1), 0);
 	CHECK(row_of("o", &row) && row.shared);
+	CHECK_INT(arounds(), 2);
 	s2.key = "o";
 	CHECK_INT(flk_lock(flk, &s2), 0);
 	CHECK_INT(flk_unlock(flk, "o", 1, FLK_FLOCK), 0);

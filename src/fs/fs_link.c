@@ -96,7 +96,12 @@ int fs_unlink_start(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	rc = fs_int_child_keys(fs, parent, name, &rel, &full);
 	if (rc)
 		return rc;
-	lk = lock_find_any(fs->eng, full);
+	/* The caller's group's lost lock first: its unlink lets go of that
+	 * one, and never of a lock another group of this mount took since
+	 * (which lock_find_any gives first). */
+	lk = fs_int_lost_of_caller(fs, ctx, rel);
+	if (!lk)
+		lk = lock_find_any(fs->eng, full);
 	if (lk && lock_get_state(fs->eng, lk) == LOCK_LOST) {
 		/* Our lost lock: its holder lets go of it. That is the file
 		 * the holder's group sees (fs_int_lost_view), whatever the row
@@ -129,6 +134,18 @@ int fs_unlink_start(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 			rc = -ENOENT; /* invisible: expired by observation */
 		} else if (!fs->cfg.allow_break || ctx->uid != 0) {
 			rc = -EPERM;
+		} else if (row.session && record_session_key_ok(row.session)) {
+			/* Kept by a session's heartbeats, which never read
+			 * the row: its holder would not be told, and would run
+			 * on beside the next one. It lapses a lease after its
+			 * session stops; its own mount may remove it. */
+			log_info(TAG,
+				 "unlink key=%s refused (EBUSY): held by owner "
+				 "%s through its session, whose holder a break "
+				 "would not reach; remove it on that mount, or "
+				 "stop that mount",
+				 full, row.owner ? row.owner : "?");
+			rc = -EBUSY;
 		} else {
 			/* Break another owner's lock, exactly the row we saw
 			 * (and forget our observation of it). */

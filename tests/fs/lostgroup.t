@@ -16,7 +16,7 @@
 # open file of the group may take it once it is lost).
 . "$(dirname "$0")/lib.sh"
 
-plan 12
+plan 18
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -81,3 +81,40 @@ lines=$(($(grep -ac 'refused' "$WORK/daemon-c.log") - lines0))
 ok "$([ "$lines" -le 6 ] && echo 0)" "one log line per refused ask, none per poll ($lines)"
 is "$(cat "$WORK/rm.rc")" 0 "the group unlinks k"
 is "$(cat "$WORK/after.rc")" 0 "then flock -n by the group takes k"
+
+# Two process groups of one session (two jobs of one script): the first
+# loses k2, the second takes k2 again on this mount, and the first's rm
+# lets go of its own lost lock only. It released the second group's live
+# lock instead (the lock this mount holds was found first, and the
+# session rule lets a session remove its own), leaving the lost one.
+timeout 120 setsid -w bash -c '
+set -m
+C=$1 W=$2
+wait_file() { for i in $(seq 900); do [ -e "$1" ] && return; sleep 0.1; done; }
+( set -C; : >"$C/k2" && : >"$W/g1.ready"; wait_file "$W/g1.go"
+  rm "$C/k2"; echo $? >"$W/g1.rm"; wait_file "$W/end" ) &
+( wait_file "$W/g2.go"; set -C
+  for i in $(seq 200); do : >"$C/k2" 2>/dev/null && break; sleep 0.1; done
+  : >"$W/g2.took"; wait_file "$W/end" ) &
+wait' _ "$C" "$WORK" >/dev/null 2>&1 &
+g=$!
+wait_for 20 test -e "$WORK/g1.ready"
+ok $? "group 1 of a session holds k2 (noclobber)"
+proxy_ctl stall on >/dev/null
+lost2() { grep -aq "key=k2 state=lost" "$C/.lockfs/status"; }
+wait_for 15 lost2
+ok $? "DynamoDB out of reach: group 1 loses k2"
+proxy_ctl stall off >/dev/null
+: >"$WORK/g2.go"
+wait_for 30 test -e "$WORK/g2.took"
+ok $? "group 2 of that session takes k2 on this mount"
+: >"$WORK/g1.go"
+wait_for 20 test -s "$WORK/g1.rm"
+is "$(cat "$WORK/g1.rm" 2>/dev/null)" 0 "group 1's rm of k2 answers 0"
+held2() { grep -aq "key=k2 state=held" "$C/.lockfs/status"; }
+held2
+ok $? "... and group 2 still holds k2"
+lost2
+ok $((!$?)) "... and group 1's lost lock is let go of"
+: >"$WORK/end"
+_reap "$g" 30 >/dev/null

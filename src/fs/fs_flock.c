@@ -1,7 +1,8 @@
 /* fs_flock: file locks (flock and fcntl) on open files, made distributed
  * by flk (flk.h): a request's key, holder and per-uid limits, and the
- * open file that shows a granted lock. Threads: FUSE workers, and flk's
- * wait workers through fs_on_granted; fs->mu guards the handle's lock. */
+ * open file that shows a granted lock, and the data writes held around a
+ * downgrade. Threads: FUSE workers, and flk's wait workers through
+ * fs_on_granted and fs_around_downgrade; fs->mu guards the handle's lock. */
 #include "fs.h"
 #include "fs_int.h"
 

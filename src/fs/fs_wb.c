@@ -1,8 +1,10 @@
 /* fs_wb: coalesced data writes (see fs_wb.h). Threads: FUSE workers call
- * fs_wb_modify and fs_wb_flush; the flusher thread writes data whose
- * interval ended and forgets idle entries. wb->mu guards the entry map and
- * every entry field; it is dropped around each engine call (snapshot,
- * modify, unref). */
+ * fs_wb_modify, fs_wb_flush and fs_wb_write_pending; flk's callers (FUSE
+ * workers, its wait workers) fs_wb_seal and fs_wb_unseal around a
+ * downgrade; the flusher thread writes data whose interval ended and
+ * forgets idle entries. wb->mu guards the entry map and every entry
+ * field; it is dropped around each engine call (snapshot, modify, state,
+ * unref). */
 #include "fs_wb.h"
 
 #include <errno.h>

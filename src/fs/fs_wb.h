@@ -6,9 +6,12 @@
  * fsyncs or closes the file, truncates it, or this mount reads the lock.
  * 200 one-byte pwrites in a loop thus cost two item writes, not 200.
  * An error of a write made in the background (the lock was lost: EIO) is
- * returned by the next write, fsync or close of that lock.
+ * returned by the next write, fsync or close of that lock by a descriptor
+ * open for writing (fs_wb_flush; others use fs_wb_write_pending), kept
+ * while the lock is held.
  *
- * Threads: FUSE workers and the flusher thread. wb->mu guards the entries;
+ * Threads: FUSE workers, flk's wait workers (seal) and the flusher
+ * thread. wb->mu guards the entries;
  * it is never held across an engine call. At most one write of a lock's
  * data is in flight at a time (an entry's flushing flag). */
 #ifndef LOCKFS_FS_WB_H

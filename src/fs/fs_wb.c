@@ -39,7 +39,8 @@ struct wb_entry {
 	int failed;	       /* the last write's error, 0 once one lands:
 				* a flush with nothing new to write reports
 				* it (its data is not in the table) */
-	int64_t err_mono_ms;   /* when err was set */
+	int64_t err_mono_ms;   /* when err was set, or its lock last found
+				* held (entry_idle) */
 	int64_t wrote_mono_ms; /* when the last write started */
 	int64_t due_mono_ms;   /* dirty: when the flusher writes it */
 };
@@ -164,12 +165,16 @@ static void sweep(struct fs_wb *wb)
 	for (i = 0; i < s.n_maybe; i++) {
 		struct wb_entry *e = imap_get(&wb->ents, s.maybe[i]);
 
-		/* Still the same idle entry: forgotten with its lock. */
-		if (released[i] && e && e->lk == s.maybe_lk[i] &&
-		    entry_idle(wb, e, s.now) == IDLE_IF_RELEASED &&
-		    s.n < SWEEP_MAX) {
+		if (!e || e->lk != s.maybe_lk[i] ||
+		    entry_idle(wb, e, s.now) != IDLE_IF_RELEASED)
+			continue;
+		if (released[i] && s.n < SWEEP_MAX) {
+			/* Forgotten with its lock. */
 			s.gone[s.n] = s.maybe[i];
 			s.unref[s.n++] = e->lk;
+		} else if (!released[i]) {
+			/* Asked again in ERR_KEEP_MS: the others' turn. */
+			e->err_mono_ms = s.now;
 		}
 	}
 	for (i = 0; i < s.n; i++) {

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -192,16 +194,73 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 }
 
+/* A request that may wait on DynamoDB (a lookup, a create) and that its
+ * interrupt answers EINTR at once: a signal ends the caller's wait (a
+ * fatal one too: once a request is read, the kernel waits for its answer
+ * even for SIGKILL), rather than the request's operation timeout. The
+ * request's thread goes on and undoes what it did (early_end). */
+struct early {
+	pthread_mutex_t mu;
+	bool answered; /* by the interrupt */
+	bool done;     /* by the request's thread: no interrupt answers */
+};
+
+static void early_interrupted(fuse_req_t req, void *data)
+{
+	struct early *x = data;
+	bool answer;
+
+	pthread_mutex_lock(&x->mu);
+	answer = !x->done && !x->answered;
+	x->answered = x->answered || answer;
+	pthread_mutex_unlock(&x->mu);
+	if (answer)
+		fuse_reply_err(req, EINTR);
+}
+
+static void early_begin(fuse_req_t req, struct early *x)
+{
+	pthread_mutex_init(&x->mu, NULL);
+	x->answered = false;
+	x->done = false;
+	fuse_req_interrupt_func(req, early_interrupted, x);
+}
+
+/* Whether req is still the caller's to answer; false: it was answered
+ * EINTR already, and req may be gone (not to be touched). */
+static bool early_end(fuse_req_t req, struct early *x)
+{
+	bool answered;
+
+	pthread_mutex_lock(&x->mu);
+	answered = x->answered;
+	x->done = true;
+	pthread_mutex_unlock(&x->mu);
+	/* Unregistered under the request's lock: an interrupt running now
+	 * is waited out (it saw done), and none comes after. */
+	if (!answered)
+		fuse_req_interrupt_func(req, NULL, NULL);
+	pthread_mutex_destroy(&x->mu);
+	return !answered;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct fs *fs = fs_of(req); /* req may be gone after early_end */
+	struct early x;
 	struct fs_entry e;
 	struct fs_ctx c;
 	int rc;
 
 	count_op(req, FOP_LOOKUP);
 	ctx_of(req, &c);
-	rc = fs_lookup_ctx(fs_of(req), &c, parent, name, &e);
-
+	early_begin(req, &x);
+	rc = fs_lookup_ctx(fs, &c, parent, name, &e);
+	if (!early_end(req, &x)) {
+		if (!rc && e.attr.ino) /* the entry the caller never got */
+			fs_forget(fs, e.attr.ino, 1);
+		return;
+	}
 	reply_entry_or_err(req, rc, &e);
 }
 
@@ -267,7 +326,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, struct fuse_file_info *fi)
 {
+	struct fs *fs = fs_of(req); /* req may be gone after early_end */
 	struct fuse_entry_param fe;
+	struct early x;
 	struct fs_entry e;
 	struct fs_ctx c;
 	uint64_t fh = 0;
@@ -275,7 +336,13 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	count_op(req, FOP_CREATE);
 	ctx_of(req, &c);
-	rc = fs_create(fs_of(req), &c, parent, name, mode, fi->flags, &e, &fh);
+	early_begin(req, &x);
+	rc = fs_create(fs, &c, parent, name, mode, fi->flags, &e, &fh);
+	if (!early_end(req, &x)) {
+		if (!rc) /* the caller has no file: nothing taken stays */
+			fs_create_abandon(fs, e.attr.ino, fh);
+		return;
+	}
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;

@@ -145,6 +145,10 @@ int fs_setattr(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	      const char *name, uint32_t mode, int flags, struct fs_entry *e,
 	      uint64_t *fh);
+/* A create whose caller was answered meanwhile (EINTR, by its interrupt):
+ * what it took is given back: the lock it acquired (released), its open
+ * file (fh) and the entry (ino) the caller never got. */
+void fs_create_abandon(struct fs *fs, uint64_t ino, uint64_t fh);
 int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,
 	    uint64_t *fh);
 ssize_t fs_read(struct fs *fs, uint64_t fh, char *buf, size_t size, off_t off);

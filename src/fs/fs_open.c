@@ -1,6 +1,7 @@
 /* fs_open: open files: create (an acquire), open, read (the text of
  * fs_text), write and truncate (the holder's data, coalesced by fs_wb),
- * fsync, close, poll, and the wake-up of pollers when a lock is lost.
+ * fsync, close, poll, the wake-up of pollers when a lock is lost, and
+ * the undoing of a create whose caller was interrupted.
  * Threads: FUSE workers, and the lease thread through fs_on_lost; fs->mu
  * guards the handle list and the handle fields marked in fs_int.h. */
 #include "fs.h"
@@ -12,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "log.h"
+
+#define TAG "fs"
 
 static struct fs_handle *handle_new(struct fs *fs, struct fs_node *n,
 				    struct lock *lk, bool holding)
@@ -178,6 +183,29 @@ out_free:
 	free(rel);
 	free(full);
 	return rc;
+}
+
+void fs_create_abandon(struct fs *fs, uint64_t ino, uint64_t fh)
+{
+	struct fs_handle *h = fs_int_handle(fh);
+	struct lock *lk = NULL;
+
+	pthread_mutex_lock(&fs->mu);
+	if (h->holding && h->lk) {
+		lk = h->lk;
+		lock_ref(lk);
+	}
+	pthread_mutex_unlock(&fs->mu);
+	if (lk) {
+		log_info(TAG,
+			 "key=%s: acquired for a create whose caller was "
+			 "interrupted meanwhile: released",
+			 lock_key(lk));
+		lock_release(fs->eng, lk);
+		lock_unref(fs->eng, lk);
+	}
+	fs_release(fs, fh);
+	fs_forget(fs, ino, 1);
 }
 
 int fs_open(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino, int flags,

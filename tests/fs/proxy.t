@@ -14,7 +14,7 @@
 # blocking flocks whose first tries meet HTTP 500s wait on and get the key.
 . "$(dirname "$0")/lib.sh"
 
-plan 76
+plan 79
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -355,6 +355,29 @@ rm "$B/nolck"
 hold_stop nb
 wait_for 10 sh -c "! test -e '$A/nolck'"
 ok $? "... nolck is free after them"
+
+# ---- a signal ends a lookup or a create waiting on DynamoDB --------------
+# Once the daemon has read a request, the kernel waits for its answer even
+# for a fatal signal: a Ctrl-C'd `set -C; : > f` waited out its lookup or
+# its acquire (here 3 s and 2 s). The interrupt is answered EINTR at once;
+# what the create took is given back when it ends.
+proxy_ctl clear >/dev/null
+proxy_ctl latency 1500 >/dev/null # each way: lookups take 3 s
+s=$(now_ms)
+timeout -s INT 0.5 "$T" open "$A/sig1" O_CREAT,O_EXCL,O_RDONLY 0644 >/dev/null 2>&1
+took=$(($(now_ms) - s))
+ok $((!(took < 1500))) "SIGINT ends an open(O_CREAT) in its lookup at once ($took ms)"
+proxy_ctl latency 0 >/dev/null
+proxy_ctl late-request 1 PutItem >/dev/null # the create's first write held
+s=$(now_ms)
+timeout -s INT 0.5 "$T" open "$A/sig2" O_CREAT,O_EXCL,O_RDONLY 0644 >/dev/null 2>&1
+took=$(($(now_ms) - s))
+ok $((!(took < 1500))) "SIGINT ends an open(O_CREAT) in its acquire at once ($took ms)"
+sleep 3
+proxy_ctl clear >/dev/null
+wait_for 30 try_acquire "$B/sig2"
+ok $? "... and the lock it took meanwhile is given back: b takes sig2"
+rm -f "$B/sig2"
 
 proxy_ctl clear >/dev/null
 is "$?" 0 "clear"

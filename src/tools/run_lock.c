@@ -117,6 +117,26 @@ static void timer_stop(void)
 	timer_delete(wait_timer);
 }
 
+/* Opens the lock file, read-write, or read-only if we may not write it (a
+ * lock file we may not write can still be locked); an open a stray signal
+ * interrupted is made again, not one the wait's timer or a signal to end
+ * the wait did. */
+static int open_lock_file(const struct run_opts *o)
+{
+	int fd;
+
+	for (;;) {
+		fd = open(o->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY,
+			  0644);
+		if (fd < 0 && (errno == EACCES || errno == EROFS))
+			fd = open(o->path,
+				  O_RDONLY | O_CREAT | O_CLOEXEC | O_NOCTTY,
+				  0644);
+		if (fd >= 0 || errno != EINTR || alarm_fired || term_sig)
+			return fd;
+	}
+}
+
 /* Opens and locks o->path. Returns true with *fd_out set when the lock is
  * ours; otherwise false with *status the exit status (the message already
  * printed). The two are kept apart because a status may be 0: -E 0 makes
@@ -127,20 +147,6 @@ bool run_lock_take(const struct run_opts *o, int *fd_out, int *status)
 	char secs[32];
 	int fd, err = 0, op = o->shared ? LOCK_SH : LOCK_EX;
 
-	fd = open(o->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-	if (fd < 0 && (errno == EACCES || errno == EROFS))
-		/* A lock file we may not write can still be locked. */
-		fd = open(o->path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOCTTY,
-			  0644);
-	if (fd < 0) {
-		/* A signal to end the wait came while the open went on (it
-		 * failed EIO later, not EINTR): we die of it all the same. */
-		if (term_sig)
-			run_lock_die_of(term_sig);
-		run_say("cannot open %s: %s", o->path, strerror(errno));
-		*status = EXIT_NOLOCK;
-		return false;
-	}
 	if (o->nonblock || o->wait_ms == 0)
 		op |= LOCK_NB;
 	memset(&sev, 0, sizeof(sev));
@@ -148,14 +154,29 @@ bool run_lock_take(const struct run_opts *o, int *fd_out, int *status)
 	sev.sigev_signo = SIGALRM;
 	if (timer_create(CLOCK_MONOTONIC, &sev, &wait_timer)) {
 		run_say("cannot create a timer: %s", strerror(errno));
-		close(fd);
 		*status = EXIT_OSERR;
 		return false;
 	}
 	have_timer = 1;
+	/* The wait counts from the open: its lookup and its acquire wait on
+	 * DynamoDB too, and lockfs ends them (EINTR) at the timer's signal. */
 	if (o->wait_ms > 0)
 		timer_arm(o->wait_ms);
-	for (;;) {
+	fd = open_lock_file(o);
+	if (fd < 0 && errno == EINTR && alarm_fired && !term_sig) {
+		fd = -1;
+		err = EWOULDBLOCK; /* timed out in the open */
+	} else if (fd < 0) {
+		/* A signal to end the wait came while the open went on: we
+		 * die of it all the same. */
+		timer_stop();
+		if (term_sig)
+			run_lock_die_of(term_sig);
+		run_say("cannot open %s: %s", o->path, strerror(errno));
+		*status = EXIT_NOLOCK;
+		return false;
+	}
+	for (; fd >= 0;) {
 		if (term_sig)
 			break;
 		if (alarm_fired && o->wait_ms > 0) {
@@ -174,14 +195,16 @@ bool run_lock_take(const struct run_opts *o, int *fd_out, int *status)
 	}
 	timer_stop();
 	if (term_sig) {
-		close(fd); /* releases the lock if it was granted meanwhile */
+		if (fd >= 0)
+			close(fd); /* releases the lock if granted meanwhile */
 		run_lock_die_of(term_sig);
 	}
 	if (!err) {
 		*fd_out = fd;
 		return true;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	*status = o->conflict_code;
 	if (err == EWOULDBLOCK && o->nonblock) {
 		run_say("%s is locked by another holder (busy; -n)", o->path);
@@ -189,8 +212,14 @@ bool run_lock_take(const struct run_opts *o, int *fd_out, int *status)
 	}
 	if (err == EWOULDBLOCK) {
 		text_format_seconds_short(o->wait_ms, secs, sizeof(secs));
-		run_say("%s is still locked after %s s (timed out; -w %s)",
-			o->path, secs, secs);
+		if (fd < 0)
+			run_say("%s: its open got no answer within %s s "
+				"(timed out; -w %s)",
+				o->path, secs, secs);
+		else
+			run_say("%s is still locked after %s s (timed out; "
+				"-w %s)",
+				o->path, secs, secs);
 		return false;
 	}
 	run_say("cannot lock %s: %s", o->path, strerror(err));

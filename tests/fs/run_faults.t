@@ -9,7 +9,10 @@
 # - DynamoDB fails the holder's first reads and writes after the grant
 #   (where the fencing token is made): the command runs with a token or
 #   not at all. It ran with LOCKFS_FENCE empty.
-# - A signal while the open is stalled: lockfs-run dies of it. It exited 69.
+# - A signal while the open is stalled: lockfs-run dies of it, at once. It
+#   exited 69 (then, once the open's request ended, 143).
+# - -w while DynamoDB answers slowly: the wait counts from the open, which
+#   the timer's signal ends (75 after -w). It counted after the open.
 # - Every PutItem held by the network while the key is held elsewhere:
 #   -w 3 ends within one op timeout (10 s) and a margin. It took 40 s (the
 #   answer of a lost write was looked for with 10 s for each try).
@@ -25,7 +28,7 @@
 R=$LOCKFS_RUN_BIN
 [ -x "$R" ] || { echo "Bail out! $R is missing (build lockfs-run)"; exit 1; }
 
-plan 14
+plan 18
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -84,12 +87,31 @@ proxy_ctl stall on >/dev/null
 (exec "$R" -w 30 "$A/s" -- true </dev/null >/dev/null 2>"$WORK/s.err") &
 p=$!
 sleep 0.5
+t0=$(now_ms)
 kill -TERM $p
 wait_for 40 _gone $p
+took_s=$(($(now_ms) - t0))
 wait $p
 rc=$?
 proxy_ctl stall off >/dev/null
 is "$rc" 143 "SIGTERM while the open is stalled: lockfs-run dies of it ($(cat "$WORK/s.err"))"
+ok $((!(took_s < 2000))) "... at once ($took_s ms)"
+
+# ---- -w counts from the open ---------------------------------------------------
+# DynamoDB answers after 3 s (the proxy's latency): -w 1 ends after its
+# second with 75, though the open has not been answered yet (the timer was
+# armed after the open: the command ran after 6 s, exit 0).
+proxy_ctl latency 1500 >/dev/null
+t0=$(now_ms)
+timeout -k 2 60 "$R" -w 1 "$A/ow" -- true </dev/null >/dev/null 2>"$WORK/ow.err"
+rc=$?
+took=$(($(now_ms) - t0))
+proxy_ctl latency 0 >/dev/null
+is "$rc" 75 "-w 1 while the open waits on DynamoDB: 75 ($(cat "$WORK/ow.err"))"
+ok $((!(took < 2000))) "... after its second ($took ms)"
+wait_for 20 try_acquire "$B/ow"
+ok $? "... leaving no lock behind: b takes ow"
+rm -f "$B/ow"
 
 # ---- an acquire whose writes never arrive -----------------------------------
 "$R" "$B/w" -- sleep 300 &

@@ -17,6 +17,7 @@
 
 #include "flk.h"
 #include "fs.h"
+#include "host.h"
 #include "lockfs_ioctl.h"
 #include "metrics.h"
 
@@ -194,11 +195,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 }
 
-/* A request that may wait on DynamoDB (a lookup, a create) and that its
- * interrupt answers EINTR at once: a signal ends the caller's wait (a
- * fatal one too: once a request is read, the kernel waits for its answer
- * even for SIGKILL), rather than the request's operation timeout. The
- * request's thread goes on and undoes what it did (early_end). */
+/* A request that may wait on DynamoDB (a lookup, a create) whose caller
+ * is being killed (a fatal signal: Ctrl-C, SIGTERM, SIGKILL) is answered
+ * EINTR by its interrupt at once: once a request is read, the kernel
+ * waits for its answer even for SIGKILL, so the caller died only when the
+ * request ended (up to an operation timeout). A caught signal does not
+ * end it, as on a local disk (a handler with SA_RESTART, bash's SIGCHLD,
+ * would see a spurious EINTR from open). The request's thread goes on and
+ * undoes what it did (early_end). */
 struct early {
 	pthread_mutex_t mu;
 	bool answered; /* by the interrupt */
@@ -210,6 +214,8 @@ static void early_interrupted(fuse_req_t req, void *data)
 	struct early *x = data;
 	bool answer;
 
+	if (!host_sys_kill_pending(fuse_req_ctx(req)->pid))
+		return;
 	pthread_mutex_lock(&x->mu);
 	answer = !x->done && !x->answered;
 	x->answered = x->answered || answer;

@@ -29,6 +29,22 @@ static FILE *open_status(int64_t pid)
 	return fopen(path, "re");
 }
 
+bool host_sys_kill_pending(int64_t tid)
+{
+	unsigned long long set, pending = 0;
+	char line[256];
+	FILE *f = open_status(tid);
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigPnd: %llx", &set) == 1 ||
+		    sscanf(line, "ShdPnd: %llx", &set) == 1)
+			pending |= set;
+	fclose(f);
+	return (pending >> (SIGKILL - 1)) & 1;
+}
+
 /* The supplementary groups of pid from /proc/PID/status ("Groups:"). */
 static int read_groups(int64_t pid, uint32_t *out, int max)
 {

@@ -60,6 +60,11 @@ struct host {
 /* The real machine: clk_system, /proc, kill(2). */
 const struct host *host_system(void);
 
+/* Whether thread tid of this machine is being killed: SIGKILL pending
+ * (a fatal signal, one not caught, becomes SIGKILL for every thread of
+ * its process), from /proc/TID/status. False when unknown. */
+bool host_sys_kill_pending(int64_t tid);
+
 static inline void host_proc(const struct host *h, int64_t pid,
 			     struct host_proc *out)
 {

@@ -29,6 +29,8 @@
 static volatile sig_atomic_t alarm_fired;
 static volatile sig_atomic_t term_sig;
 static volatile sig_atomic_t have_timer;
+/* Which of SIGINT, SIGTERM, SIGHUP on_term caught before the open. */
+static bool term_caught[3];
 static timer_t wait_timer;
 
 static void on_alarm(int sig)
@@ -80,6 +82,24 @@ void run_lock_signals(struct run_sigstate *ss)
 		    (run_fwd_sigs[i] == SIGINT || run_fwd_sigs[i] == SIGTERM ||
 		     run_fwd_sigs[i] == SIGHUP))
 			install(run_fwd_sigs[i], on_term);
+	}
+}
+
+/* SIGINT, SIGTERM and SIGHUP that on_term catches: back to their default
+ * action (dfl), or to on_term again. */
+static void term_signals_default(bool dfl)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction cur;
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigaction(sigs[i], NULL, &cur);
+		if (dfl && cur.sa_handler == on_term)
+			install(sigs[i], SIG_DFL);
+		else if (!dfl && cur.sa_handler == SIG_DFL && term_caught[i])
+			install(sigs[i], on_term);
+		if (dfl)
+			term_caught[i] = cur.sa_handler == on_term;
 	}
 }
 
@@ -162,7 +182,12 @@ bool run_lock_take(const struct run_opts *o, int *fd_out, int *status)
 	 * DynamoDB too, and lockfs ends them (EINTR) at the timer's signal. */
 	if (o->wait_ms > 0)
 		timer_arm(o->wait_ms);
+	/* SIGINT, SIGTERM and SIGHUP kill us during the open: lockfs ends
+	 * a lookup or an acquire waiting on DynamoDB only for a caller being
+	 * killed (a caught signal would not end it). */
+	term_signals_default(true);
 	fd = open_lock_file(o);
+	term_signals_default(false);
 	if (fd < 0 && errno == EINTR && alarm_fired && !term_sig) {
 		fd = -1;
 		err = EWOULDBLOCK; /* timed out in the open */

@@ -14,7 +14,7 @@
 # blocking flocks whose first tries meet HTTP 500s wait on and get the key.
 . "$(dirname "$0")/lib.sh"
 
-plan 79
+plan 80
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -359,14 +359,24 @@ ok $? "... nolck is free after them"
 # ---- a signal ends a lookup or a create waiting on DynamoDB --------------
 # Once the daemon has read a request, the kernel waits for its answer even
 # for a fatal signal: a Ctrl-C'd `set -C; : > f` waited out its lookup or
-# its acquire (here 3 s and 2 s). The interrupt is answered EINTR at once;
-# what the create took is given back when it ends.
+# its acquire (here 3 s and 2 s). The interrupt of a caller being killed
+# is answered EINTR at once; what the create took is given back when it
+# ends.
 proxy_ctl clear >/dev/null
 proxy_ctl latency 1500 >/dev/null # each way: lookups take 3 s
 s=$(now_ms)
 timeout -s INT 0.5 "$T" open "$A/sig1" O_CREAT,O_EXCL,O_RDONLY 0644 >/dev/null 2>&1
 took=$(($(now_ms) - s))
 ok $((!(took < 1500))) "SIGINT ends an open(O_CREAT) in its lookup at once ($took ms)"
+# A caught signal (a handler without SA_RESTART) does not end it: open
+# would fail EINTR where a local disk never does.
+"$T" hold "$A/sig3" O_CREAT,O_EXCL,O_RDONLY 0644 </dev/null >"$WORK/sig3.out" 2>&1 &
+p=$!
+sleep 0.5
+kill -USR1 $p
+wait $p
+is "$(head -n 1 "$WORK/sig3.out")" "ready" "a caught signal during the lookup: the open goes on (no EINTR)"
+rm -f "$A/sig3"
 proxy_ctl latency 0 >/dev/null
 proxy_ctl late-request 1 PutItem >/dev/null # the create's first write held
 s=$(now_ms)

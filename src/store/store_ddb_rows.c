@@ -203,17 +203,72 @@ int store_ddb_rows_set_dir_mode(struct store *s, const char *key, uint32_t mode,
 	return rc;
 }
 
+/* The marker of key in its lock item, read consistently: its RVN into
+ * rvn. -ENOENT when the item is none, or no marker. */
+static int marker_rvn(struct store_ddb *sd, const char *key, int64_t deadline,
+		      char rvn[static RECORD_RVN_MAX])
+{
+	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK), *it = NULL;
+	const char *kind = NULL, *v = NULL;
+	struct ddb_call call;
+	int rc;
+
+	if (!k)
+		return -ENOMEM;
+	call_init(&call, deadline);
+	rc = ddb_get_item(sd->ddb, sd->table, k, true, &it, &call);
+	if (!rc &&
+	    (ddb_item_get_s(it, A_KIND, &kind) || strcmp(kind, KIND_DIR)))
+		rc = -ENOENT;
+	if (!rc &&
+	    (ddb_item_get_s(it, A_RVN, &v) || strlen(v) >= RECORD_RVN_MAX))
+		rc = -EPROTO;
+	if (!rc)
+		strcpy(rvn, v);
+	ddb_item_free(it);
+	ddb_item_free(k);
+	return rc;
+}
+
+/* The marker is deleted on the RVN read just before: a delete that reaches
+ * DynamoDB late (held by the network while its resend landed) never
+ * removes a marker made again since, whose directory a lock inside then
+ * lost on every mount. Refused with no item there, the marker read is
+ * gone (this delete sent again, curl's resends included, or another
+ * rmdir): 0. Markers of the old form are deleted as before. */
 int store_ddb_rows_delete_dir(struct store *s, const char *key,
 			      int64_t deadline)
 {
-	struct ddb_item *vals = ddb_item_new();
+	struct store_ddb *sd = to_sd(s);
+	struct ddb_item *vals = ddb_item_new(), *k = NULL, *old = NULL;
 	struct ddb_expr expr = { 0 };
+	char rvn[RECORD_RVN_MAX];
+	struct ddb_call call;
 	int rc = -ENOMEM;
 
-	if (vals && !ddb_item_set_s(vals, ":kind", KIND_DIR)) {
-		expr.values = vals;
-		rc = on_dir_marker(to_sd(s), key, &expr, deadline);
+	if (!vals || ddb_item_set_s(vals, ":kind", KIND_DIR))
+		goto out;
+	expr.values = vals;
+	rc = marker_rvn(sd, key, deadline, rvn);
+	if (rc == -ENOENT) {
+		rc = on_dir_marker(sd, key, &expr, deadline);
+		goto out;
 	}
+	if (rc)
+		goto out;
+	rc = -ENOMEM;
+	k = key_item(key, RECORD_SORT_LOCK);
+	if (!k || ddb_item_set_s(vals, ":rvn", rvn))
+		goto out;
+	expr.condition = IS_DIR " AND " A_RVN " = :rvn";
+	call_init(&call, deadline);
+	rc = ddb_delete_item(sd->ddb, sd->table, k, &expr, DDB_RETURN_NONE,
+			     &old, &call);
+	if (rc == -ECANCELED)
+		rc = old ? -EBUSY : 0; /* made again meanwhile */
+out:
+	ddb_item_free(old);
+	ddb_item_free(k);
 	ddb_item_free(vals);
 	return rc;
 }

@@ -79,7 +79,7 @@ check "Query=1" "test -e f of a free key: a Query" \
 	"" "test -e '$A/@c7'" ""
 check "PutItem=1 Query=1" "mkdir d: a Query and a PutItem" \
 	"" "mkdir '$A/@c8'" "rmdir '$A/@c8'"
-check "DeleteItem=1 Query=2" "rmdir d (empty): a Query for its children, a DeleteItem, a Query for a lock taken inside meanwhile" \
+check "DeleteItem=1 GetItem=1 Query=2" "rmdir d (empty): a Query for its children, the marker's version (GetItem), a DeleteItem on it, a Query for a lock taken inside meanwhile" \
 	"mkdir '$A/@c9'" "rmdir '$A/@c9'" ""
 # The link protocol (lockfile-progs, procmail; liblockfile's dotlockfile
 # is the same, but setgid mail it needs allow_other): a temporary lock

@@ -13,7 +13,7 @@
 # write failing for a while.
 . "$(dirname "$0")/lib.sh"
 
-plan 25
+plan 34
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -148,3 +148,36 @@ rmdir "$A/d4"
 ok $? "b takes d4/l by its cached entry and releases it at once"
 sleep 2.5
 is "$(kind "$A/d4")" none "d4 stays removed: no lock of b's needed it"
+
+# ---- 5. an rmdir's delete that reaches DynamoDB late ------------------------
+# b's rmdir of d5: its first DeleteItem is held by the proxy, its resend
+# removes the marker. a makes d5 again and takes a lock in it; then the
+# held delete lands. It removed a's new marker (it was conditioned on the
+# row being a marker only), so d5 and its lock were invisible on every
+# other mount for good; now it is conditioned on the marker's version.
+mkdir "$B/d5"
+is "$(kind "$A/d5")" "dir 0755" "a sees d5, made on b"
+proxy_ctl late-request 1 DeleteItem >/dev/null
+timeout 60 rmdir "$B/d5"
+ok $? "b's rmdir of d5 answers 0 (its first delete held back)"
+mkdir "$A/d5"
+ok $? "a makes d5 again"
+(set -C; : >"$A/d5/l")
+ok $? "a takes d5/l"
+sleep 2.5 # past a's read of d5 after that write
+proxy_ctl clear >/dev/null
+late() { grep -q 'DeleteItem delivered late' "$WORK/proxy-0.log"; }
+wait_for 10 late
+ok $? "b's held delete reaches DynamoDB"
+sleep 0.5
+is "$(kind "$B/d5")" "dir 0755" "b still sees d5 ..."
+is "$(kind "$B/d5/l")" file "... and a's lock in it"
+rm "$A/d5/l"
+rmdir "$A/d5"
+# A DeleteItem whose answer is lost, sent again: the rmdir answers 0 (it
+# said ENOENT when curl sent it again on a fresh connection).
+mkdir "$B/d6"
+proxy_ctl lose-reply 1 DeleteItem >/dev/null
+timeout 60 rmdir "$B/d6" 2>"$WORK/d6.err"
+is "$?" 0 "an rmdir whose delete's answer was lost answers 0 ($(cat "$WORK/d6.err"))"
+is "$(kind "$A/d6")" none "d6 is gone"

@@ -318,6 +318,17 @@ static void write_for_holder(struct fs_wb *wb, struct wb_entry *e)
 		 lock_key(e->lk), log_errno(rc, why, sizeof(why)));
 }
 
+/* e's pending data, if any, written for its holder (mu held, dropped
+ * meanwhile; e stays while it is written). */
+static void write_pending_locked(struct fs_wb *wb, struct wb_entry *e)
+{
+	if (!e || !e->dirty)
+		return;
+	e->users++;
+	write_for_holder(wb, e);
+	e->users--;
+}
+
 /* The error kept for e, cleared (it is told once). */
 static int take_err(struct wb_entry *e)
 {
@@ -355,6 +366,7 @@ int fs_wb_modify(struct fs_wb *wb, struct lock *lk, const void *buf, size_t len,
 		return -ENOMEM;
 	}
 	e->users++;
+	rc = 0;
 	if (e->sealed) {
 		/* A downgrade of the lock is in flight: this write comes
 		 * after it, refused if the lock is shared by then. */
@@ -363,13 +375,9 @@ int fs_wb_modify(struct fs_wb *wb, struct lock *lk, const void *buf, size_t len,
 		pthread_mutex_unlock(&wb->mu);
 		rc = lock_is_shared(wb->eng, lk) ? -EPERM : 0;
 		pthread_mutex_lock(&wb->mu);
-		if (rc) {
-			e->users--;
-			pthread_mutex_unlock(&wb->mu);
-			return rc;
-		}
 	}
-	rc = take_err(e);
+	if (!rc)
+		rc = take_err(e);
 	if (!rc && !e->loaded)
 		rc = entry_load(wb, e);
 	if (!rc)
@@ -440,11 +448,7 @@ int fs_wb_seal(struct fs_wb *wb, struct lock *lk)
 		return -ENOMEM;
 	}
 	e->sealed++;
-	if (e->dirty) {
-		e->users++;
-		write_for_holder(wb, e);
-		e->users--;
-	}
+	write_pending_locked(wb, e);
 	pthread_mutex_unlock(&wb->mu);
 	return 0;
 }
@@ -464,17 +468,10 @@ void fs_wb_unseal(struct fs_wb *wb, struct lock *lk)
 
 void fs_wb_write_pending(struct fs_wb *wb, struct lock *lk)
 {
-	struct wb_entry *e;
-
 	if (!wb || !lk)
 		return;
 	pthread_mutex_lock(&wb->mu);
-	e = entry_get(wb, lk, false);
-	if (e && e->dirty) {
-		e->users++;
-		write_for_holder(wb, e);
-		e->users--;
-	}
+	write_pending_locked(wb, entry_get(wb, lk, false));
 	pthread_mutex_unlock(&wb->mu);
 }
 

@@ -22,21 +22,15 @@ static int sd_get_lock(struct store *s, const char *key, int64_t deadline,
 		       struct lock_record *out)
 {
 	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK), *it = NULL;
-	struct ddb_call call;
-	int rc;
+	struct ddb_item *it;
+	int rc = get_item(sd, key, RECORD_SORT_LOCK, deadline, &it);
 
-	if (!k)
-		return -ENOMEM;
-	call_init(&call, deadline);
-	rc = ddb_get_item(sd->ddb, sd->table, k, true, &it, &call);
 	if (!rc && is_dir_item(it))
 		rc = -ENOENT; /* a namespace: there is no lock */
 	store_ddb_index_saw(sd, rc ? NULL : it);
 	if (!rc)
 		rc = store_ddb_item_to_record(it, sd->default_lease_ms, out);
 	ddb_item_free(it);
-	ddb_item_free(k);
 	return rc;
 }
 

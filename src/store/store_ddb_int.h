@@ -106,6 +106,25 @@ static inline struct ddb_item *key_item(const char *key, const char *sort)
 	return k;
 }
 
+/* The item (key, sort), read consistently into *it (freed by the caller
+ * whatever the result); -ENOENT when there is none. */
+static inline int get_item(struct store_ddb *sd, const char *key,
+			   const char *sort, int64_t deadline,
+			   struct ddb_item **it)
+{
+	struct ddb_item *k = key_item(key, sort);
+	struct ddb_call call;
+	int rc;
+
+	*it = NULL;
+	if (!k)
+		return -ENOMEM;
+	call_init(&call, deadline);
+	rc = ddb_get_item(sd->ddb, sd->table, k, true, it, &call);
+	ddb_item_free(k);
+	return rc;
+}
+
 /* Whether a row read back is a directory marker (new or old form). */
 static inline bool is_dir_item(const struct ddb_item *it)
 {

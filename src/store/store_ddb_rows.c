@@ -14,16 +14,10 @@
 int store_ddb_rows_read_fence(struct store *s, const char *key,
 			      int64_t deadline, uint64_t *fence)
 {
-	struct store_ddb *sd = to_sd(s);
-	struct ddb_item *k = key_item(key, RECORD_SORT_FENCE), *it = NULL;
-	struct ddb_call call;
+	struct ddb_item *it;
 	int64_t v = 0;
-	int rc;
+	int rc = get_item(to_sd(s), key, RECORD_SORT_FENCE, deadline, &it);
 
-	if (!k)
-		return -ENOMEM;
-	call_init(&call, deadline);
-	rc = ddb_get_item(sd->ddb, sd->table, k, true, &it, &call);
 	if (rc == -ENOENT) {
 		rc = 0; /* never allocated */
 	} else if (!rc) {
@@ -36,7 +30,6 @@ int store_ddb_rows_read_fence(struct store *s, const char *key,
 	if (!rc)
 		*fence = (uint64_t)v;
 	ddb_item_free(it);
-	ddb_item_free(k);
 	return rc;
 }
 
@@ -208,17 +201,11 @@ int store_ddb_rows_set_dir_mode(struct store *s, const char *key, uint32_t mode,
 static int marker_rvn(struct store_ddb *sd, const char *key, int64_t deadline,
 		      char rvn[static RECORD_RVN_MAX])
 {
-	struct ddb_item *k = key_item(key, RECORD_SORT_LOCK), *it = NULL;
-	const char *kind = NULL, *v = NULL;
-	struct ddb_call call;
-	int rc;
+	struct ddb_item *it;
+	const char *v = NULL;
+	int rc = get_item(sd, key, RECORD_SORT_LOCK, deadline, &it);
 
-	if (!k)
-		return -ENOMEM;
-	call_init(&call, deadline);
-	rc = ddb_get_item(sd->ddb, sd->table, k, true, &it, &call);
-	if (!rc &&
-	    (ddb_item_get_s(it, A_KIND, &kind) || strcmp(kind, KIND_DIR)))
+	if (!rc && !is_dir_item(it))
 		rc = -ENOENT;
 	if (!rc &&
 	    (ddb_item_get_s(it, A_RVN, &v) || strlen(v) >= RECORD_RVN_MAX))
@@ -226,7 +213,6 @@ static int marker_rvn(struct store_ddb *sd, const char *key, int64_t deadline,
 	if (!rc)
 		strcpy(rvn, v);
 	ddb_item_free(it);
-	ddb_item_free(k);
 	return rc;
 }
 

@@ -179,7 +179,8 @@ bool run_lock_take(const struct run_opts *o, int *fd_out, int *status)
 	}
 	have_timer = 1;
 	/* The wait counts from the open: its lookup and its acquire wait on
-	 * DynamoDB too, and lockfs ends them (EINTR) at the timer's signal. */
+	 * DynamoDB too. lockfs does not cut the open short at the timer's
+	 * (caught) signal; a file system that does fails it EINTR. */
 	if (o->wait_ms > 0)
 		timer_arm(o->wait_ms);
 	/* SIGINT, SIGTERM and SIGHUP kill us during the open: lockfs ends
@@ -189,7 +190,6 @@ bool run_lock_take(const struct run_opts *o, int *fd_out, int *status)
 	fd = open_lock_file(o);
 	term_signals_default(false);
 	if (fd < 0 && errno == EINTR && alarm_fired && !term_sig) {
-		fd = -1;
 		err = EWOULDBLOCK; /* timed out in the open */
 	} else if (fd < 0) {
 		/* A signal to end the wait came while the open went on: we

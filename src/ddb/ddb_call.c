@@ -327,6 +327,32 @@ int ddb_call_condition_failed(const struct buf *resp, struct ddb_call *call,
 	return rc ? ddb_call_unreadable(call, rc, op) : -ECANCELED;
 }
 
+/* Whether op only reads: sending it again changes nothing. */
+static bool op_reads(enum ddb_op op)
+{
+	switch (op) {
+	case DDB_OP_GET_ITEM:
+	case DDB_OP_QUERY:
+	case DDB_OP_SCAN:
+	case DDB_OP_BATCH_GET_ITEM:
+	case DDB_OP_DESCRIBE_TABLE:
+	case DDB_OP_DESCRIBE_TTL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Whether a read failed on a success (2xx) whose body could not be read
+ * (a proxy's page, a cut or mangled answer): worth asking again, as a
+ * read changes nothing. A write's such answer is not: its write landed,
+ * and its caller reads the row back. */
+static bool read_unreadable(enum ddb_op op, int rc, const struct ddb_call *call)
+{
+	return rc && rc != -ENOENT && rc != -ENOMEM && op_reads(op) &&
+	       call->err.http_status >= 200 && call->err.http_status < 300;
+}
+
 int ddb_call_run(struct ddb *d, enum ddb_op op, cJSON *req, int rc,
 		 const char *why, ddb_answer_fn answer, void *arg,
 		 struct ddb_item **old_out, struct ddb_call *call)
@@ -334,19 +360,30 @@ int ddb_call_run(struct ddb *d, enum ddb_op op, cJSON *req, int rc,
 	const char *name = ddb_op_name(op);
 	struct buf resp = BUF_INIT;
 	char built[64];
+	int resends = 0;
 
 	if (rc) {
 		snprintf(built, sizeof(built), "cannot build %s", name);
 		rc = ddb_call_fail(call, rc, why ? why : built);
 		goto out;
 	}
-	rc = ddb_call_send(d, op, req, &resp, call);
-	if (rc == -ECANCELED) {
-		rc = ddb_call_condition_failed(&resp, call, name, old_out);
-	} else if (!rc && answer) {
-		rc = answer(resp.data, resp.len, arg);
-		if (rc && rc != -ENOENT)
-			rc = ddb_call_unreadable(call, rc, name);
+	for (;;) {
+		rc = ddb_call_send(d, op, req, &resp, call);
+		if (rc == -ECANCELED) {
+			rc = ddb_call_condition_failed(&resp, call, name,
+						       old_out);
+		} else if (!rc && answer) {
+			rc = answer(resp.data, resp.len, arg);
+			if (rc && rc != -ENOENT)
+				rc = ddb_call_unreadable(call, rc, name);
+		}
+		/* Bounded by count, and by the call's deadline in awsreq. */
+		if (!read_unreadable(op, rc, call) ||
+		    resends++ >= DDB_UNREADABLE_RESENDS)
+			break;
+		log_debug("ddb", "%s: unreadable answer (%s), asking again",
+			  name, call->err.message);
+		buf_reset(&resp);
 	}
 out:
 	cJSON_Delete(req);

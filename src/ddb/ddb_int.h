@@ -128,11 +128,15 @@ int ddb_call_condition_failed(const struct buf *resp, struct ddb_call *call,
 /* Reads an answer's body into arg: 0 or -errno (-ENOENT, no item, is an
  * answer too). */
 typedef int (*ddb_answer_fn)(const char *body, size_t len, void *arg);
+/* How many times a read answered by an unreadable success is sent again
+ * (ddb_call_run). */
+#define DDB_UNREADABLE_RESENDS 2
 /* The rest of every operation once req is built (rc: the result of
  * building it, a failure reported with why, NULL for "cannot build <op>"):
  * sends req as op, then answer(arg) reads the answer (NULL: none wanted),
- * one it cannot read made ddb_call_unreadable; a failed condition puts the
- * current item in *old_out. Frees req. */
+ * one it cannot read made ddb_call_unreadable (a read's is sent again, up
+ * to DDB_UNREADABLE_RESENDS times); a failed condition puts the current
+ * item in *old_out. Frees req. */
 int ddb_call_run(struct ddb *d, enum ddb_op op, cJSON *req, int rc,
 		 const char *why, ddb_answer_fn answer, void *arg,
 		 struct ddb_item **old_out, struct ddb_call *call);

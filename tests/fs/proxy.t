@@ -11,10 +11,11 @@
 # it landed returns 0 (four at once), and of two mounts making one name at
 # once exactly one succeeds; so does an rmdir whose reply hangs after it
 # landed; a heartbeat whose reply hangs is retried within the safe period;
-# blocking flocks whose first tries meet HTTP 500s wait on and get the key.
+# blocking flocks whose first tries meet HTTP 500s wait on and get the key;
+# cat and ls whose reads are answered by a proxy's page ask again.
 . "$(dirname "$0")/lib.sh"
 
-plan 80
+plan 85
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -212,6 +213,25 @@ ok "$([ "$got/$owner" = "0 EEXIST/proxy-s" ] || [ "$got/$owner" = "EEXIST 0/prox
 proxy_ctl clear >/dev/null
 "$T" unlink "$S/g2" >/dev/null
 "$T" unlink "$B/g2" >/dev/null
+
+# ---- reads answered by a proxy's page --------------------------------------
+# A read changes nothing, so one whose success cannot be read is asked
+# again: cat and ls through s work with one page (or two) in the way; ls
+# failed EIO at the first, cat too.
+expect 0 open "$B/gr" O_CREAT,O_EXCL,O_RDONLY 0644
+proxy_ctl garbage-reply 2 GetItem >/dev/null
+got=$(timeout 30 cat "$S/gr" 2>&1)
+is "$?:$(field "$got" owner)" "0:proxy-b" "garbage-reply 2 GetItem: cat through s shows b's lock"
+snap
+inj=$(stat_of injected)
+proxy_ctl garbage-reply 1 Query >/dev/null
+proxy_ctl garbage-reply 1 Scan >/dev/null
+got=$(timeout 30 ls "$S" 2>&1)
+is "$?:$(grep -cx gr <<<"$got")" "0:1" "garbage-reply 1 Query and Scan: ls through s lists gr"
+snap
+ok "$([ "$(($(stat_of injected) - inj))" -ge 1 ] && echo 0)" "... a page was in the way"
+proxy_ctl clear >/dev/null
+expect 0 unlink "$B/gr"
 
 # ---- a mkdir whose reply is lost after it landed -------------------------
 # Each marker's PutItem reaches DynamoDB but its reply is lost (the

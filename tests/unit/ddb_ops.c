@@ -177,10 +177,26 @@ static void check_get(struct ddb *d)
 	CHECK(!jget(j, "ConsistentRead"));
 	cJSON_Delete(j);
 
+	/* An unreadable success is asked again, twice more at most. */
 	answer1(200, "{\"Item\":{\"a\":{\"S\":5}}}");
 	CHECK_INT(ddb_get_item(d, "locks", key, true, &it, &call), -EPROTO);
 	CHECK(!it);
 	CHECK(strstr(call.err.message, "GetItem"));
+	CHECK_INT(seen(), 3);
+	CHECK_INT(call.attempts, 3);
+	{
+		struct answer page_then_item[] = {
+			{ 200, "<html>proxy</html>", 0 },
+			{ 200, "{\"Item\":{\"a\":{\"S\":5}}}", 0 },
+			{ 200, "{\"Item\":{\"lock_key\":{\"S\":\"k\"}}}", 0 },
+		};
+
+		script(page_then_item, 3);
+		CHECK_INT(ddb_get_item(d, "locks", key, true, &it, &call), 0);
+		CHECK(ddb_item_count(it) == 1);
+		ddb_item_free(it);
+		CHECK_INT(seen(), 3);
+	}
 
 	answer1(400, "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
 		     "ResourceNotFoundException\",\"message\":\"Requested "
@@ -255,6 +271,7 @@ static void check_batch(struct ddb *d)
 	CHECK(strstr(call.err.message, "BatchGetItem"));
 	for (i = 0; i < 3; i++)
 		CHECK(rcs[i] == -EPROTO && !items[i]);
+	CHECK_INT(seen(), 3);
 
 	answer1(400, "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
 		     "ResourceNotFoundException\",\"message\":\"no\"}");
@@ -495,6 +512,18 @@ static void check_delete(struct ddb *d)
 	CHECK_STR(jstr(j, "ReturnValuesOnConditionCheckFailure"), "ALL_OLD");
 	cJSON_Delete(j);
 
+	/* A write's unreadable success is not sent again: it landed. */
+	answer1(200, "{\"Attributes\":{\"owner_name\":{\"S\":5}}}");
+	CHECK_INT(ddb_delete_item(d, "locks", key, &cond, DDB_RETURN_ALL_OLD,
+				  &old, &call),
+		  -EPROTO);
+	CHECK(!old);
+	CHECK_INT(seen(), 1);
+	answer1(200, "<html>proxy</html>");
+	CHECK(ddb_delete_item(d, "locks", key, &cond, DDB_RETURN_NONE, &old,
+			      &call) < 0);
+	CHECK_INT(seen(), 1);
+
 	answer1(400, "{\"__type\":\"" CCF_TYPE "\",\"message\":\"x\","
 		     "\"Item\":{\"owner_name\":{\"S\":\"other\"}}}");
 	CHECK_INT(ddb_delete_item(d, "locks", key, &cond, DDB_RETURN_NONE, &old,
@@ -613,6 +642,22 @@ static void check_pages(struct ddb *d)
 	answer1(200, "{\"Items\":[{\"a\":{\"N\":\"x\"}}]}");
 	CHECK_INT(ddb_scan(d, "locks", &scan, NULL, &page, &call), -EPROTO);
 	CHECK(!page.n && !page.items);
+	CHECK_INT(seen(), 3);
+	{
+		struct answer bad_then_page[] = {
+			{ 200, "{\"Items\":[{\"a\":{\"N\":\"x\"}}]}", 0 },
+			{ 200,
+			  "{\"Items\":[{\"a\":{\"N\":\"1\"}}],"
+			  "\"ScannedCount\":1}",
+			  0 },
+		};
+
+		script(bad_then_page, 2);
+		CHECK_INT(ddb_scan(d, "locks", &scan, NULL, &page, &call), 0);
+		CHECK_INT(page.n, 1);
+		CHECK_INT(seen(), 2);
+		ddb_page_fini(&page);
+	}
 	rd.key_condition = NULL;
 	CHECK_INT(ddb_query(d, "locks", &rd, NULL, &page, &call), -EINVAL);
 	ddb_item_free(values);

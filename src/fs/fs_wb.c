@@ -234,6 +234,10 @@ static int entry_apply(struct wb_entry *e, const void *buf, size_t len,
 	size_t new_len = e->len;
 	char *p;
 
+	/* A truncate to the length it has changes nothing: an O_TRUNC open
+	 * of an empty lock writes nothing. */
+	if (!len && truncate >= 0 && (uint64_t)truncate == e->len)
+		return 0;
 	if (truncate >= 0 && (size_t)truncate < new_len)
 		new_len = (size_t)truncate;
 	if (truncate >= 0 && (size_t)truncate > new_len)
@@ -388,13 +392,19 @@ int fs_wb_modify(struct fs_wb *wb, struct lock *lk, const void *buf, size_t len,
 		return rc;
 	}
 	now = clk_mono_ms(wb->clk);
-	if (!e->flushing && now - e->wrote_mono_ms >= wb->interval_ms) {
+	if (!e->dirty) {
+		/* Nothing changed. */
+	} else if (len && !e->flushing &&
+		   now - e->wrote_mono_ms >= wb->interval_ms) {
 		/* The interval is over: written through, now. */
 		rc = entry_write(wb, e);
 	} else if (!e->due_mono_ms) {
+		/* A truncate alone waits an interval from now, so that the
+		 * write which follows an O_TRUNC open (echo x > f) goes
+		 * with it: one item write, not two. */
 		e->due_mono_ms = e->wrote_mono_ms + wb->interval_ms;
 		if (e->due_mono_ms < now)
-			e->due_mono_ms = now;
+			e->due_mono_ms = len ? now : now + wb->interval_ms;
 		pthread_cond_signal(&wb->wake);
 	}
 	e->users--;

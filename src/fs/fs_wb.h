@@ -3,7 +3,9 @@
  * data is written to DynamoDB at most once per interval: a write that
  * comes sooner is merged into the data kept here and written when the
  * interval ends (by the flusher thread), or earlier when the holder
- * fsyncs or closes the file, truncates it, or this mount reads the lock.
+ * fsyncs or closes the file or this mount reads the lock. A truncate is
+ * never written through: it goes with the write that follows it (echo x >
+ * f costs one item write), and one to the length the data has is none.
  * 200 one-byte pwrites in a loop thus cost two item writes, not 200.
  * An error of a write made in the background (the lock was lost: EIO) is
  * returned by the next write, fsync or close of that lock by a descriptor

@@ -9,7 +9,7 @@
 # the idiom's cost.
 . "$(dirname "$0")/lib.sh"
 
-plan 18
+plan 21
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -69,6 +69,19 @@ check "DeleteItem=1" "rm f of our lock (release): a DeleteItem" \
 	"set -C; : > '$A/@c2'" "rm '$A/@c2'" ""
 check "PutItem=1 Query=1 UpdateItem=1" "set -C; echo \$\$ > f (acquire with data): and an UpdateItem" \
 	"" "set -C; echo \$\$ > '$A/@c3'" "rm -f '$A/@c3'"
+# Rewriting our lock's data: tee (as cp, dd, python's open(f, "w")) opens
+# with O_TRUNC, then writes and closes; the truncate goes with the write
+# (it was an UpdateItem of its own). bash's echo x > f still costs two:
+# bash closes its first descriptor after dup2, and every close writes what
+# is pending (the truncate). An O_TRUNC open of our lock with no data
+# writes nothing.
+check "UpdateItem=1" "echo x | tee f of our lock (new data): one UpdateItem" \
+	"set -C; echo 1 > '$A/@c15'; sleep 0.3" "echo \$\$ | tee '$A/@c15'" "rm -f '$A/@c15'"
+# Each run, not only the cheapest: the truncate was written at the open
+# (the setup's write is more than the 100 ms interval before).
+is "$(grep -c ': UpdateItem=1$' "$WORK/runs")" 3 "... in each of its three runs"
+check "none" ": > f of our lock without data: nothing" \
+	"set -C; : > '$A/@c16'" ": > '$A/@c16'" "rm -f '$A/@c16'"
 check "DeleteItem=1 PutItem=1 Query=1" "flock -n f cmd on a free key: acquire and release" \
 	"" "flock -n '$A/@c4' true" ""
 check "GetItem=1" "cat f of our lock: a consistent GetItem" \

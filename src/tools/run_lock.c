@@ -1,17 +1,23 @@
 /* run_lock: taking lockfs-run's lock and reading its identity: the signal
- * handlers and the timer of a wait (-w), flock(2) on the lock file, and the
- * key, fencing token and owner the command gets in its environment. Main
- * thread; the signal handlers only set flags (and re-arm the wait's
- * timer). */
+ * handlers and the timer of a wait (-w), the open of the lock file (under
+ * -w by a child process sharing our descriptors, which the timer kills),
+ * flock(2) on it, and the key, fencing token and owner the command gets in
+ * its environment. Main thread (and that child, which only opens); the
+ * signal handlers only set flags (and re-arm the wait's timer). */
 #include "run_lock.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -157,6 +163,121 @@ static int open_lock_file(const struct run_opts *o)
 	}
 }
 
+/* ---- an open the wait's timer can end -------------------------------- */
+
+/* How long a killed opener may take to go: its request is answered at
+ * once by lockfs (a caller being killed), by the kernel when the daemon
+ * had not read it yet; a daemon that is stopped may keep it longer, and
+ * we do not wait for that. */
+#define OPENER_REAP_MS 2000
+
+struct opener {
+	const struct run_opts *o;
+	int slot;     /* the descriptor number the file is to get */
+	pid_t parent; /* dies with it */
+};
+
+/* The opener child (it shares our file table): opens the lock file into
+ * slot; its exit status is 0 or the open's errno. */
+static __attribute__((noreturn)) void opener_main(const struct opener *op)
+{
+	int fd;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != op->parent)
+		_exit(ECANCELED);
+	fd = open_lock_file(op->o);
+	if (fd < 0)
+		_exit(errno > 0 && errno < 256 ? errno : EIO);
+	if (fd != op->slot && dup3(fd, op->slot, O_CLOEXEC) < 0)
+		_exit(errno > 0 && errno < 256 ? errno : EIO);
+	if (fd != op->slot)
+		close(fd);
+	_exit(0);
+}
+
+/* Waits for the opener, at most ms (-1: for good); 0 when it is gone
+ * (*status set), -EINTR at a signal, -ETIMEDOUT. */
+static int reap(pid_t pid, int *status, int64_t ms)
+{
+	int64_t end = ms < 0 ? 0 : clk_sys_mono_ms() + ms;
+
+	for (;;) {
+		pid_t w = waitpid(pid, status, ms < 0 ? 0 : WNOHANG);
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno == EINTR)
+			return -EINTR;
+		if (w < 0)
+			return -errno;
+		if (clk_sys_mono_ms() >= end)
+			return -ETIMEDOUT;
+		usleep(10000);
+	}
+}
+
+/* Waits for the opener to end: 0 (*status set), -errno, or -EINTR when
+ * the timer fired or a signal ended the wait meanwhile (the opener killed
+ * then). */
+static int open_wait(pid_t pid, int *status)
+{
+	for (;;) {
+		int rc = reap(pid, status, -1);
+
+		if (rc != -EINTR)
+			return rc;
+		if (alarm_fired || term_sig) {
+			kill(pid, SIGKILL);
+			reap(pid, status, OPENER_REAP_MS);
+			return -EINTR;
+		}
+	}
+}
+
+/* open_lock_file for a wait (-w): the open's lookup and acquire wait on
+ * DynamoDB, and lockfs ends them early only for a caller being killed, so
+ * the open is made by a child sharing our file table, killed when the
+ * timer fires or a signal ends the wait (its acquire, if any, is then
+ * given back by lockfs). The descriptor, or -1 with errno (EINTR when the
+ * wait ended). */
+static int open_bounded(const struct run_opts *o)
+{
+	struct opener op = { o, -1, getpid() };
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, chld;
+	int status = 0, rc, e;
+	pid_t pid;
+
+	op.slot = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (op.slot < 0)
+		return open_lock_file(o);
+	/* Ignored SIGCHLD (from our parent) would reap the child for us. */
+	sigaction(SIGCHLD, &dfl, &chld);
+	/* As fork(2), on a copy of our memory and stack, but sharing the
+	 * file table: the descriptor the child opens is ours. */
+	pid = (pid_t)syscall(SYS_clone, CLONE_FILES | SIGCHLD, NULL, NULL, NULL,
+			     NULL);
+	if (!pid)
+		opener_main(&op);
+	if (pid < 0) {
+		sigaction(SIGCHLD, &chld, NULL);
+		close(op.slot);
+		return open_lock_file(o);
+	}
+	rc = open_wait(pid, &status);
+	sigaction(SIGCHLD, &chld, NULL);
+	if (rc == -EINTR) {
+		close(op.slot);
+		errno = EINTR;
+		return -1;
+	}
+	if (!rc && WIFEXITED(status) && !WEXITSTATUS(status))
+		return op.slot;
+	e = rc ? -rc : WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+	close(op.slot);
+	errno = e;
+	return -1;
+}
+
 /* Opens and locks o->path. Returns true with *fd_out set when the lock is
  * ours; otherwise false with *status the exit status (the message already
  * printed). The two are kept apart because a status may be 0: -E 0 makes
@@ -179,15 +300,15 @@ bool run_lock_take(const struct run_opts *o, int *fd_out, int *status)
 	}
 	have_timer = 1;
 	/* The wait counts from the open: its lookup and its acquire wait on
-	 * DynamoDB too. lockfs does not cut the open short at the timer's
-	 * (caught) signal; a file system that does fails it EINTR. */
+	 * DynamoDB too, and the timer ends it (open_bounded). */
 	if (o->wait_ms > 0)
 		timer_arm(o->wait_ms);
 	/* SIGINT, SIGTERM and SIGHUP kill us during the open: lockfs ends
 	 * a lookup or an acquire waiting on DynamoDB only for a caller being
-	 * killed (a caught signal would not end it). */
+	 * killed (a caught signal would not end it); an opener child dies
+	 * with us. */
 	term_signals_default(true);
-	fd = open_lock_file(o);
+	fd = o->wait_ms > 0 ? open_bounded(o) : open_lock_file(o);
 	term_signals_default(false);
 	if (fd < 0 && errno == EINTR && alarm_fired && !term_sig) {
 		err = EWOULDBLOCK; /* timed out in the open */

@@ -30,6 +30,7 @@ static const char *const counter_names[MC__COUNT] = {
 	[MC_SESSION_PASSES] = "lockfs_session_passes_total",
 	[MC_WAIT_POLLS] = "lockfs_wait_polls_total",
 	[MC_GROUP_CHECKS] = "lockfs_group_checks_total",
+	[MC_HEARTBEATS_SKIPPED] = "lockfs_heartbeats_skipped_total",
 };
 
 static const char *const counter_help[MC__COUNT] = {
@@ -54,6 +55,9 @@ static const char *const counter_help[MC__COUNT] = {
 			  "(several may share one BatchGetItem).",
 	[MC_GROUP_CHECKS] = "Process groups holding locks asked of /proc "
 			    "whether they are gone.",
+	[MC_HEARTBEATS_SKIPPED] =
+		"Lease renewals not sent: every lease worker "
+		"busy, and too little trust left to be answered.",
 };
 
 static uint64_t load(const uint64_t *p)

@@ -271,7 +271,8 @@ static int other_clients(const struct lockfs_opts *o)
  * renewals with EMFILE and lose locks, so it is refused before mounting. */
 static void raise_open_files(const struct daemon *d)
 {
-	struct lock_config lc = { .other_clients = other_clients(&d->o) };
+	struct lock_config lc = { .other_clients = other_clients(&d->o),
+				  .lease_workers = d->o.lease_workers };
 	size_t need = lock_files_needed(&lc);
 	struct rlimit rl;
 
@@ -521,6 +522,7 @@ static void build_engine(struct daemon *d)
 		.recent_release_ms = (int64_t)(o->entry_timeout * 1000),
 		.session = o->session,
 		.other_clients = other_clients(o),
+		.lease_workers = o->lease_workers,
 	};
 	d->eng = (d->owner && d->store && d->obs)
 			 ? lock_engine_new(&lc, d->store, d->obs,

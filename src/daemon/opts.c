@@ -44,6 +44,7 @@ static const struct fuse_opt lockfs_opt_table[] = {
 	LOCKFS_OPT("attr_timeout=%s", attr_timeout_s),
 	LOCKFS_OPT("entry_timeout=%s", entry_timeout_s),
 	LOCKFS_OPT("max_threads=%s", max_threads_s),
+	LOCKFS_OPT("lease_workers=%s", lease_workers_s),
 	LOCKFS_OPT("max_locks_per_user=%s", max_locks_s),
 	LOCKFS_OPT("max_waiters_per_user=%s", max_waiters_s),
 	LOCKFS_OPT("max_dirs_per_user=%s", max_dirs_s),
@@ -390,6 +391,18 @@ static int validate(struct lockfs_opts *o, char *err, size_t errlen)
 		}
 		o->max_threads = (unsigned)n;
 	}
+	o->lease_workers = 0; /* 64, growing to 256 while renewals wait */
+	if (o->lease_workers_s) {
+		if (text_parse_i64(o->lease_workers_s, &n) || n < 1 ||
+		    n > 256) {
+			snprintf(
+				err, errlen,
+				"lease_workers=%s: want a number from 1 to 256",
+				o->lease_workers_s);
+			return -1;
+		}
+		o->lease_workers = (int)n;
+	}
 	if (user_limit("max_locks_per_user", o->max_locks_s,
 		       OPTS_MAX_LOCKS_PER_USER, &o->max_locks_per_user, err,
 		       errlen) ||
@@ -444,7 +457,7 @@ void opts_free(struct lockfs_opts *o)
 		&o->max_locks_s,     &o->max_waiters_s, &o->max_dirs_s,
 		&o->max_opens_s,     &o->source,	&o->mountpoint,
 		&o->log_file,	     &o->wait_poll_s,	&o->list_s,
-		&o->sweep_s,	     &o->release_s,
+		&o->sweep_s,	     &o->release_s,	&o->lease_workers_s,
 	};
 	size_t i;
 
@@ -548,6 +561,8 @@ void opts_print_help(FILE *out, const char *prog)
 "  -o entry_timeout=S     kernel name cache (default 1; 0 to 3600); locks\n"
 "                         of this mount are never cached\n"
 "  -o max_threads=N       request threads (default 16; 1 to 1024)\n"
+"  -o lease_workers=N     renewals in flight at most (1 to 256; default\n"
+"                         64, growing to 256 while renewals wait)\n"
 "  -o max_locks_per_user=N    locks one uid may hold on this mount\n"
 "                         (default 1024; 0: no limit; root: none)\n"
 "  -o max_waiters_per_user=N  blocking flock/fcntl waits of one uid\n"

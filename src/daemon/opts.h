@@ -39,6 +39,7 @@ struct lockfs_opts {
 	char *attr_timeout_s;
 	char *entry_timeout_s;
 	char *max_threads_s;
+	char *lease_workers_s;
 	char *max_locks_s;
 	char *max_waiters_s;
 	char *max_dirs_s;
@@ -70,6 +71,7 @@ struct lockfs_opts {
 	double attr_timeout;
 	double entry_timeout;
 	unsigned max_threads;
+	int lease_workers;  /* 0: the engine's default pool, which grows */
 	int list_mode;	    /* enum store_ddb_list: 0 auto, 1 index, 2 scan */
 	bool release_async; /* release=async: unlink answers before its delete
 			     */

@@ -1,9 +1,10 @@
 /* lease: the lease path of a lock engine (see lease.h). A scheduler thread
  * that never makes a request: it ends the trust of every lock whose safe
  * period passed (by the clock, at the very millisecond), tells the holders,
- * notices holders that went away, and queues the work that is due. A pool
- * of workers makes the requests (renewals, automatic releases, cleanups),
- * each lock on its own, so that no lock's request waits for another's.
+ * notices holders that went away, and queues the work that is due, no
+ * more than the workers can take. A pool of workers, grown while jobs
+ * wait, makes the requests (renewals, automatic releases, cleanups), each
+ * lock on its own, so that no lock's request waits for another's.
  *
  * Threads: the scheduler and the workers; any thread through lease_kick.
  * Tests without threads drive the same steps with lease_step. Everything
@@ -11,10 +12,12 @@
 #include "lease.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "lease_groups.h"
 #include "lease_index.h"
@@ -109,6 +112,8 @@ static void claim(struct lock *lk, enum lease_action want, struct lock **out,
 	out[(*n)++] = lk;
 }
 
+static int room_locked(const struct lock_engine *e, int n);
+
 /* mu held. Claims the due jobs of kind act from the index's short list,
  * up to *n == limit (then comes back at once for the rest). */
 static void take_urgent(struct lock_engine *e, enum lease_action act,
@@ -136,7 +141,10 @@ static void take_urgent(struct lock_engine *e, enum lease_action act,
 			continue;
 		}
 		if (*n >= limit) {
-			*wake = now;
+			if (room_locked(e, *n) > 0)
+				*wake = now;
+			else
+				e->workers_full = true; /* run_job kicks */
 			return;
 		}
 		lease_index_take_urgent_locked(e, pp);
@@ -144,8 +152,50 @@ static void take_urgent(struct lock_engine *e, enum lease_action act,
 	}
 }
 
+/* mu held. How many more jobs the workers can take now, the pool's growth
+ * included, besides the n claimed in this pass (INT_MAX without workers:
+ * lease_step makes its one request itself). */
+static int room_locked(const struct lock_engine *e, int n)
+{
+	if (!e->max_workers)
+		return INT_MAX;
+	return e->idle_workers + (e->max_workers - e->n_workers) - e->n_jobs -
+	       n;
+}
+
+/* mu held. How many jobs in all this pass may have claimed: at most max,
+ * and what the workers can take (n claimed so far). */
+static int urgent_limit(const struct lock_engine *e, int n, int max)
+{
+	int room = room_locked(e, n);
+
+	if (room <= 0)
+		return n;
+	return room < max - n ? n + room : max;
+}
+
+/* mu held. Whether lk's renewal, now, would most likely be answered after
+ * its trust ends: renewals take longer on average than it has left. */
+static bool beat_hopeless_locked(struct lock_engine *e, struct lock *lk,
+				 int64_t now)
+{
+	int64_t deadline;
+
+	if (e->beat_ms_avg <= 0)
+		return false;
+	deadline = lock_int_write_deadline_locked(e, lk, e->cfg.heartbeat_ms);
+	return deadline - now < e->beat_ms_avg;
+}
+
 /* mu held. Claims the most overdue renewals from the top of the index's
- * heap, at most slots of them and *n == max in all. Returns how many. */
+ * heap, at most slots of them, *n == max in all, and what the workers can
+ * take now (the rest wait in the heap, in order, and a worker that ends
+ * a job looks again). Returns how many.
+ * While due renewals wait for workers (renew_backlog), one that would be
+ * answered too late is not sent: with the most overdue lock always next,
+ * every renewal came too late under a load the workers cannot carry, and
+ * nearly every lock was lost; now the locks that can be renewed in time
+ * are, and the clock ends the others' trust, as it would have. */
 static int take_renewals(struct lock_engine *e, int64_t now, struct lock **out,
 			 int *n, int max, int slots, int64_t *wake)
 {
@@ -161,6 +211,21 @@ static int take_renewals(struct lock_engine *e, int64_t now, struct lock **out,
 		}
 		if (lk->next_due_mono_ms > now) {
 			*wake = min64(*wake, lk->next_due_mono_ms);
+			e->renew_backlog = false;
+			break;
+		}
+		if (e->renew_backlog && beat_hopeless_locked(e, lk, now)) {
+			lease_index_pop_locked(e);
+			/* Not looked at again before its trust ends. */
+			lk->next_due_mono_ms =
+				lock_int_last_ok(e, lk) + e->cfg.safe_period_ms;
+			lease_index_note_locked(e, lk);
+			metrics_inc(e->metrics, MC_HEARTBEATS_SKIPPED);
+			continue;
+		}
+		if (room_locked(e, *n) <= 0) {
+			e->renew_backlog = true;
+			e->workers_full = true; /* run_job kicks */
 			break;
 		}
 		if (taken == slots || *n >= max) {
@@ -172,6 +237,8 @@ static int take_renewals(struct lock_engine *e, int64_t now, struct lock **out,
 		claim(lk, ACT_HEARTBEAT, out, n);
 		taken++;
 	}
+	if (!lk)
+		e->renew_backlog = false;
 	return taken;
 }
 
@@ -230,14 +297,18 @@ static int plan_locked(struct lock_engine *e, int64_t now, struct lock **out,
 	*wake = min64(*wake, e->next_sweep_mono_ms);
 
 	/* 2. In the order lease_step promises: releases, renewals,
-	 * cleanups; urgent jobs leave room for the renewal slots. */
-	take_urgent(e, ACT_RELEASE, now, out, &n, max == 1 ? 1 : max - slots,
-		    wake);
+	 * cleanups; urgent jobs leave room for the renewal slots, and none
+	 * is queued beyond what the workers can take now (a cleanup can
+	 * wait: queued ahead of renewals, hundreds of them made every
+	 * renewal late). */
+	take_urgent(e, ACT_RELEASE, now, out, &n,
+		    max == 1 ? 1 : urgent_limit(e, n, max - slots), wake);
 	if (max == 1 && n)
 		return n;
 	n_hb = take_renewals(e, now, out, &n, max, slots, wake);
 	if (!(max == 1 && n))
-		take_urgent(e, ACT_CLEANUP, now, out, &n, max, wake);
+		take_urgent(e, ACT_CLEANUP, now, out, &n,
+			    urgent_limit(e, n, max), wake);
 	/* 3. The slots used are spent. */
 	if (n_hb)
 		*wake = min64(*wake, spend_slots(e, now, slot_us, n_hb));
@@ -265,8 +336,10 @@ static void run_job(struct lock_engine *e, struct lock *lk)
 	/* The scheduler need not look again for a renewal that went well:
 	 * its next one is a period away. */
 	if (lk->state != LOCK_HELD || lk->release_wanted ||
-	    lk->next_due_mono_ms < e->sched_wake_mono_ms)
+	    lk->next_due_mono_ms < e->sched_wake_mono_ms || e->workers_full) {
+		e->workers_full = false;
 		lock_int_kick_locked(e);
+	}
 	pthread_mutex_unlock(&e->mu);
 	lock_unref(e, lk);
 }
@@ -355,9 +428,12 @@ static void *worker_main(void *arg)
 	while (!e->stopping) {
 		lk = e->jobs_head;
 		if (!lk) {
+			e->idle_workers++;
 			pthread_cond_wait(&e->work_cv, &e->mu);
+			e->idle_workers--;
 			continue;
 		}
+		e->n_jobs--;
 		e->jobs_head = lk->job_next;
 		if (!e->jobs_head)
 			e->jobs_tail = NULL;
@@ -368,6 +444,28 @@ static void *worker_main(void *arg)
 	}
 	pthread_mutex_unlock(&e->mu);
 	return NULL;
+}
+
+static int lease_workers(const struct lock_config *cfg);
+
+/* mu held (the scheduler). More workers while jobs wait with none idle:
+ * the requests a renewal rate needs in flight are that rate times the
+ * time each takes, so a slow DynamoDB needs more of them. */
+static void grow_locked(struct lock_engine *e)
+{
+	int want = e->n_jobs - e->idle_workers, was = e->n_workers;
+
+	while (want-- > 0 && e->n_workers < e->max_workers &&
+	       !pthread_create(&e->workers[e->n_workers], NULL, worker_main, e))
+		e->n_workers++;
+	/* Said at the first growth and every 32 workers more. */
+	if (e->n_workers > was &&
+	    (was == lease_workers(&e->cfg) || e->n_workers / 32 != was / 32))
+		log_info(TAG,
+			 "lease workers: %d, all busy with %d jobs waiting "
+			 "(DynamoDB answers in %lld ms); now %d, at most %d",
+			 was, e->n_jobs, (long long)e->beat_ms_avg,
+			 e->n_workers, e->max_workers);
 }
 
 /* mu held. Queues the jobs for the workers. */
@@ -381,10 +479,13 @@ static void enqueue_locked(struct lock_engine *e, struct lock **jobs, int n)
 			e->jobs_head = jobs[i];
 		e->jobs_tail = jobs[i];
 	}
+	e->n_jobs += n;
 	if (n == 1)
 		pthread_cond_signal(&e->work_cv);
 	else if (n > 1)
 		pthread_cond_broadcast(&e->work_cv);
+	if (e->n_jobs > e->idle_workers && e->n_workers < e->max_workers)
+		grow_locked(e);
 }
 
 static void *scheduler_main(void *arg)
@@ -450,6 +551,7 @@ static void stop_threads(struct lock_engine *e, bool scheduler)
 	free(e->workers);
 	e->workers = NULL;
 	e->n_workers = 0;
+	e->idle_workers = 0;
 }
 
 static int lease_workers(const struct lock_config *cfg)
@@ -468,16 +570,38 @@ size_t lock_files_needed(const struct lock_config *cfg)
 			LEASE_FILES_SPARE);
 }
 
+/* How many workers the pool may grow to beyond n: up to
+ * LEASE_WORKERS_MAX, each with the open files of an HTTP client, from at
+ * most half of the open files the process may have beyond what it needs
+ * (the rest is for the pidfds that watch holders). */
+static int extra_workers(const struct lock_config *cfg, int n)
+{
+	struct rlimit rl;
+	int64_t spare, extra = LEASE_WORKERS_MAX - n;
+
+	if (extra <= 0 || getrlimit(RLIMIT_NOFILE, &rl))
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return (int)extra;
+	spare = (int64_t)rl.rlim_cur / 2 - (int64_t)lock_files_needed(cfg);
+	if (spare < LEASE_FILES_PER_CLIENT)
+		return 0;
+	return (int)min64(extra, spare / LEASE_FILES_PER_CLIENT);
+}
+
 int lease_start(struct lock_engine *e)
 {
-	int n = lease_workers(&e->cfg);
+	int n = lease_workers(&e->cfg), extra;
 	struct procwatch *pw;
 	int rc;
 
 	if (e->thread_running)
 		return 0;
 	e->stopping = false;
-	e->workers = calloc((size_t)n, sizeof(*e->workers));
+	/* Not grown when the number was chosen (tests). */
+	extra = e->cfg.lease_workers > 0 ? 0 : extra_workers(&e->cfg, n);
+	e->max_workers = n + extra;
+	e->workers = calloc((size_t)e->max_workers, sizeof(*e->workers));
 	if (!e->workers)
 		return -ENOMEM;
 	for (e->n_workers = 0; e->n_workers < n; e->n_workers++) {
@@ -504,7 +628,9 @@ int lease_start(struct lock_engine *e)
 	/* Without it (no pidfds: kernels before 5.3) groups are polled. */
 	pw = procwatch_new(lease_groups_exited, e, 0);
 	if (pw)
-		procwatch_keep_files(pw, lock_files_needed(&e->cfg));
+		procwatch_keep_files(
+			pw, lock_files_needed(&e->cfg) +
+				    (size_t)extra * LEASE_FILES_PER_CLIENT);
 	else
 		log_warn(TAG,
 			 "no exit notifications (%s): process groups "
@@ -534,6 +660,8 @@ void lease_stop(struct lock_engine *e)
 	pthread_mutex_lock(&e->mu);
 	lk = e->jobs_head;
 	e->jobs_head = e->jobs_tail = NULL;
+	e->n_jobs = 0;
+	e->renew_backlog = e->workers_full = false;
 	pthread_mutex_unlock(&e->mu);
 	while (lk) {
 		struct lock *next = lk->job_next;

@@ -177,6 +177,21 @@ static void evict_dead_readers(struct lock_engine *e, struct lock *lk)
 	record_fini(&row);
 }
 
+/* mu held: a renewal that took ms is counted in the average (the last
+ * eight or so weigh most); one that failed only when it took longer than
+ * the average: cut at its deadline, it says only that an answer takes at
+ * least that long (the ones sent with little trust left would else bring
+ * the average below the round trip). */
+static void note_beat_time_locked(struct lock_engine *e, int64_t ms, int rc)
+{
+	if (ms < 0)
+		ms = 0;
+	if (rc && ms <= e->beat_ms_avg)
+		return;
+	e->beat_ms_avg =
+		e->beat_ms_avg ? (e->beat_ms_avg * 7 + ms + 4) / 8 : ms + 1;
+}
+
 int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 {
 	struct lock_renewal rn;
@@ -202,6 +217,7 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 	pthread_mutex_lock(&e->mu);
 	lock_int_end_write_locked(e, lk);
 	after_renewal(e, lk, rc);
+	note_beat_time_locked(e, now_mono(e) - now, rc);
 	if (rc == 0) {
 		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
 	} else if (rc != -ESTALE) {

@@ -216,9 +216,16 @@ struct lock_engine {
 	 * stopped by one thread (lease_start, lease_stop): no mutex. */
 	pthread_t thread;
 	bool thread_running;
-	pthread_t *workers;
-	int n_workers;
-	pthread_cond_t work_cv;		    /* a job was queued; mu */
+	pthread_t *workers;	/* room for max_workers */
+	int n_workers;		/* started; grown by the scheduler (mu) */
+	int max_workers;	/* what the pool may grow to (lease_start) */
+	int idle_workers;	/* waiting for a job; mu */
+	int n_jobs;		/* queued, not taken by a worker yet; mu */
+	int64_t beat_ms_avg;	/* how long a renewal takes, on average of
+				 * the recent ones (0: none yet); mu */
+	bool renew_backlog;	/* due renewals wait for workers; mu */
+	bool workers_full;	/* due jobs wait: a job's end kicks; mu */
+	pthread_cond_t work_cv; /* a job was queued; mu */
 	struct lock *jobs_head, *jobs_tail; /* queued jobs; mu */
 	bool stopping;			    /* mu */
 	bool kicked;			    /* mu */

@@ -353,11 +353,9 @@ settled:
 	w->since_mono_ms = flk_int_now(f);
 	w->next_poll_mono_ms = flk_int_now(f) + f->cfg.poll_min_ms;
 	/* Its own try was in flight while any waiter there queued (they
-	 * found the key taking): it came first. */
-	if (tried)
-		flk_int_enqueue_first(f, fk, w);
-	else
-		flk_int_enqueue(f, fk, w);
+	 * found the key taking): it came first. An interrupted request
+	 * made again takes back its place. */
+	flk_int_restart_enqueue(f, fk, w, tried);
 	pthread_mutex_unlock(&f->mu);
 	metrics_inc(f->m, MC_WAITS);
 	log_debug(TAG, "waiting key=%s pid=%lld", r->key,
@@ -376,6 +374,7 @@ void flk_arm(struct flk *f, void *req)
 	w = flk_int_find_req(f, req, &fk);
 	if (w && w->state == W_NEW) {
 		if (w->interrupted) {
+			flk_int_restart_note(f, fk, w);
 			flk_int_dequeue(f, fk, w, &um, v, &key);
 			answer = true;
 		} else {
@@ -413,6 +412,8 @@ void flk_interrupt(struct flk *f, void *req)
 	}
 	if (w) {
 		w->interrupted = true;
+		if (w->state != W_NEW)
+			flk_int_restart_note(f, fk, w);
 		if (w->state == W_PARKED) {
 			flk_int_dequeue(f, fk, w, &um, v, &key);
 			answer = true;
@@ -600,6 +601,7 @@ void flk_free(struct flk *f)
 		return;
 	smap_each(&f->keys, free_key_cb, f);
 	smap_fini(&f->keys);
+	flk_int_restart_free(f);
 	pthread_cond_destroy(&f->cv);
 	pthread_cond_destroy(&f->job_cv);
 	pthread_mutex_destroy(&f->mu);

@@ -30,6 +30,16 @@
  * once, so that a key whose request hangs (until its attempt times out)
  * holds up one of them, not every other key's wait. */
 #define FLK_WAIT_WORKERS 4
+/* A blocking request answered EINTR is mostly made again at once: the
+ * kernel restarts an interrupted lock call after a handler with
+ * SA_RESTART, and callers retry on EINTR (Python does, for any signal
+ * whose handler returns). Such a request of the same lock owner on the
+ * same key within FLK_RESTART_MS keeps the place in the queue and the
+ * wait of the one interrupted (flk_int_restart_*), so that a waiter
+ * whose process a timer ticks is neither passed by later ones on its
+ * mount nor, its mount's wait started anew, by other mounts. */
+#define FLK_RESTART_MS	 1000
+#define FLK_RESTARTS_MAX 64
 /* How long a non-blocking request waits for the outcome of another
  * request's attempt on its key before it fails ENOLCK (undecided). */
 #define FLK_NB_WAIT_MS 1000
@@ -125,6 +135,14 @@ struct flk {
 	} entering[FLK_ENTERING_MAX];
 	int n_entering;		    /* mu */
 	int64_t next_sweep_mono_ms; /* mu */
+	/* Waiters answered EINTR lately (mu): FLK_RESTART_MS. */
+	struct restart {
+		char *key; /* NULL: a free slot */
+		uint64_t owner;
+		enum flk_kind kind;
+		int64_t since_mono_ms; /* the waiter's */
+		int64_t at_mono_ms;    /* when it was interrupted */
+	} restarts[FLK_RESTARTS_MAX];
 	/* The wait thread (threads[0]) picks due waiters; the workers (the
 	 * others) make their requests, handed over through jobs (mu). */
 	pthread_t threads[1 + FLK_WAIT_WORKERS];
@@ -184,6 +202,16 @@ struct waiter *flk_int_find_req(struct flk *f, void *req, struct fkey **fkp);
 int flk_int_add_holder(struct fkey *fk, struct lock *lk, bool shared,
 		       uint64_t owner, enum flk_kind kind, int64_t pid,
 		       void *handle);
+/* Remembers w, a waiter of fk answered EINTR, for its request made
+ * again (FLK_RESTART_MS). */
+void flk_int_restart_note(struct flk *f, const struct fkey *fk,
+			  const struct waiter *w);
+/* Queues w, a new waiter of fk: in its interrupted predecessor's place,
+ * with its wait, when it is that one's request made again; else at the
+ * tail (or at the head: first, flk_int_enqueue_first). */
+void flk_int_restart_enqueue(struct flk *f, struct fkey *fk, struct waiter *w,
+			     bool first);
+void flk_int_restart_free(struct flk *f);
 /* Takes w off fk's queue for good; when it was the last writer waiting,
  * our mark on the row is to go (*um, v, key copied). */
 void flk_int_dequeue(struct flk *f, struct fkey *fk, struct waiter *w, bool *um,

@@ -230,6 +230,84 @@ int flk_int_add_holder(struct fkey *fk, struct lock *lk, bool shared,
 	return 0;
 }
 
+/* mu held: the slot remembering owner's interrupted waiter of key, or
+ * NULL; slots older than FLK_RESTART_MS are freed on the way. */
+static struct restart *restart_find(struct flk *f, const char *key,
+				    uint64_t owner, enum flk_kind kind)
+{
+	int64_t now = flk_int_now(f);
+	struct restart *found = NULL;
+
+	for (int i = 0; i < FLK_RESTARTS_MAX; i++) {
+		struct restart *r = &f->restarts[i];
+
+		if (r->key && now - r->at_mono_ms > FLK_RESTART_MS) {
+			free(r->key);
+			r->key = NULL;
+		}
+		if (r->key && !found && r->owner == owner && r->kind == kind &&
+		    !strcmp(r->key, key))
+			found = r;
+	}
+	return found;
+}
+
+void flk_int_restart_note(struct flk *f, const struct fkey *fk,
+			  const struct waiter *w)
+{
+	struct restart *r = restart_find(f, fk->key, w->owner, w->kind);
+
+	for (int i = 0; !r && i < FLK_RESTARTS_MAX; i++)
+		if (!f->restarts[i].key)
+			r = &f->restarts[i];
+	/* None free (as many interrupted within FLK_RESTART_MS): it will
+	 * queue anew. */
+	if (!r)
+		return;
+	if (!r->key && !(r->key = strdup(fk->key)))
+		return;
+	r->owner = w->owner;
+	r->kind = w->kind;
+	r->since_mono_ms = w->since_mono_ms;
+	r->at_mono_ms = flk_int_now(f);
+}
+
+void flk_int_restart_enqueue(struct flk *f, struct fkey *fk, struct waiter *w,
+			     bool first)
+{
+	struct restart *r = restart_find(f, fk->key, w->owner, w->kind);
+	struct waiter **pp;
+
+	if (r) {
+		w->since_mono_ms = r->since_mono_ms;
+		free(r->key);
+		r->key = NULL;
+	}
+	if (!r || !fk->head) {
+		if (first)
+			flk_int_enqueue_first(f, fk, w);
+		else
+			flk_int_enqueue(f, fk, w);
+		return;
+	}
+	/* Ahead of those that came after the one interrupted. */
+	for (pp = &fk->head; *pp && (*pp)->since_mono_ms <= w->since_mono_ms;
+	     pp = &(*pp)->next)
+		;
+	w->next = *pp;
+	*pp = w;
+	if (!w->next)
+		fk->tail = w;
+}
+
+void flk_int_restart_free(struct flk *f)
+{
+	for (int i = 0; i < FLK_RESTARTS_MAX; i++) {
+		free(f->restarts[i].key);
+		f->restarts[i].key = NULL;
+	}
+}
+
 /* mu held: takes w off fk's queue for good; when it was the last writer
  * waiting, our mark on the row is to go (*um, v, key copied). */
 void flk_int_dequeue(struct flk *f, struct fkey *fk, struct waiter *w, bool *um,

@@ -15,7 +15,8 @@
  * owner (threads on one open file) are granted together, converting the
  * lock when their modes differ (and granting nothing when the owner let
  * the key go meanwhile). An open file description's lock goes at the
- * file's last close. */
+ * file's last close. A waiter interrupted and at once made again keeps its
+ * place. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -1112,6 +1113,43 @@ static void test_writer_not_starved(void)
 	teardown();
 }
 
+/* A waiter interrupted by a signal whose handler returns makes its
+ * request again at once (the kernel restarts it after an SA_RESTART
+ * handler; Python retries on EINTR): it keeps its place ahead of a waiter
+ * that came after it, and its wait. It was queued anew, behind the later
+ * waiter and with its wait starting over: a process a timer ticked every
+ * 100 ms was passed by every later waiter on its mount and lost the mark
+ * to every other mount (restart.t). */
+static void test_restart_keeps_place(void)
+{
+	int req1, req1b, req2;
+	struct flk_req w1 = sreq("rs", 1, false, true, &req1);
+	struct flk_req w2 = sreq("rs", 2, false, true, &req2);
+
+	setup();
+	foreign_row("rs");
+	CHECK_INT(flk_lock(flk, &w1), -EINPROGRESS);
+	flk_arm(flk, &req1);
+	usleep(30 * 1000);
+	CHECK_INT(flk_lock(flk, &w2), -EINPROGRESS);
+	flk_arm(flk, &req2);
+	flk_interrupt(flk, &req1);
+	CHECK_INT(answer_of(&req1), EINTR);
+	w1.req = &req1b; /* the same owner's request again */
+	CHECK_INT(flk_lock(flk, &w1), -EINPROGRESS);
+	flk_arm(flk, &req1b);
+	CHECK_INT(mem->ops->delete_lock(mem, "rs",
+					"11111111-2222-3333-4444-555555555555",
+					0, NULL, NULL),
+		  0);
+	CHECK_INT(wait_answer(&req1b), 0);
+	CHECK_INT(answer_of(&req2), -1);
+	CHECK_INT(flk_unlock(flk, "rs", 1, FLK_FLOCK), 0);
+	CHECK_INT(wait_answer(&req2), 0);
+	CHECK_INT(flk_unlock(flk, "rs", 2, FLK_FLOCK), 0);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
@@ -1136,5 +1174,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_ofd_lock_goes_at_release);
 	CHECK_CASE(test_stop_answers_enolck);
 	CHECK_CASE(test_getlk_own_create);
+	CHECK_CASE(test_restart_keeps_place);
 	CHECK_DONE();
 }

@@ -387,7 +387,7 @@ void flk_arm(struct flk *f, void *req)
 		f->cfg.reply(req, EINTR);
 		free(w);
 	}
-	flk_int_unmark(f, um, v, key);
+	flk_int_unmark_later(f, um, v, key);
 }
 
 void flk_interrupt(struct flk *f, void *req)
@@ -433,7 +433,7 @@ void flk_interrupt(struct flk *f, void *req)
 		f->cfg.reply(req, EINTR);
 		free(w);
 	}
-	flk_int_unmark(f, um, v, key);
+	flk_int_unmark_later(f, um, v, key);
 }
 
 /* mu held: fk's fcntl holder whose grant came through handle. */

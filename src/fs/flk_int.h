@@ -154,7 +154,8 @@ struct flk {
 	struct flk_job *jobs, *jobs_tail; /* mu */
 	pthread_cond_t job_cv;		  /* a job was queued, or stopping */
 	bool stopping;			  /* mu */
-	uint64_t rng;			  /* mu */
+	int64_t unmark_until; /* mu: stopping, no mark removal begins after */
+	uint64_t rng;	      /* mu */
 };
 
 /* Our monotonic clock, as the host tells it. */
@@ -218,6 +219,15 @@ void flk_int_dequeue(struct flk *f, struct fkey *fk, struct waiter *w, bool *um,
 		     char *v, char **key);
 /* Without mu: removes our mark (see flk_int_dequeue). */
 void flk_int_unmark(struct flk *f, bool um, const char *v, char *key);
+/* Without mu, from a request thread (an interrupt's): the same, by a wait
+ * worker, so that no request thread waits on DynamoDB for it (while
+ * DynamoDB did not answer, each interrupt held its thread an operation
+ * timeout, and with every thread held so the next interrupt waited as
+ * long). Skipped when a writer of ours waits on the key again by then
+ * (a request made again: the mark, or our reservation, is its). */
+void flk_int_unmark_later(struct flk *f, bool um, const char *v, char *key);
+/* mu held: whether a writer of ours waits on fk. */
+bool flk_int_writer_queued(const struct fkey *fk);
 
 /* Whether h's process group lost key and has not unlinked it (logged):
  * it may not take the key again until then. Takes the engine's mutex

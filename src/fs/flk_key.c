@@ -122,7 +122,7 @@ bool flk_int_writer_waits(struct flk *f, struct fkey *fk)
 	return fk->lk && fk->shared && lock_writer_waits(f->eng, fk->lk);
 }
 
-static bool has_writer_waiting(const struct fkey *fk)
+bool flk_int_writer_queued(const struct fkey *fk)
 {
 	for (const struct waiter *w = fk->head; w; w = w->next)
 		if (!w->shared)
@@ -134,7 +134,7 @@ static bool has_writer_waiting(const struct fkey *fk)
  * its version is copied to v (the caller removes it without mu). */
 static bool mark_to_clear(struct fkey *fk, char *v)
 {
-	if (!fk->mark_v[0] || has_writer_waiting(fk))
+	if (!fk->mark_v[0] || flk_int_writer_queued(fk))
 		return false;
 	memcpy(v, fk->mark_v, RECORD_RVN_MAX);
 	fk->mark_v[0] = '\0';

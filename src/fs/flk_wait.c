@@ -186,6 +186,7 @@ struct flk_job {
 	bool no_read; /* the row was read (by a batch): the take at once */
 	bool lent;    /* the take's lock is the waiter's group's (lent) */
 	bool convert; /* w's owner holds the key in the other mode */
+	bool unmark;  /* only our mark's removal (mark_v; no fk, no w) */
 	int verdict;  /* a batch member's: its poll's (flk_int_poll_verdict) */
 	/* A batch: the polls of these jobs' keys, read in one request
 	 * (run_batch); its own fields above are unused. */
@@ -236,8 +237,10 @@ static void job_done(struct flk *f, struct flk_job *j, int rc, struct lock *lk)
 
 	/* The key's entry stays while it has waiters: w is still queued. */
 	fk->taking = false;
-	memcpy(fk->mark_v, j->mark_v, sizeof(fk->mark_v));
-	fk->mark_mono_ms = j->mark_mono_ms;
+	if (j->mark_v[0]) { /* else fk's stays (run_unmark may set it) */
+		memcpy(fk->mark_v, j->mark_v, sizeof(fk->mark_v));
+		fk->mark_mono_ms = j->mark_mono_ms;
+	}
 	pthread_cond_broadcast(&f->cv);
 
 	if (!rc && (w->interrupted || f->stopping)) {
@@ -340,6 +343,28 @@ static void run_convert(struct flk *f, struct flk_job *j)
 	free(j);
 }
 
+/* mu held, unlocked around the request: j's removal of our mark
+ * (flk_int_unmark_later), unless a writer of ours waits on the key again
+ * (the mark is then fk's again) or the stop's time for removals is over.
+ * Frees j. */
+static void run_unmark(struct flk *f, struct flk_job *j)
+{
+	struct fkey *fk = flk_int_fkey_get(f, j->key, false);
+	bool again = fk && flk_int_writer_queued(fk);
+	bool skip = again || (f->stopping && flk_int_now(f) >= f->unmark_until);
+
+	if (again && !fk->mark_v[0]) {
+		/* The mark is that writer's now: its last writer's dequeue
+		 * removes it (refreshed at its next poll). */
+		memcpy(fk->mark_v, j->mark_v, sizeof(fk->mark_v));
+		fk->mark_mono_ms = 0;
+	}
+	pthread_mutex_unlock(&f->mu);
+	flk_int_unmark(f, !skip, j->mark_v, j->key);
+	free(j);
+	pthread_mutex_lock(&f->mu);
+}
+
 /* mu held, unlocked around the request: j's request and its outcome.
  * Frees j. */
 static void run_job(struct flk *f, struct flk_job *j)
@@ -348,6 +373,10 @@ static void run_job(struct flk *f, struct flk_job *j)
 	struct lock *lk = NULL;
 	int rc;
 
+	if (j->unmark) {
+		run_unmark(f, j);
+		return;
+	}
 	if (j->members) {
 		run_batch(f, j);
 		return;
@@ -395,6 +424,29 @@ static void queue_job(struct flk *f, struct flk_job *j, bool first)
 	}
 	f->idle_workers--;
 	pthread_cond_signal(&f->job_cv);
+}
+
+void flk_int_unmark_later(struct flk *f, bool um, const char *v, char *key)
+{
+	struct flk_job *j = um ? calloc(1, sizeof(*j)) : NULL;
+
+	if (!j) {
+		flk_int_unmark(f, um, v, key); /* no memory: here, then */
+		return;
+	}
+	j->unmark = true;
+	j->key = key;
+	memcpy(j->mark_v, v, sizeof(j->mark_v));
+	pthread_mutex_lock(&f->mu);
+	if (f->stopping) {
+		/* The workers may be gone: here, as the stop's own. */
+		pthread_mutex_unlock(&f->mu);
+		free(j);
+		flk_int_unmark(f, um, v, key);
+		return;
+	}
+	queue_job(f, j, false);
+	pthread_mutex_unlock(&f->mu);
 }
 
 /* mu held, unlocked around the request: the polls of b's members, their
@@ -769,6 +821,8 @@ void flk_stop(struct flk *f)
 
 	pthread_mutex_lock(&f->mu);
 	f->stopping = true;
+	f->unmark_until =
+		flk_int_now(f) + lock_engine_config(f->eng)->op_timeout_ms;
 	pthread_cond_broadcast(&f->cv);
 	pthread_cond_broadcast(&f->job_cv);
 	pthread_mutex_unlock(&f->mu);

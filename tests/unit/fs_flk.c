@@ -16,7 +16,8 @@
  * lock when their modes differ (and granting nothing when the owner let
  * the key go meanwhile). An open file description's lock goes at the
  * file's last close. A waiter interrupted and at once made again keeps its
- * place. */
+ * place; an interrupt leaves the removal of the mount's mark to a wait
+ * worker. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -1150,6 +1151,59 @@ static void test_restart_keeps_place(void)
 	teardown();
 }
 
+static void *call_interrupt(void *arg)
+{
+	flk_interrupt(flk, arg);
+	return NULL;
+}
+
+/* An interrupt of a writer that marked another owner's row returns while
+ * the removal of its mark hangs (DynamoDB not answering): the removal is
+ * a wait worker's. It was made by the interrupt's request thread, each
+ * held an operation timeout: with every thread held so, the next
+ * interrupt of the mount waited as long (intrstall probe, 10 s). */
+static void test_interrupt_leaves_unmark_to_worker(void)
+{
+	int req;
+	struct flk_req w = sreq("iu", 1, false, true, &req);
+	struct lock_record row;
+	pthread_t t;
+	bool marked = false;
+
+	setup();
+	foreign_row("iu");
+	park(&w, &req);
+	record_init(&row);
+	for (int i = 0; i < 200 && !marked; i++) {
+		usleep(10 * 1000);
+		record_fini(&row);
+		marked = row_of("iu", &row) && row.next_id;
+	}
+	CHECK(marked);
+	gate_close("iu");
+	pthread_mutex_lock(&gate_mu);
+	gate_op = SF_SHARE; /* the mark's removal hangs */
+	gate_skip = 0;
+	pthread_mutex_unlock(&gate_mu);
+	CHECK_INT(pthread_create(&t, NULL, call_interrupt, &req), 0);
+	for (int i = 0; i < 100 && answer_of(&req) < 0; i++)
+		usleep(10 * 1000);
+	CHECK_INT(answer_of(&req), EINTR);
+	gate_wait_entered(); /* the removal is in flight */
+	usleep(50 * 1000);
+	CHECK(pthread_tryjoin_np(t, NULL) == 0); /* the interrupt returned */
+	gate_release();
+	pthread_join(t, NULL);
+	for (int i = 0; i < 200 && marked; i++) {
+		usleep(10 * 1000);
+		record_fini(&row);
+		marked = row_of("iu", &row) && row.next_id;
+	}
+	CHECK(!marked); /* the worker removed it */
+	record_fini(&row);
+	teardown();
+}
+
 int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
@@ -1175,5 +1229,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_stop_answers_enolck);
 	CHECK_CASE(test_getlk_own_create);
 	CHECK_CASE(test_restart_keeps_place);
+	CHECK_CASE(test_interrupt_leaves_unmark_to_worker);
 	CHECK_DONE();
 }

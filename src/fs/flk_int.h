@@ -40,6 +40,10 @@
  * mount nor, its mount's wait started anew, by other mounts. */
 #define FLK_RESTART_MS	 1000
 #define FLK_RESTARTS_MAX 64
+/* An interrupted writer's mark is removed this long after (unless a
+ * writer of ours waits again by then: a restart keeps the mark, and a
+ * reservation it brought meanwhile). */
+#define FLK_UNMARK_GRACE_MS 100
 /* How long a non-blocking request waits for the outcome of another
  * request's attempt on its key before it fails ENOLCK (undecided). */
 #define FLK_NB_WAIT_MS 1000
@@ -152,8 +156,9 @@ struct flk {
 			   */
 	bool want_worker; /* mu: the wait thread waits for a free worker */
 	struct flk_job *jobs, *jobs_tail; /* mu */
-	pthread_cond_t job_cv;		  /* a job was queued, or stopping */
-	bool stopping;			  /* mu */
+	struct flk_job *unmarks; /* mu: removals waiting out the grace */
+	pthread_cond_t job_cv;	 /* a job was queued, or stopping */
+	bool stopping;		 /* mu */
 	int64_t unmark_until; /* mu: stopping, no mark removal begins after */
 	uint64_t rng;	      /* mu */
 };
@@ -220,7 +225,8 @@ void flk_int_dequeue(struct flk *f, struct fkey *fk, struct waiter *w, bool *um,
 /* Without mu: removes our mark (see flk_int_dequeue). */
 void flk_int_unmark(struct flk *f, bool um, const char *v, char *key);
 /* Without mu, from a request thread (an interrupt's): the same, by a wait
- * worker, so that no request thread waits on DynamoDB for it (while
+ * worker after FLK_UNMARK_GRACE_MS, so that no request thread waits on
+ * DynamoDB for it (while
  * DynamoDB did not answer, each interrupt held its thread an operation
  * timeout, and with every thread held so the next interrupt waited as
  * long). Skipped when a writer of ours waits on the key again by then

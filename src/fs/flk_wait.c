@@ -187,6 +187,7 @@ struct flk_job {
 	bool lent;    /* the take's lock is the waiter's group's (lent) */
 	bool convert; /* w's owner holds the key in the other mode */
 	bool unmark;  /* only our mark's removal (mark_v; no fk, no w) */
+	int64_t due;  /* an unmark's: when its grace ends */
 	int verdict;  /* a batch member's: its poll's (flk_int_poll_verdict) */
 	/* A batch: the polls of these jobs' keys, read in one request
 	 * (run_batch); its own fields above are unused. */
@@ -445,8 +446,31 @@ void flk_int_unmark_later(struct flk *f, bool um, const char *v, char *key)
 		flk_int_unmark(f, um, v, key);
 		return;
 	}
-	queue_job(f, j, false);
+	/* The wait thread queues it when its grace ends (turn). */
+	j->due = flk_int_now(f) + FLK_UNMARK_GRACE_MS;
+	j->next = f->unmarks;
+	f->unmarks = j;
+	pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->mu);
+}
+
+/* mu held: the removals whose grace ended go to the workers; *wake is
+ * the end of the next one's, if earlier. */
+static void queue_unmarks(struct flk *f, int64_t *wake)
+{
+	struct flk_job **pp = &f->unmarks, *j;
+
+	while ((j = *pp)) {
+		if (j->due > flk_int_now(f)) {
+			if (j->due < *wake)
+				*wake = j->due;
+			pp = &j->next;
+			continue;
+		}
+		*pp = j->next;
+		queue_job(f, j, false);
+		pp = &f->unmarks; /* queue_job may have run one here */
+	}
 }
 
 /* mu held, unlocked around the request: the polls of b's members, their
@@ -683,6 +707,7 @@ static bool turn(struct flk *f, int64_t *wake)
 	}
 	if (serve_one(f, wake))
 		return true;
+	queue_unmarks(f, wake);
 	if (*wake > f->next_sweep_mono_ms)
 		*wake = f->next_sweep_mono_ms;
 	return false;
@@ -817,6 +842,7 @@ static void drain_cb(void *arg, const char *key, void *value)
 void flk_stop(struct flk *f)
 {
 	struct drain d = { f, NULL, NULL };
+	struct flk_job *j;
 	int64_t until;
 
 	pthread_mutex_lock(&f->mu);
@@ -831,6 +857,21 @@ void flk_stop(struct flk *f)
 	f->n_workers = 0;
 	pthread_mutex_lock(&f->mu);
 	smap_each(&f->keys, drain_cb, &d);
+	/* Removals still in their grace: with the marks below. */
+	while ((j = f->unmarks)) {
+		struct drain_mark *m = calloc(1, sizeof(*m));
+
+		f->unmarks = j->next;
+		if (m) {
+			m->key = j->key;
+			memcpy(m->v, j->mark_v, sizeof(m->v));
+			m->next = d.marks;
+			d.marks = m;
+		} else {
+			free(j->key);
+		}
+		free(j);
+	}
 	pthread_mutex_unlock(&f->mu);
 	/* The waiters first: they are told at once, not after the marks'
 	 * removals, which each take up to an operation timeout while

@@ -73,8 +73,8 @@ lost=$(mc lockfs_lost_total)
 kept=$(heldc)
 skipped=$(mc lockfs_heartbeats_skipped_total)
 diag "c, 16 workers, 400 ms round trip for 15 s: $kept held, $lost lost, $skipped renewals not sent"
-ok "$([ "$kept" -ge $((N / 8)) ] && echo 0)" \
-	"16 workers at a 400 ms round trip for 15 s: the locks renewed in time stay held ($kept of $N; about 100 can be)"
+ok "$([ "$kept" -ge $((N / 16)) ] && echo 0)" \
+	"16 workers at a 400 ms round trip for 15 s: the locks renewed in time stay held ($kept of $N, at least $((N / 16)); about 100 can be, 6 were without the skip)"
 is "$((kept + lost))" "$N" "... and every other lock is lost, told ($lost)"
 ok "$([ "${skipped:-0}" -gt 0 ] && echo 0)" "... renewals too late to be answered were not sent ($skipped)"
 for f in "$C"/c*; do rm -f "$f"; done

@@ -144,7 +144,8 @@ static void take_urgent(struct lock_engine *e, enum lease_action act,
 			if (room_locked(e, *n) > 0)
 				*wake = now;
 			else
-				e->workers_full = true; /* run_job kicks */
+				e->workers_full =
+					true; /* an idle worker kicks */
 			return;
 		}
 		lease_index_take_urgent_locked(e, pp);
@@ -179,18 +180,21 @@ static int urgent_limit(const struct lock_engine *e, int n, int max)
 static bool beat_hopeless_locked(struct lock_engine *e, struct lock *lk,
 				 int64_t now)
 {
-	int64_t deadline;
+	int64_t left = lock_int_last_ok(e, lk) + e->cfg.safe_period_ms - now;
 
+	/* By the trust left, not by this request's deadline (at most a
+	 * heartbeat on): a renewal cut at its heartbeat deadline can be
+	 * tried again while trust is left; parked until the safe period
+	 * ends, it never is. */
 	if (e->beat_ms_avg <= 0)
 		return false;
-	deadline = lock_int_write_deadline_locked(e, lk, e->cfg.heartbeat_ms);
-	return deadline - now < e->beat_ms_avg;
+	return left < e->beat_ms_avg;
 }
 
 /* mu held. Claims the most overdue renewals from the top of the index's
  * heap, at most slots of them, *n == max in all, and what the workers can
- * take now (the rest wait in the heap, in order, and a worker that ends
- * a job looks again). Returns how many.
+ * take now (the rest wait in the heap, in order, and a worker that finds
+ * no job wakes the scheduler). Returns how many.
  * While due renewals wait for workers (renew_backlog), one that would be
  * answered too late is not sent: with the most overdue lock always next,
  * every renewal came too late under a load the workers cannot carry, and
@@ -216,6 +220,12 @@ static int take_renewals(struct lock_engine *e, int64_t now, struct lock **out,
 		}
 		if (e->renew_backlog && beat_hopeless_locked(e, lk, now)) {
 			lease_index_pop_locked(e);
+			/* Past its safe period, not walked yet (tracked after
+			 * the last walk): lost now, out of the heap. Parked
+			 * at its safe end, <= now, it would be the top again,
+			 * forever. */
+			if (!lock_int_trusted_locked(e, lk, now))
+				continue;
 			/* Not looked at again before its trust ends. */
 			lk->next_due_mono_ms =
 				lock_int_last_ok(e, lk) + e->cfg.safe_period_ms;
@@ -225,12 +235,14 @@ static int take_renewals(struct lock_engine *e, int64_t now, struct lock **out,
 		}
 		if (room_locked(e, *n) <= 0) {
 			e->renew_backlog = true;
-			e->workers_full = true; /* run_job kicks */
+			e->workers_full = true; /* an idle worker kicks */
 			break;
 		}
 		if (taken == slots || *n >= max) {
+			/* Spaced, not waiting for workers. */
 			*wake = min64(*wake,
 				      (e->next_slot_mono_us + 999) / 1000);
+			e->renew_backlog = false;
 			break;
 		}
 		lease_index_pop_locked(e);
@@ -336,10 +348,8 @@ static void run_job(struct lock_engine *e, struct lock *lk)
 	/* The scheduler need not look again for a renewal that went well:
 	 * its next one is a period away. */
 	if (lk->state != LOCK_HELD || lk->release_wanted ||
-	    lk->next_due_mono_ms < e->sched_wake_mono_ms || e->workers_full) {
-		e->workers_full = false;
+	    lk->next_due_mono_ms < e->sched_wake_mono_ms)
 		lock_int_kick_locked(e);
-	}
 	pthread_mutex_unlock(&e->mu);
 	lock_unref(e, lk);
 }
@@ -428,6 +438,11 @@ static void *worker_main(void *arg)
 	while (!e->stopping) {
 		lk = e->jobs_head;
 		if (!lk) {
+			/* Due jobs waited for a worker: here is one. */
+			if (e->workers_full) {
+				e->workers_full = false;
+				lock_int_wake_scheduler_locked(e);
+			}
 			e->idle_workers++;
 			pthread_cond_wait(&e->work_cv, &e->mu);
 			e->idle_workers--;
@@ -455,9 +470,22 @@ static void grow_locked(struct lock_engine *e)
 {
 	int want = e->n_jobs - e->idle_workers, was = e->n_workers;
 
-	while (want-- > 0 && e->n_workers < e->max_workers &&
-	       !pthread_create(&e->workers[e->n_workers], NULL, worker_main, e))
+	while (want-- > 0 && e->n_workers < e->max_workers) {
+		int rc = pthread_create(&e->workers[e->n_workers], NULL,
+					worker_main, e);
+
+		if (rc) {
+			/* Not tried again every pass, and room_locked counts
+			 * no worker that cannot be had. */
+			log_warn(TAG,
+				 "lease workers: cannot start more than %d "
+				 "(%s): the pool stays at that",
+				 e->n_workers, strerror(rc));
+			e->max_workers = e->n_workers;
+			break;
+		}
 		e->n_workers++;
+	}
 	/* Said at the first growth and every 32 workers more. */
 	if (e->n_workers > was &&
 	    (was == lease_workers(&e->cfg) || e->n_workers / 32 != was / 32))

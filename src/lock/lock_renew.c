@@ -195,7 +195,7 @@ static void note_beat_time_locked(struct lock_engine *e, int64_t ms, int rc)
 int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 {
 	struct lock_renewal rn;
-	int64_t deadline, now;
+	int64_t deadline, now, took;
 	int rc;
 
 	pthread_mutex_lock(&e->mu);
@@ -211,13 +211,14 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 
 	fill_renewal(e, lk, &rn);
 	rc = write_renewal(e, lk, &rn, deadline);
+	took = now_mono(e) - now; /* the write alone */
 	if (rc == 0)
 		evict_dead_readers(e, lk);
 
 	pthread_mutex_lock(&e->mu);
 	lock_int_end_write_locked(e, lk);
 	after_renewal(e, lk, rc);
-	note_beat_time_locked(e, now_mono(e) - now, rc);
+	note_beat_time_locked(e, took, rc);
 	if (rc == 0) {
 		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
 	} else if (rc != -ESTALE) {

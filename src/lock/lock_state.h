@@ -224,7 +224,7 @@ struct lock_engine {
 	int64_t beat_ms_avg;	/* how long a renewal takes, on average of
 				 * the recent ones (0: none yet); mu */
 	bool renew_backlog;	/* due renewals wait for workers; mu */
-	bool workers_full;	/* due jobs wait: a job's end kicks; mu */
+	bool workers_full;	/* due jobs wait: an idle worker kicks; mu */
 	pthread_cond_t work_cv; /* a job was queued; mu */
 	struct lock *jobs_head, *jobs_tail; /* queued jobs; mu */
 	bool stopping;			    /* mu */

@@ -4,8 +4,7 @@
 # workers, one request each at a time, so it renews at most the workers
 # over the round trip a second, and a lock must be renewed within its
 # safe period less a round trip. Mount a holds N=400 locks (hold=unlink,
-# lease 4 s, heartbeat 0.75 s, safe period 3 s: the default's ratios)
-# behind lockfs-faultproxy.
+# lease 4 s, heartbeat 1 s, safe period 3 s) behind lockfs-faultproxy.
 # - Slow (600 ms round trip): 64 workers renew 107 a second, each lock
 #   every 3.75 s at best, past its safe period; the pool grows while
 #   renewals wait for a worker (up to 256), and no lock is lost. Before,
@@ -26,7 +25,7 @@ N=400
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
 ENDPOINT=$PROXY_ENDPOINT mount_start a \
-	"owner=renew-a,hold=unlink,lease=4,heartbeat=0.75,safe_period=3,max_locks_per_user=0" ||
+	"owner=renew-a,hold=unlink,lease=4,heartbeat=1,safe_period=3,max_locks_per_user=0" ||
 	{ echo "Bail out! cannot mount"; exit 1; }
 A=$(mnt a)
 

@@ -29,6 +29,7 @@
 #                     Release build and built if missing)
 #   BENCH_OUT         OUT (default bench/out/, which git ignores)
 #   RTT_MS            the same as --rtt
+#   SCALE_OPTS        more mount options (lease_workers=64: a fixed pool)
 #   SCALE_SAMPLES     keep the per-second samples in this file instead
 #   SCALE_PRICE       USD per million write request units (default below)
 #
@@ -127,7 +128,7 @@ timeout 120 "$BUILD/bench/bench_cycle" direct "$E" bench 2000 2 >/dev/null
 bench_ctl latency $((RTT / 2))
 
 mkdir -p "$MNT"
-"$BUILD/lockfs" -f -o "endpoint=$E,table=bench,hold=unlink" "$MNT" \
+"$BUILD/lockfs" -f -o "endpoint=$E,table=bench,hold=unlink${SCALE_OPTS:+,$SCALE_OPTS}" "$MNT" \
 	</dev/null >"$TMP/daemon.log" 2>&1 &
 DAEMON_PID=$!
 wait_for 30 mounted || {
@@ -140,7 +141,7 @@ echo "lockfs scale: $N locks held on one mount for $HOLD_S s"
 echo "  $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n): $(nproc) cores," \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 echo "  added round trip: $((RTT / 2 * 2)) ms (lockfs-faultproxy, $((RTT / 2)) ms each way)"
-echo "  build: $BUILD ($BTYPE); options: hold=unlink, default lease/heartbeat/safe_period"
+echo "  build: $BUILD ($BTYPE); options: hold=unlink${SCALE_OPTS:+,$SCALE_OPTS}, default lease/heartbeat/safe_period"
 rc=0
 timeout $((ACQUIRE_MAX_S + SETTLE_S + HOLD_S + 120)) "$BUILD/bench/bench_scale" \
 	--mnt "$MNT" --pid "$DAEMON_PID" --locks "$N" --dirs "$DIRS" \

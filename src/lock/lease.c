@@ -68,7 +68,6 @@ static enum lease_action wanted(const struct lock *lk)
  * earliest time another may end. */
 static int64_t watch_locked(struct lock_engine *e, int64_t now)
 {
-	const struct lock_config *cfg = &e->cfg;
 	int64_t wake = now + LEASE_IDLE_MS;
 	struct lock *lk, *next;
 
@@ -79,8 +78,7 @@ static int64_t watch_locked(struct lock_engine *e, int64_t now)
 	for (lk = e->all; lk; lk = next) {
 		next = lk->next; /* lk may leave the list below */
 		if (lock_int_trusted_locked(e, lk, now))
-			wake = min64(wake, lock_int_last_ok(e, lk) +
-						   cfg->safe_period_ms);
+			wake = min64(wake, lock_int_safe_end(e, lk));
 	}
 	e->next_watch_mono_ms = wake;
 	return wake;
@@ -180,7 +178,7 @@ static int urgent_limit(const struct lock_engine *e, int n, int max)
 static bool beat_hopeless_locked(struct lock_engine *e, struct lock *lk,
 				 int64_t now)
 {
-	int64_t left = lock_int_last_ok(e, lk) + e->cfg.safe_period_ms - now;
+	int64_t left = lock_int_safe_end(e, lk) - now;
 
 	/* By the trust left, not by this request's deadline (at most a
 	 * heartbeat on): a renewal cut at its heartbeat deadline can be
@@ -227,8 +225,7 @@ static int take_renewals(struct lock_engine *e, int64_t now, struct lock **out,
 			if (!lock_int_trusted_locked(e, lk, now))
 				continue;
 			/* Not looked at again before its trust ends. */
-			lk->next_due_mono_ms =
-				lock_int_last_ok(e, lk) + e->cfg.safe_period_ms;
+			lk->next_due_mono_ms = lock_int_safe_end(e, lk);
 			lease_index_note_locked(e, lk);
 			metrics_inc(e->metrics, MC_HEARTBEATS_SKIPPED);
 			continue;

@@ -562,7 +562,7 @@ int64_t lock_trusted_ms(struct lock_engine *e, struct lock *lk)
 	pthread_mutex_lock(&e->mu);
 	now = now_mono(e);
 	if (lock_int_trusted_locked(e, lk, now))
-		left = lock_int_last_ok(e, lk) + e->cfg.safe_period_ms - now;
+		left = lock_int_safe_end(e, lk) - now;
 	pthread_mutex_unlock(&e->mu);
 	return left;
 }
@@ -579,7 +579,7 @@ int64_t lock_trust_ends_mono_ms(struct lock_engine *e)
 
 		if (lk->watcher || !lock_int_trusted_locked(e, lk, now))
 			continue;
-		t = lock_int_last_ok(e, lk) + e->cfg.safe_period_ms;
+		t = lock_int_safe_end(e, lk);
 		if (t < end)
 			end = t;
 	}
@@ -592,7 +592,7 @@ int64_t lock_trust_ends_mono_ms(struct lock_engine *e)
 int64_t lock_int_write_deadline_locked(struct lock_engine *e, struct lock *lk,
 				       int64_t max_ms)
 {
-	int64_t safe_end = lock_int_last_ok(e, lk) + e->cfg.safe_period_ms;
+	int64_t safe_end = lock_int_safe_end(e, lk);
 	int64_t d = now_mono(e) + max_ms;
 
 	return d < safe_end ? d : safe_end;

@@ -327,6 +327,14 @@ static inline int64_t lock_int_last_ok(const struct lock_engine *e,
 	return e->sess.last_ok_mono_ms;
 }
 
+/* mu held: when lk's trust ends by the clock, its safe period after
+ * lock_int_last_ok. */
+static inline int64_t lock_int_safe_end(const struct lock_engine *e,
+					const struct lock *lk)
+{
+	return lock_int_last_ok(e, lk) + e->cfg.safe_period_ms;
+}
+
 /* mu held: lock_int_last_ok, except that a lock of an ended session gets
  * that session's last heartbeat, kept in it when it was lost
  * (session_drop_locked): when it was last kept, for status and for the

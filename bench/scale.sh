@@ -19,7 +19,8 @@
 # mean, heartbeat failures, locks lost, the daemon's max RSS, its CPU time
 # per renewal, DynamoDB requests per second by operation and their mean
 # time, and the writes per second with their on-demand cost per month.
-# The per-second samples go to OUT/scale-samples.txt and, with matplotlib
+# The per-second samples go to OUT/scale-samples.txt, the daemon's log to
+# OUT/scale-daemon.log and, with matplotlib
 # (contrib/install-deps bench), bench/plot.py draws the renewals in each
 # second of the hold (OUT/scale-heartbeats.png) and the cost a month against
 # the locks held (OUT/scale-cost.png).
@@ -91,6 +92,8 @@ DAEMON_PID=
 cleanup() {
 	trap - EXIT INT TERM HUP
 	set +e
+	# The daemon's log (the lease pool's sizes among it) outlives TMP.
+	[ -f "$TMP/daemon.log" ] && cp "$TMP/daemon.log" "$OUT/scale-daemon.log"
 	bench_teardown
 }
 trap cleanup EXIT

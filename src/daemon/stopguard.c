@@ -70,7 +70,7 @@ struct stopguard *stopguard_new(const char *mnt)
 /* Whether the path shows the mount now. */
 static bool is_ours(const struct stopguard *g)
 {
-	dev_t now;
+	dev_t now = 0;
 
 	return g->have_dev && !device_of(g->mnt, &now) && now == g->dev;
 }

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -151,14 +152,15 @@ static void take_urgent(struct lock_engine *e, enum lease_action act,
 	}
 }
 
-/* mu held. How many more jobs the workers can take now, the pool's growth
- * included, besides the n claimed in this pass (INT_MAX without workers:
- * lease_step makes its one request itself). */
+/* mu held. How many more jobs the workers can take now, besides the n
+ * claimed in this pass: the idle ones, and those the pool wants and has
+ * not started yet, less those above what it wants, which end (INT_MAX
+ * without workers: lease_step makes its one request itself). */
 static int room_locked(const struct lock_engine *e, int n)
 {
 	if (!e->max_workers)
 		return INT_MAX;
-	return e->idle_workers + (e->max_workers - e->n_workers) - e->n_jobs -
+	return e->idle_workers + (e->pool.target - e->n_workers) - e->n_jobs -
 	       n;
 }
 
@@ -232,6 +234,7 @@ static int take_renewals(struct lock_engine *e, int64_t now, struct lock **out,
 		}
 		if (room_locked(e, *n) <= 0) {
 			e->renew_backlog = true;
+			e->renew_late_ms = now - lk->next_due_mono_ms;
 			e->workers_full = true; /* an idle worker kicks */
 			break;
 		}
@@ -426,6 +429,26 @@ int64_t lease_step(struct lock_engine *e)
 	return now;
 }
 
+/* mu held. The calling worker leaves the pool (it is above what the pool
+ * wants); the scheduler joins it. */
+static void worker_end_locked(struct lock_engine *e)
+{
+	pthread_t self = pthread_self();
+
+	for (int i = 0; i < e->n_workers; i++) {
+		if (pthread_equal(e->workers[i], self)) {
+			e->workers[i] = e->workers[e->n_workers - 1];
+			break;
+		}
+	}
+	e->n_workers--;
+	e->ended[e->n_ended++] = self;
+	/* Woken for a job it will not take: another worker takes it. */
+	if (e->jobs_head)
+		pthread_cond_signal(&e->work_cv);
+	lock_int_wake_scheduler_locked(e);
+}
+
 static void *worker_main(void *arg)
 {
 	struct lock_engine *e = arg;
@@ -433,6 +456,10 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&e->mu);
 	while (!e->stopping) {
+		if (e->n_workers > e->pool.target) {
+			worker_end_locked(e);
+			break;
+		}
 		lk = e->jobs_head;
 		if (!lk) {
 			/* Due jobs waited for a worker: here is one. */
@@ -460,14 +487,13 @@ static void *worker_main(void *arg)
 
 static int lease_workers(const struct lock_config *cfg);
 
-/* mu held (the scheduler). More workers while jobs wait with none idle:
- * the requests a renewal rate needs in flight are that rate times the
- * time each takes, so a slow DynamoDB needs more of them. */
+/* mu held (the scheduler). More workers while jobs wait with none idle,
+ * up to what the pool wants (lease_pool.c). */
 static void grow_locked(struct lock_engine *e)
 {
 	int want = e->n_jobs - e->idle_workers, was = e->n_workers;
 
-	while (want-- > 0 && e->n_workers < e->max_workers) {
+	while (want-- > 0 && e->n_workers < e->pool.target) {
 		int rc = pthread_create(&e->workers[e->n_workers], NULL,
 					worker_main, e);
 
@@ -478,7 +504,9 @@ static void grow_locked(struct lock_engine *e)
 				 "lease workers: cannot start more than %d "
 				 "(%s): the pool stays at that",
 				 e->n_workers, strerror(rc));
-			e->max_workers = e->n_workers;
+			e->max_workers = e->pool.max = e->n_workers;
+			if (e->pool.target > e->n_workers)
+				e->pool.target = e->n_workers;
 			break;
 		}
 		e->n_workers++;
@@ -509,8 +537,45 @@ static void enqueue_locked(struct lock_engine *e, struct lock **jobs, int n)
 		pthread_cond_signal(&e->work_cv);
 	else if (n > 1)
 		pthread_cond_broadcast(&e->work_cv);
-	if (e->n_jobs > e->idle_workers && e->n_workers < e->max_workers)
+	if (e->n_jobs > e->idle_workers && e->n_workers < e->pool.target)
 		grow_locked(e);
+}
+
+/* mu held (the scheduler, after a pass). The pool's size is planned
+ * (lease_pool.c); returns true to pass again at once (more room). Locks
+ * are at stake when the most overdue renewal waits for a worker a
+ * quarter of the time a renewal may be late before trust ends. */
+static bool size_pool_locked(struct lock_engine *e, int64_t now)
+{
+	bool backlog = e->renew_backlog || e->workers_full, shrunk, grew;
+	int64_t slack = e->cfg.safe_period_ms - e->cfg.heartbeat_ms;
+	bool urgent = e->renew_backlog && e->renew_late_ms * 4 > slack;
+
+	grew = lease_pool_plan_locked(&e->pool, now, e->n_workers, backlog,
+				      urgent, e->beat_ms_avg, &shrunk);
+	if (shrunk)
+		pthread_cond_broadcast(&e->work_cv); /* idle ones end */
+	return grew;
+}
+
+/* mu held, let go while the workers that ended are joined, and the
+ * memory their HTTP clients freed is given back to the system (glibc
+ * keeps it in its arenas otherwise: the pool's RSS stayed that of its
+ * largest size). */
+static void join_ended_locked(struct lock_engine *e)
+{
+	pthread_t ended[PLAN_BATCH];
+	int n = 0;
+
+	while (e->n_ended && n < PLAN_BATCH)
+		ended[n++] = e->ended[--e->n_ended];
+	if (!n)
+		return;
+	pthread_mutex_unlock(&e->mu);
+	for (int i = 0; i < n; i++)
+		pthread_join(ended[i], NULL);
+	malloc_trim(0);
+	pthread_mutex_lock(&e->mu);
 }
 
 static void *scheduler_main(void *arg)
@@ -537,6 +602,8 @@ static void *scheduler_main(void *arg)
 		e->sched_wake_mono_ms = INT64_MIN;
 		n = plan_locked(e, now, jobs, PLAN_BATCH, &wake);
 		enqueue_locked(e, jobs, n);
+		if (size_pool_locked(e, now))
+			wake = now;
 		/* Set before mu is let go: a job that ends from now on and
 		 * comes due before wake kicks (run_job), never lost. */
 		e->sched_wake_mono_ms = wake;
@@ -547,6 +614,7 @@ static void *scheduler_main(void *arg)
 		log_burst_flush(&e->log_lost, now);
 		log_burst_flush(&e->log_cleaned, now);
 		pthread_mutex_lock(&e->mu);
+		join_ended_locked(e);
 		if (e->stopping || e->kicked || wake <= clk_mono_ms(e->os.clk))
 			continue;
 		clk_mono_timespec(wake, &ts);
@@ -571,11 +639,14 @@ static void stop_threads(struct lock_engine *e, bool scheduler)
 	if (e->sess_thread_running)
 		pthread_join(e->sess_thread, NULL);
 	e->sess_thread_running = false;
+	/* No worker ends from now on (stopping): the lists stand still. */
 	for (int i = 0; i < e->n_workers; i++)
 		pthread_join(e->workers[i], NULL);
+	for (int i = 0; i < e->n_ended; i++)
+		pthread_join(e->ended[i], NULL);
 	free(e->workers);
-	e->workers = NULL;
-	e->n_workers = 0;
+	e->workers = e->ended = NULL;
+	e->n_workers = e->n_ended = 0;
 	e->idle_workers = 0;
 }
 
@@ -626,17 +697,24 @@ int lease_start(struct lock_engine *e)
 	/* Not grown when the number was chosen (tests). */
 	extra = e->cfg.lease_workers > 0 ? 0 : extra_workers(&e->cfg, n);
 	e->max_workers = n + extra;
-	e->workers = calloc((size_t)e->max_workers, sizeof(*e->workers));
+	/* One block: the running workers, then those that ended. */
+	e->workers = calloc(2 * (size_t)e->max_workers, sizeof(*e->workers));
 	if (!e->workers)
 		return -ENOMEM;
+	e->ended = e->workers + e->max_workers;
+	e->n_ended = 0;
+	pthread_mutex_lock(&e->mu); /* workers read n_workers */
+	lease_pool_init(&e->pool, n, e->max_workers, e->cfg.lease_pool_idle_ms);
 	for (e->n_workers = 0; e->n_workers < n; e->n_workers++) {
 		rc = pthread_create(&e->workers[e->n_workers], NULL,
 				    worker_main, e);
 		if (rc) {
+			pthread_mutex_unlock(&e->mu);
 			stop_threads(e, false);
 			return -rc;
 		}
 	}
+	pthread_mutex_unlock(&e->mu);
 	if (e->cfg.session) {
 		rc = pthread_create(&e->sess_thread, NULL, session_main, e);
 		if (rc) {

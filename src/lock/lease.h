@@ -15,7 +15,8 @@ struct lock_engine;
 /* Starts the scheduler and cfg.lease_workers workers (default 64); the
  * pool grows, up to 256 as open files allow, while jobs wait for a
  * worker (a DynamoDB slow to answer: the requests in flight a rate needs
- * grow with the time each takes). */
+ * grow with the time each takes), and shrinks where that does not pay
+ * (lease_pool.h). */
 int lease_start(struct lock_engine *e);
 /* Stops and joins the threads (idempotent). */
 void lease_stop(struct lock_engine *e);

@@ -103,15 +103,18 @@ struct lock_config {
 	int lease_workers;	   /* threads making the lease path's requests
 				    * (renewals, automatic releases, cleanups)
 				    * in parallel; default 64 */
-	bool session;		   /* session leases (doc/session-leases.md):
-				    * one heartbeat per period for the mount,
-				    * exclusive locks name its session item and
-				    * are written only at acquire and release */
-	int other_clients;	   /* the process's HTTP clients besides the
-				    * lease workers' (request threads, ...):
-				    * the pidfds that watch holders leave open
-				    * files free for them and the workers'
-				    * (lease.c); default 32 */
+	int64_t lease_pool_idle_ms; /* a grown pool without waiting renewals
+				     * for that long halves; default 30000
+				     * (tests) */
+	bool session;		    /* session leases (doc/session-leases.md):
+				     * one heartbeat per period for the mount,
+				     * exclusive locks name its session item and
+				     * are written only at acquire and release */
+	int other_clients;	    /* the process's HTTP clients besides the
+				     * lease workers' (request threads, ...):
+				     * the pidfds that watch holders leave open
+				     * files free for them and the workers'
+				     * (lease.c); default 32 */
 };
 
 /* The open files a process running an engine of cfg needs for its HTTP

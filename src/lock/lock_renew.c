@@ -219,6 +219,8 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 	lock_int_end_write_locked(e, lk);
 	after_renewal(e, lk, rc);
 	note_beat_time_locked(e, took, rc);
+	if (rc == 0)
+		lease_pool_answer_locked(&e->pool, now + took);
 	if (rc == 0) {
 		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
 	} else if (rc != -ESTALE) {

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "lease_pool.h"
 #include "lock.h"
 #include "log.h"
 #include "map.h"
@@ -217,13 +218,19 @@ struct lock_engine {
 	pthread_t thread;
 	bool thread_running;
 	pthread_t *workers;	/* room for max_workers */
-	int n_workers;		/* started; grown by the scheduler (mu) */
+	int n_workers;		/* running; grown by the scheduler, less
+				 * those that ended (mu) */
 	int max_workers;	/* what the pool may grow to (lease_start) */
+	pthread_t *ended;	/* workers that ended, not joined yet (room
+				 * for max_workers); mu */
+	int n_ended;		/* mu */
+	struct lease_pool pool; /* how many workers are wanted; mu */
 	int idle_workers;	/* waiting for a job; mu */
 	int n_jobs;		/* queued, not taken by a worker yet; mu */
 	int64_t beat_ms_avg;	/* how long a renewal takes, on average of
 				 * the recent ones (0: none yet); mu */
 	bool renew_backlog;	/* due renewals wait for workers; mu */
+	int64_t renew_late_ms;	/* then, how late the most overdue is; mu */
 	bool workers_full;	/* due jobs wait: an idle worker kicks; mu */
 	pthread_cond_t work_cv; /* a job was queued; mu */
 	struct lock *jobs_head, *jobs_tail; /* queued jobs; mu */

@@ -96,7 +96,7 @@ static uint64_t made_and_seen(struct fs_mount *a, struct fs_mount *b,
 static void both_see(struct fs_mount *a, struct fs_mount *b, const char *dir,
 		     uint64_t dino)
 {
-	uint64_t ada;
+	uint64_t ada = 0;
 
 	CHECK_INT(kind(a, FS_ROOT_INO, dir, &ada), S_IFDIR | 0750);
 	CHECK_INT(kind(b, FS_ROOT_INO, dir, NULL), S_IFDIR | 0750);
@@ -229,7 +229,7 @@ static void test_check_retried(struct store_fault *b_link, struct fs_mount *a,
  * and so is its parent's marker in turn. */
 static void test_mkdir_after_rmdir(struct fs_mount *a, struct fs_mount *b)
 {
-	uint64_t dino = made_and_seen(a, b, "d7"), ada, sub;
+	uint64_t dino = made_and_seen(a, b, "d7"), ada = 0, sub = 0;
 	struct fs_entry e;
 
 	CHECK_INT(fs_rmdir(a->fs, &ctx, FS_ROOT_INO, "d7"), 0);

@@ -124,6 +124,12 @@ void metrics_set_held(struct metrics *m, uint64_t n)
 		__atomic_store_n(&m->locks_held, n, __ATOMIC_RELAXED);
 }
 
+void metrics_set_lease_workers(struct metrics *m, uint64_t n)
+{
+	if (m)
+		__atomic_store_n(&m->lease_workers, n, __ATOMIC_RELAXED);
+}
+
 void metrics_observe(struct metrics *m, int kind, int64_t us, bool ok)
 {
 	struct metrics_histogram *h;
@@ -164,6 +170,13 @@ int metrics_render(const struct metrics *m, struct buf *out)
 			"# TYPE lockfs_locks_held gauge\n"
 			"lockfs_locks_held %" PRIu64 "\n",
 			load(&m->locks_held));
+	if (!rc)
+		rc = buf_printf(out,
+				"# HELP lockfs_lease_workers Lease workers "
+				"running now (renewals in flight at most).\n"
+				"# TYPE lockfs_lease_workers gauge\n"
+				"lockfs_lease_workers %" PRIu64 "\n",
+				load(&m->lease_workers));
 	if (!rc)
 		rc = buf_printf(
 			out,

@@ -53,7 +53,8 @@ struct metrics {
 	uint64_t ops[METRICS_OPS_MAX]; /* requests from the kernel, by op */
 	const char *const *op_names;   /* set once, before any thread runs */
 	int n_ops;
-	uint64_t locks_held; /* gauge, set by the lock engine */
+	uint64_t locks_held;	/* gauge, set by the lock engine */
+	uint64_t lease_workers; /* gauge, set by the lease pool */
 };
 
 /* Zeroes m; it has no request kinds until metrics_name_kinds. */
@@ -74,6 +75,7 @@ uint64_t metrics_get(const struct metrics *m, enum metric_counter c);
 void metrics_count_op(struct metrics *m, int op);
 uint64_t metrics_get_op(const struct metrics *m, int op);
 void metrics_set_held(struct metrics *m, uint64_t n);
+void metrics_set_lease_workers(struct metrics *m, uint64_t n);
 /* One request (a single HTTP exchange) of a named kind took us
  * microseconds; a kind without a name is not counted. */
 void metrics_observe(struct metrics *m, int kind, int64_t us, bool ok);

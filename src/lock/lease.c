@@ -443,6 +443,7 @@ static void worker_end_locked(struct lock_engine *e)
 	}
 	e->n_workers--;
 	e->ended[e->n_ended++] = self;
+	metrics_set_lease_workers(e->metrics, (uint64_t)e->n_workers);
 	/* Woken for a job it will not take: another worker takes it. */
 	if (e->jobs_head)
 		pthread_cond_signal(&e->work_cv);
@@ -511,6 +512,7 @@ static void grow_locked(struct lock_engine *e)
 		}
 		e->n_workers++;
 	}
+	metrics_set_lease_workers(e->metrics, (uint64_t)e->n_workers);
 	/* Said at the first growth and every 32 workers more. */
 	if (e->n_workers > was &&
 	    (was == lease_workers(&e->cfg) || e->n_workers / 32 != was / 32))
@@ -547,12 +549,17 @@ static void enqueue_locked(struct lock_engine *e, struct lock **jobs, int n)
  * quarter of the time a renewal may be late before trust ends. */
 static bool size_pool_locked(struct lock_engine *e, int64_t now)
 {
-	bool backlog = e->renew_backlog || e->workers_full, shrunk, grew;
-	int64_t slack = e->cfg.safe_period_ms - e->cfg.heartbeat_ms;
-	bool urgent = e->renew_backlog && e->renew_late_ms * 4 > slack;
+	struct lease_pool_seen seen = {
+		.now = now,
+		.running = e->n_workers,
+		.backlog = e->renew_backlog || e->workers_full,
+		.late_ms = e->renew_backlog ? e->renew_late_ms : 0,
+		.slack_ms = e->cfg.safe_period_ms - e->cfg.heartbeat_ms,
+		.beat_ms_avg = e->beat_ms_avg,
+	};
+	bool shrunk, grew;
 
-	grew = lease_pool_plan_locked(&e->pool, now, e->n_workers, backlog,
-				      urgent, e->beat_ms_avg, &shrunk);
+	grew = lease_pool_plan_locked(&e->pool, &seen, &shrunk);
 	if (shrunk)
 		pthread_cond_broadcast(&e->work_cv); /* idle ones end */
 	return grew;
@@ -648,6 +655,7 @@ static void stop_threads(struct lock_engine *e, bool scheduler)
 	e->workers = e->ended = NULL;
 	e->n_workers = e->n_ended = 0;
 	e->idle_workers = 0;
+	metrics_set_lease_workers(e->metrics, 0);
 }
 
 static int lease_workers(const struct lock_config *cfg)
@@ -714,6 +722,7 @@ int lease_start(struct lock_engine *e)
 			return -rc;
 		}
 	}
+	metrics_set_lease_workers(e->metrics, (uint64_t)e->n_workers);
 	pthread_mutex_unlock(&e->mu);
 	if (e->cfg.session) {
 		rc = pthread_create(&e->sess_thread, NULL, session_main, e);

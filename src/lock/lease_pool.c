@@ -96,33 +96,45 @@ static bool judge(struct lease_pool *p, int64_t now, double rate_lo)
 	return false;
 }
 
+static bool urgent(const struct lease_pool_seen *s)
+{
+	return s->backlog && s->late_ms * 4 > s->slack_ms;
+}
+
+static bool calm(const struct lease_pool_seen *s)
+{
+	return !s->backlog || s->late_ms * 8 <= s->slack_ms;
+}
+
 /* Whether the pool may double now, unjudged: from a size judged useful
  * (its start is), or when renewals run so late that locks are at stake
  * (a judgement takes seconds). */
-static bool may_double(const struct lease_pool *p, int64_t now, bool urgent)
+static bool may_double(const struct lease_pool *p,
+		       const struct lease_pool_seen *s)
 {
-	if (p->target >= p->max || now < p->grow_after_ms)
+	if (p->target >= p->max || s->now < p->grow_after_ms)
 		return false;
-	return p->target <= p->proven || urgent;
+	return p->target <= p->proven || urgent(s);
 }
 
 /* STEADY: grows, starts a judgement, or halves an idle pool. */
-static bool plan_steady(struct lease_pool *p, int64_t now, int running,
-			bool backlog, bool urgent, int64_t beat_ms_avg,
+static bool plan_steady(struct lease_pool *p, const struct lease_pool_seen *s,
 			bool *shrunk)
 {
-	if (backlog && may_double(p, now, urgent)) {
+	int64_t now = s->now;
+
+	if (s->backlog && may_double(p, s)) {
 		p->target = p->target * 2 > p->max ? p->max : p->target * 2;
 		p->judge_after_ms = now + POOL_SETTLE_MS;
 		return true;
 	}
-	/* Judged only once all its workers run. */
-	if (backlog && p->target > p->base && running >= p->target &&
-	    now >= p->judge_after_ms) {
-		measure(p, POOL_MEASURE_HI, now, beat_ms_avg, 1);
+	/* Judged once all its workers run, while renewals are in time. */
+	if (s->backlog && p->target > p->base && s->running >= p->target &&
+	    calm(s) && now >= p->judge_after_ms) {
+		measure(p, POOL_MEASURE_HI, now, s->beat_ms_avg, 1);
 		return false;
 	}
-	if (!backlog && p->target > p->base &&
+	if (!s->backlog && p->target > p->base &&
 	    now - p->last_backlog_ms >= p->idle_ms) {
 		p->target = half(p);
 		if (p->proven > p->target)
@@ -135,19 +147,38 @@ static bool plan_steady(struct lease_pool *p, int64_t now, int running,
 	return false;
 }
 
-bool lease_pool_plan_locked(struct lease_pool *p, int64_t now, int running,
-			    bool backlog, bool urgent, int64_t beat_ms_avg,
-			    bool *shrunk)
+/* A judgement given up: renewals got late (the half pool is the larger
+ * again, and it is not judged for a while), or too few were answered. */
+static bool give_up(struct lease_pool *p, int64_t now, bool late)
 {
+	bool rose = p->phase == POOL_MEASURE_LO;
+
+	if (rose)
+		p->target = p->hi;
+	p->phase = POOL_STEADY;
+	p->judge_after_ms = now + (late ? POOL_KEEP_MS : POOL_SETTLE_MS);
+	if (late)
+		log_info(TAG,
+			 "lease workers: judging %d made renewals late: "
+			 "given up, not tried again for %d s",
+			 p->target, POOL_KEEP_MS / 1000);
+	return rose;
+}
+
+bool lease_pool_plan_locked(struct lease_pool *p,
+			    const struct lease_pool_seen *s, bool *shrunk)
+{
+	int64_t now = s->now;
 	double rate;
 
 	*shrunk = false;
-	if (backlog)
+	if (s->backlog)
 		p->last_backlog_ms = now;
+	if (p->phase != POOL_STEADY && urgent(s))
+		return give_up(p, now, true);
 	switch (p->phase) {
 	case POOL_STEADY:
-		return plan_steady(p, now, running, backlog, urgent,
-				   beat_ms_avg, shrunk);
+		return plan_steady(p, s, shrunk);
 	case POOL_MEASURE_HI:
 		rate = rate_now(p, now);
 		if (rate >= 0) {
@@ -156,22 +187,17 @@ bool lease_pool_plan_locked(struct lease_pool *p, int64_t now, int running,
 			p->target = half(p);
 			*shrunk = true;
 			/* The larger pool's requests in flight answer first. */
-			measure(p, POOL_MEASURE_LO, now, beat_ms_avg, 2);
+			measure(p, POOL_MEASURE_LO, now, s->beat_ms_avg, 2);
 		} else if (now >= p->until_ms) {
-			p->phase = POOL_STEADY; /* too few answers */
-			p->judge_after_ms = now + POOL_SETTLE_MS;
+			return give_up(p, now, false); /* too few answers */
 		}
 		break;
 	case POOL_MEASURE_LO:
 		rate = rate_now(p, now);
 		if (rate >= 0)
 			return judge(p, now, rate);
-		if (now >= p->until_ms) {
-			p->target = p->hi; /* unjudged: as it was */
-			p->phase = POOL_STEADY;
-			p->judge_after_ms = now + POOL_SETTLE_MS;
-			return true;
-		}
+		if (now >= p->until_ms)
+			return give_up(p, now, false);
 		break;
 	}
 	return false;

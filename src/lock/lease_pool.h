@@ -8,8 +8,10 @@
  * and still leaves renewals waiting is judged: the renewals answered a
  * second are counted at its size, then at half of it, and it stays
  * halved (growth held off for a while, longer each time) unless the
- * larger one renewed clearly more. It doubles again only from a size so
- * judged, or at once while renewals run so late that locks are at stake.
+ * larger one renewed clearly more. A judgement starts only while renewals
+ * run well in time, and one that makes them late is given up: it must
+ * never cost a lock. The pool doubles again only from a size so judged,
+ * or at once while renewals run so late that locks are at stake.
  * A pool without waiting renewals for a while halves back towards its
  * start. Everything here is under engine->mu (the scheduler and the
  * workers). */
@@ -45,17 +47,26 @@ struct lease_pool {
 	int judged, futile;	 /* growths judged, and found useless */
 };
 
+/* What the scheduler saw in a pass. */
+struct lease_pool_seen {
+	int64_t now;
+	int running;	     /* workers running */
+	bool backlog;	     /* due renewals waited for a worker */
+	int64_t late_ms;     /* then, how late the most overdue one is */
+	int64_t slack_ms;    /* how late a renewal may be before its lock's
+			      * trust ends (safe period - heartbeat) */
+	int64_t beat_ms_avg; /* how long a renewal takes */
+};
+
 /* A pool of base workers that may grow to max; idle_ms 0: 30 s. */
 void lease_pool_init(struct lease_pool *p, int base, int max, int64_t idle_ms);
-/* mu held, from the scheduler after each pass: running workers now;
- * backlog says whether due renewals waited for a worker, urgent whether
- * the most overdue is so late that locks are at stake; beat_ms_avg is
- * how long renewals take. Returns true when the target rose (the
- * scheduler passes again at once, to queue for the new workers); *shrunk
- * when it fell (idle workers above it are woken to end). */
-bool lease_pool_plan_locked(struct lease_pool *p, int64_t now, int running,
-			    bool backlog, bool urgent, int64_t beat_ms_avg,
-			    bool *shrunk);
+/* mu held, from the scheduler after each pass. Returns true when the
+ * target rose (the scheduler passes again at once, to queue for the new
+ * workers); *shrunk when it fell (idle workers above it are woken to
+ * end). Locks are at stake while the most overdue renewal is late by a
+ * quarter of the slack; renewals run well in time below an eighth. */
+bool lease_pool_plan_locked(struct lease_pool *p,
+			    const struct lease_pool_seen *s, bool *shrunk);
 /* mu held: a renewal was answered (it succeeded) at now. */
 void lease_pool_answer_locked(struct lease_pool *p, int64_t now);
 

@@ -14,6 +14,10 @@
  *
  * Control commands (one line each, answered by one line):
  *   latency MS          added delay each way (round trip grows by 2*MS)
+ *   capacity N [OP]     forward at most N requests (of OP) a second, one
+ *                       every 1/N s, in order of arrival: a saturated
+ *                       DynamoDB, whose answers take longer the more are
+ *                       in flight ("capacity 0" or "clear": off)
  *   stall on|off        hold every request until "stall off" (a request whose
  *                       client hangs up meanwhile is dropped, not forwarded)
  *   drop on|off         reset every client connection, new ones at once
@@ -171,6 +175,9 @@ struct proxy {
 	pthread_cond_t gone; /* signalled when a connection leaves the table */
 	/* settings, protected by mu */
 	long latency_ms;
+	long capacity;		  /* requests a second; 0: any */
+	char capacity_op[OP_MAX]; /* of this operation ("": any) */
+	int64_t capacity_next_us; /* the next request's turn */
 	int stall, drop, quit;
 	unsigned long clear_gen;
 	struct fault faults[MAX_FAULTS];
@@ -445,6 +452,42 @@ static int conn_delay(struct conn *c)
 		if (rc < 0)
 			return rc;
 	}
+}
+
+/* "capacity": takes the request's turn (one every 1/capacity s) and
+ * waits for it; -ECONNRESET when the connection is to be reset
+ * meanwhile. */
+static int conn_capacity(struct conn *c)
+{
+	struct proxy *p = c->p;
+	int64_t turn = 0, now = now_us();
+	int rc;
+
+	pthread_mutex_lock(&p->mu);
+	if (p->capacity > 0 &&
+	    (!p->capacity_op[0] || !strcmp(p->capacity_op, c->req.op))) {
+		turn = p->capacity_next_us > now ? p->capacity_next_us : now;
+		p->capacity_next_us = turn + 1000000 / p->capacity;
+	}
+	pthread_mutex_unlock(&p->mu);
+	while (turn && now_us() < turn) {
+		long cap;
+
+		pthread_mutex_lock(&p->mu);
+		cap = p->capacity;
+		rc = conn_state_locked(c);
+		pthread_mutex_unlock(&p->mu);
+		if (rc)
+			return rc;
+		if (!cap)
+			return 0; /* turned off meanwhile */
+		rc = conn_wait(c, -1, 0, turn);
+		if (rc == -ETIMEDOUT)
+			return 0;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
 /* Has the client hung up? (revents of a POLLRDHUP wait) */
@@ -1077,6 +1120,8 @@ static int serve(struct conn *c)
 	rc = conn_stall(c);
 	if (!rc)
 		rc = conn_delay(c);
+	if (!rc)
+		rc = conn_capacity(c);
 	if (rc)
 		return rc == -EPIPE ? 1 : rc;
 	if (kind == F_HTTP500 || kind == F_THROTTLE || kind == F_THROTTLING) {
@@ -1394,6 +1439,8 @@ static void cmd_fault_locked(struct proxy *p, char **av, int ac, char *out,
 static void cmd_clear_locked(struct proxy *p)
 {
 	p->latency_ms = 0;
+	p->capacity = 0;
+	p->capacity_op[0] = '\0';
 	p->stall = 0;
 	p->drop = 0;
 	memset(p->faults, 0, sizeof(p->faults));
@@ -1426,6 +1473,18 @@ static void run_command(struct proxy *p, char *line, char *out, size_t size)
 		} else {
 			p->latency_ms = n;
 			snprintf(out, size, "ok latency %ld", n);
+		}
+	} else if (!strcmp(av[0], "capacity")) {
+		if (ac < 2 || ac > 3 || parse_long(av[1], 1000000, &n) ||
+		    (ac == 3 && strlen(av[2]) >= OP_MAX)) {
+			snprintf(out, size, "error: usage: capacity N [OP]");
+		} else {
+			p->capacity = n;
+			snprintf(p->capacity_op, sizeof(p->capacity_op), "%s",
+				 ac == 3 ? av[2] : "");
+			p->capacity_next_us = 0;
+			snprintf(out, size, "ok capacity %ld%s%s", n,
+				 ac == 3 ? " " : "", ac == 3 ? av[2] : "");
 		}
 	} else if (!strcmp(av[0], "stall") || !strcmp(av[0], "drop")) {
 		if (ac != 2 || parse_onoff(av[1], &v)) {

@@ -33,6 +33,7 @@
 #define PLAN_BATCH	  256
 #define PLAN_SLOTS	  64   /* renewals queued in one pass at most */
 #define SLOT_WAKE_MS	  5    /* the scheduler's shortest sleep for slots */
+#define BACKLOG_WAKE_MS	  50   /* its longest while renewals wait */
 #define LEASE_SWEEP_MS	  1000 /* every lock noted again in the index */
 #define LEASE_CLIENTS	  32   /* lock_config.other_clients's default */
 /* Open files kept free of pidfds: 3 per HTTP client (its connection and
@@ -235,6 +236,9 @@ static int take_renewals(struct lock_engine *e, int64_t now, struct lock **out,
 		if (room_locked(e, *n) <= 0) {
 			e->renew_backlog = true;
 			e->renew_late_ms = now - lk->next_due_mono_ms;
+			/* Looked at again soon, answers or not: the pool
+			 * grows while renewals get late (lease_pool.c). */
+			*wake = min64(*wake, now + BACKLOG_WAKE_MS);
 			e->workers_full = true; /* an idle worker kicks */
 			break;
 		}
@@ -545,8 +549,8 @@ static void enqueue_locked(struct lock_engine *e, struct lock **jobs, int n)
 
 /* mu held (the scheduler, after a pass). The pool's size is planned
  * (lease_pool.c); returns true to pass again at once (more room). Locks
- * are at stake when the most overdue renewal waits for a worker a
- * quarter of the time a renewal may be late before trust ends. */
+ * are at stake when the most overdue renewal waits for a worker an
+ * eighth of the time a renewal may be late before trust ends. */
 static bool size_pool_locked(struct lock_engine *e, int64_t now)
 {
 	struct lease_pool_seen seen = {
@@ -572,16 +576,19 @@ static bool size_pool_locked(struct lock_engine *e, int64_t now)
 static void join_ended_locked(struct lock_engine *e)
 {
 	pthread_t ended[PLAN_BATCH];
+	bool trim;
 	int n = 0;
 
 	while (e->n_ended && n < PLAN_BATCH)
 		ended[n++] = e->ended[--e->n_ended];
 	if (!n)
 		return;
+	trim = e->n_workers <= e->pool.target; /* once, when all ended */
 	pthread_mutex_unlock(&e->mu);
 	for (int i = 0; i < n; i++)
 		pthread_join(ended[i], NULL);
-	malloc_trim(0);
+	if (trim)
+		malloc_trim(0);
 	pthread_mutex_lock(&e->mu);
 }
 

@@ -4,14 +4,16 @@
  * pool doubles, up to its most. But more requests in flight pay only
  * where each takes no longer for it (a far DynamoDB); a store that is
  * itself saturated, or a host short of CPU, answers them no sooner: each
- * just waits longer, and every worker costs memory. So a pool that grew
- * and still leaves renewals waiting is judged: the renewals answered a
- * second are counted at its size, then at half of it, and it stays
- * halved (growth held off for a while, longer each time) unless the
- * larger one renewed clearly more. A judgement starts only while renewals
- * run well in time, and one that makes them late is given up: it must
- * never cost a lock. The pool doubles again only from a size so judged,
- * or at once while renewals run so late that locks are at stake.
+ * just waits longer, and every worker costs memory. So every doubling is
+ * judged: the renewals answered a second are counted at the pool's size
+ * while renewals wait (it renews all it can), then at twice that, and the
+ * doubled pool stays only if it renewed clearly more; else it is halved
+ * back and grows no more for a while, longer each time. A judgement never
+ * makes the pool smaller than before it, so it never costs a lock. While
+ * renewals run so late that locks are at stake the pool doubles at once,
+ * unjudged, held off or not; but never while most renewals fail (cut at
+ * their deadline by a DynamoDB slower the more are in flight, throttled,
+ * or down: a doubling that made them all fail is judged useless too).
  * A pool without waiting renewals for a while halves back towards its
  * start. Everything here is under engine->mu (the scheduler and the
  * workers). */
@@ -23,8 +25,7 @@
 
 enum lease_pool_phase {
 	POOL_STEADY,
-	POOL_MEASURE_HI, /* renewals a second of the grown pool */
-	POOL_MEASURE_LO, /* then of half of it */
+	POOL_MEASURE, /* the doubled pool's renewals a second are counted */
 };
 
 struct lease_pool {
@@ -32,19 +33,19 @@ struct lease_pool {
 	int max;    /* what it may grow to */
 	int target; /* the workers wanted now; those above it end */
 	enum lease_pool_phase phase;
-	int64_t from_ms;	 /* renewals answered from then on count */
-	int64_t window_ms;	 /* for at least that long */
-	int64_t until_ms;	 /* a measure not done by then is given up */
-	int n;			 /* renewals answered since from_ms */
-	int hi;			 /* the pool being judged */
-	double rate_hi;		 /* its renewals a second */
-	int proven;		 /* the last size judged useful */
+	int64_t win_from_ms;	 /* renewals answered from then on count */
+	int win_n;		 /* how many so far */
+	double rate;		 /* the last whole window's renewals a
+				  * second at target (-1: none yet) */
+	double rate_before;	 /* at half of it, before it doubled */
+	int proven;		 /* the last size judged useful, or needed */
 	int64_t last_backlog_ms; /* when renewals last waited for a worker */
 	int64_t grow_after_ms;	 /* no growth before (it did not pay) */
 	int64_t hold_ms;	 /* how long the next such hold lasts */
-	int64_t judge_after_ms;	 /* no judgement before */
 	int64_t idle_ms;	 /* no renewal waited for that long: halves */
-	int judged, futile;	 /* growths judged, and found useless */
+	double fail_share;	 /* of the recent renewals, those that failed
+				  * (the last 16 or so weigh most) */
+	int judged, futile;	 /* doublings judged, and found useless */
 };
 
 /* What the scheduler saw in a pass. */
@@ -63,11 +64,13 @@ void lease_pool_init(struct lease_pool *p, int base, int max, int64_t idle_ms);
 /* mu held, from the scheduler after each pass. Returns true when the
  * target rose (the scheduler passes again at once, to queue for the new
  * workers); *shrunk when it fell (idle workers above it are woken to
- * end). Locks are at stake while the most overdue renewal is late by a
- * quarter of the slack; renewals run well in time below an eighth. */
+ * end). Locks are at stake while the most overdue renewal is late by an
+ * eighth of the slack (a judgement takes seconds, a latency's jump
+ * leaves less: tests/fs/renewload.t lost locks at a quarter). */
 bool lease_pool_plan_locked(struct lease_pool *p,
 			    const struct lease_pool_seen *s, bool *shrunk);
-/* mu held: a renewal was answered (it succeeded) at now. */
-void lease_pool_answer_locked(struct lease_pool *p, int64_t now);
+/* mu held: a renewal ended at now, ok or failed (not one that found its
+ * lock lost). */
+void lease_pool_answer_locked(struct lease_pool *p, int64_t now, bool ok);
 
 #endif

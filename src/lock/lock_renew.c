@@ -196,6 +196,7 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 {
 	struct lock_renewal rn;
 	int64_t deadline, now, took;
+	bool full;
 	int rc;
 
 	pthread_mutex_lock(&e->mu);
@@ -207,6 +208,7 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 	}
 	lk->busy = true;
 	deadline = lock_int_write_deadline_locked(e, lk, e->cfg.heartbeat_ms);
+	full = deadline >= now + e->cfg.heartbeat_ms;
 	pthread_mutex_unlock(&e->mu);
 
 	fill_renewal(e, lk, &rn);
@@ -219,8 +221,11 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 	lock_int_end_write_locked(e, lk);
 	after_renewal(e, lk, rc);
 	note_beat_time_locked(e, took, rc);
-	if (rc == 0)
-		lease_pool_answer_locked(&e->pool, now + took);
+	/* A sign of DynamoDB's load for the pool: a success, or a failure
+	 * of a request that had a whole heartbeat (not one cut early by the
+	 * end of its lock's trust, nor one that found its lock lost). */
+	if (rc == 0 || (rc != -ESTALE && full))
+		lease_pool_answer_locked(&e->pool, now + took, rc == 0);
 	if (rc == 0) {
 		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
 	} else if (rc != -ESTALE) {

@@ -1,167 +1,171 @@
-/* lock_poolplan: lease_pool.c's decisions, step by step on a made-up
- * clock: when the pool doubles, how a judgement counts renewals at two
- * sizes and what it concludes, that a judgement which makes renewals late
- * is given up at once (renewload.t lost locks to one before), and that an
- * idle pool halves back. Threads: the test's alone. */
+/* lock_poolplan: lease_pool.c's decisions on a made-up clock, against a
+ * made-up store: every 10 ms the scheduler's pass, and the renewals a
+ * store of some capacity answers meanwhile. A saturated store (the same
+ * renewals a second whatever the pool): the doubled pool is judged
+ * useless, halved back, and growth is held off, twice as long the second
+ * time (the hold never grew before: helper 18). A far store (renewals a
+ * second grow with the pool): each doubling is kept, up to 256. Renewals
+ * at stake: the pool doubles at once, held off or not. Renewals that
+ * mostly fail: it never grows. An idle pool halves back.
+ * Threads: the test's alone. */
 #include <stdio.h>
 
 #include "check.h"
 #include "lease_pool.h"
 #include "log.h"
 
-static struct lease_pool_seen at(int64_t now, int running, bool backlog,
-				 int64_t late_ms)
-{
-	struct lease_pool_seen s = {
-		.now = now,
-		.running = running,
-		.backlog = backlog,
-		.late_ms = late_ms,
-		.slack_ms = 15000,
-		.beat_ms_avg = 50,
-	};
+struct sim {
+	struct lease_pool p;
+	int64_t t;
+	double owed; /* answers not given yet (fractions) */
+	int most;    /* largest target seen */
+	int shrinks;
+};
 
-	return s;
+static void sim_init(struct sim *m)
+{
+	lease_pool_init(&m->p, 64, 256, 0);
+	m->t = 1000000;
+	m->owed = 0;
+	m->most = 64;
+	m->shrinks = 0;
 }
 
-static bool plan(struct lease_pool *p, struct lease_pool_seen s, bool *shrunk)
+/* Runs ms of passes: renewals wait (backlog) or not, the most overdue
+ * late by late_ms (slack 15 s); the store answers rate(target) renewals
+ * a second, ok or failed. Workers run as the pool wants at once. */
+static void sim_run(struct sim *m, int64_t ms, bool backlog, int64_t late_ms,
+		    double (*rate)(int workers), bool ok)
 {
-	return lease_pool_plan_locked(p, &s, shrunk);
+	for (int64_t end = m->t + ms; m->t < end; m->t += 10) {
+		struct lease_pool_seen s = {
+			.now = m->t,
+			.running = m->p.target,
+			.backlog = backlog,
+			.late_ms = late_ms,
+			.slack_ms = 15000,
+			.beat_ms_avg = 50,
+		};
+		bool shrunk;
+
+		m->owed += rate(m->p.target) / 100;
+		for (; m->owed >= 1; m->owed -= 1)
+			lease_pool_answer_locked(&m->p, m->t, ok);
+		lease_pool_plan_locked(&m->p, &s, &shrunk);
+		m->shrinks += shrunk;
+		if (m->p.target > m->most)
+			m->most = m->p.target;
+	}
 }
 
-/* Answers per second renewals a second from t to t + ms. */
-static void answer(struct lease_pool *p, int64_t t, int64_t ms, int per_s)
+static double saturated(int workers)
 {
-	for (int64_t i = 0; i < ms * per_s / 1000; i++)
-		lease_pool_answer_locked(p, t + i * 1000 / per_s);
+	(void)workers;
+	return 1000;
 }
 
-/* Runs a judgement from t: hi_rate renewals a second at the grown pool,
- * lo_rate at half of it. Returns the time after it. */
-static int64_t run_judgement(struct lease_pool *p, int64_t t, int hi_rate,
-			     int lo_rate, bool *rose)
+static double far(int workers)
 {
-	bool shrunk;
-	int size = p->target;
-
-	CHECK(!plan(p, at(t, size, true, 100), &shrunk));
-	CHECK_INT(p->phase, POOL_MEASURE_HI);
-	answer(p, t, 1200, hi_rate);
-	t += 1200;
-	CHECK(!plan(p, at(t, size, true, 100), &shrunk));
-	CHECK_INT(p->phase, POOL_MEASURE_LO);
-	CHECK(shrunk);
-	CHECK_INT(p->target, size / 2);
-	answer(p, t, 1200, lo_rate);
-	t += 1200;
-	*rose = plan(p, at(t, size / 2, true, 100), &shrunk);
-	CHECK_INT(p->phase, POOL_STEADY);
-	return t;
+	return workers * 5.0; /* 200 ms a renewal */
 }
 
 static void test_saturated(void)
 {
-	struct lease_pool p;
-	bool shrunk, rose;
-	int64_t t = 1000000;
+	struct sim m;
 
-	lease_pool_init(&p, 64, 256, 0);
-	CHECK(!plan(&p, at(t, 64, false, 0), &shrunk));
-	CHECK_INT(p.target, 64);
-	/* Renewals wait: doubles from its start at once, not again. */
-	CHECK(plan(&p, at(t, 64, true, 100), &shrunk));
-	CHECK_INT(p.target, 128);
-	CHECK(!plan(&p, at(t + 10, 100, true, 100), &shrunk));
-	CHECK_INT(p.target, 128);
-	CHECK_INT(p.phase, POOL_STEADY);
-	/* Not judged before all its workers run, nor within 2 s. */
-	CHECK(!plan(&p, at(t + 2500, 100, true, 100), &shrunk));
-	CHECK_INT(p.phase, POOL_STEADY);
-	t += 2500;
-	t = run_judgement(&p, t, 1000, 1000, &rose);
-	CHECK(!rose);
-	CHECK_INT(p.target, 64);
-	CHECK_INT(p.futile, 1);
-	/* Growth held off for 30 s, then tried again. */
-	CHECK(!plan(&p, at(t + 29000, 64, true, 100), &shrunk));
-	CHECK_INT(p.target, 64);
-	CHECK(plan(&p, at(t + 30001, 64, true, 100), &shrunk));
-	CHECK_INT(p.target, 128);
-	t += 30001 + 2001;
-	t = run_judgement(&p, t, 1000, 1000, &rose);
-	CHECK(!rose);
-	CHECK_INT(p.target, 64);
-	/* The next hold is twice as long. */
-	CHECK(!plan(&p, at(t + 59000, 64, true, 100), &shrunk));
-	CHECK_INT(p.target, 64);
-	CHECK(plan(&p, at(t + 60001, 64, true, 100), &shrunk));
+	sim_init(&m);
+	sim_run(&m, 1000, false, 0, saturated, true);
+	CHECK_INT(m.p.target, 64);
+	/* Renewals wait: a window at 64, then 128, judged, back at 64. */
+	sim_run(&m, 5000, true, 100, saturated, true);
+	CHECK_INT(m.most, 128);
+	CHECK_INT(m.p.target, 64);
+	CHECK_INT(m.p.judged, 1);
+	CHECK_INT(m.p.futile, 1);
+	/* Held off for 30 s from the judgement, then tried again. */
+	sim_run(&m, 24000, true, 100, saturated, true);
+	CHECK_INT(m.p.futile, 1);
+	sim_run(&m, 10000, true, 100, saturated, true);
+	CHECK_INT(m.p.futile, 2);
+	CHECK_INT(m.p.target, 64);
+	/* Then held off for 60 s. */
+	sim_run(&m, 55000, true, 100, saturated, true);
+	CHECK_INT(m.p.futile, 2);
+	sim_run(&m, 10000, true, 100, saturated, true);
+	CHECK_INT(m.p.futile, 3);
+	CHECK_INT(m.most, 128);
 }
 
 static void test_far(void)
 {
-	struct lease_pool p;
-	bool shrunk, rose;
-	int64_t t = 1000000;
+	struct sim m;
 
-	lease_pool_init(&p, 64, 256, 0);
-	CHECK(plan(&p, at(t, 64, true, 100), &shrunk));
-	t += 2001;
-	t = run_judgement(&p, t, 800, 400, &rose);
-	CHECK(rose);
-	CHECK_INT(p.target, 128);
-	CHECK_INT(p.proven, 128);
-	/* Judged useful: doubles again at once. */
-	CHECK(plan(&p, at(t, 128, true, 100), &shrunk));
-	CHECK_INT(p.target, 256);
-	t += 2001;
-	t = run_judgement(&p, t, 1600, 800, &rose);
-	CHECK(rose);
-	CHECK_INT(p.target, 256);
-	CHECK_INT(p.futile, 0);
+	sim_init(&m);
+	sim_run(&m, 8000, true, 100, far, true);
+	CHECK_INT(m.p.target, 256);
+	CHECK_INT(m.p.judged, 2);
+	CHECK_INT(m.p.futile, 0);
+	CHECK_INT(m.shrinks, 0);
 	/* No renewal waits for 30 s: halves, and again 30 s later. */
-	CHECK(!plan(&p, at(t + 29999, 256, false, 0), &shrunk));
-	CHECK(!shrunk);
-	CHECK(!plan(&p, at(t + 30000, 256, false, 0), &shrunk));
-	CHECK(shrunk);
-	CHECK_INT(p.target, 128);
-	CHECK(!plan(&p, at(t + 60000, 128, false, 0), &shrunk));
-	CHECK_INT(p.target, 64);
-	CHECK(!plan(&p, at(t + 90000, 64, false, 0), &shrunk));
-	CHECK(!shrunk);
-	CHECK_INT(p.target, 64);
+	sim_run(&m, 29000, false, 0, far, true);
+	CHECK_INT(m.p.target, 256);
+	sim_run(&m, 2000, false, 0, far, true);
+	CHECK_INT(m.p.target, 128);
+	sim_run(&m, 30000, false, 0, far, true);
+	CHECK_INT(m.p.target, 64);
+	sim_run(&m, 30000, false, 0, far, true);
+	CHECK_INT(m.p.target, 64);
 }
 
-/* Renewals get late while the half pool is measured: the larger one is
- * back at once, and not judged again for a minute. Nor is one judged
- * while renewals already run late. */
-static void test_late_judgement_given_up(void)
+/* Locks at stake: doubles at once, unjudged, even while held off. */
+static void test_at_stake(void)
 {
-	struct lease_pool p;
-	bool shrunk;
-	int64_t t = 1000000;
+	struct sim m;
 
-	lease_pool_init(&p, 64, 256, 0);
-	CHECK(plan(&p, at(t, 64, true, 100), &shrunk));
-	t += 2001;
-	/* Late by more than an eighth of the slack: no judgement. */
-	CHECK(!plan(&p, at(t, 128, true, 2000), &shrunk));
-	CHECK_INT(p.phase, POOL_STEADY);
-	CHECK(!plan(&p, at(t, 128, true, 100), &shrunk));
-	CHECK_INT(p.phase, POOL_MEASURE_HI);
-	answer(&p, t, 1200, 800);
-	t += 1200;
-	CHECK(!plan(&p, at(t, 128, true, 100), &shrunk));
-	CHECK_INT(p.phase, POOL_MEASURE_LO);
-	CHECK_INT(p.target, 64);
-	/* A quarter of the slack late: given up, 128 again. */
-	CHECK(plan(&p, at(t + 300, 100, true, 3800), &shrunk));
-	CHECK_INT(p.phase, POOL_STEADY);
-	CHECK_INT(p.target, 128);
-	CHECK_INT(p.judged, 0);
-	CHECK(!plan(&p, at(t + 59000, 128, true, 100), &shrunk));
-	CHECK_INT(p.phase, POOL_STEADY);
-	CHECK(!plan(&p, at(t + 60400, 128, true, 100), &shrunk));
-	CHECK_INT(p.phase, POOL_MEASURE_HI);
+	sim_init(&m);
+	sim_run(&m, 5000, true, 100, saturated, true);
+	CHECK_INT(m.p.futile, 1);
+	CHECK_INT(m.p.target, 64);
+	sim_run(&m, 30, true, 4000, saturated, true);
+	CHECK_INT(m.p.target, 256);
+	CHECK_INT(m.p.judged, 1);
+	CHECK_INT(m.shrinks, 1);
+}
+
+/* Most renewals fail (DynamoDB throttles, or is down, or each one
+ * takes longer than its deadline): the pool never grows, not even with
+ * locks at stake; a doubling whose renewals all fail is judged useless. */
+static void test_failing(void)
+{
+	struct sim m;
+
+	sim_init(&m);
+	sim_run(&m, 100, true, 100, far, false);
+	sim_run(&m, 3000, true, 4000, far, false);
+	CHECK_INT(m.p.target, 64);
+	CHECK_INT(m.most, 64);
+	/* They succeed again: locks at stake, it doubles. */
+	sim_run(&m, 1000, true, 4000, far, true);
+	CHECK(m.p.target > 64);
+}
+
+static double none_at_128(int workers)
+{
+	return workers > 64 ? 0 : 100;
+}
+
+/* At 128 every renewal takes longer than its deadline (a store serving
+ * 100 a second: 1.28 s), so none succeeds: judged useless, back at 64. */
+static void test_doubled_all_fail(void)
+{
+	struct sim m;
+
+	sim_init(&m);
+	sim_run(&m, 2000, true, 100, none_at_128, true);
+	CHECK_INT(m.most, 128);
+	sim_run(&m, 3000, true, 100, none_at_128, true);
+	CHECK_INT(m.p.target, 64);
+	CHECK_INT(m.p.futile, 1);
 }
 
 int main(int argc, char **argv)
@@ -170,6 +174,8 @@ int main(int argc, char **argv)
 	check_cases(argc, argv);
 	CHECK_CASE(test_saturated);
 	CHECK_CASE(test_far);
-	CHECK_CASE(test_late_judgement_given_up);
+	CHECK_CASE(test_at_stake);
+	CHECK_CASE(test_failing);
+	CHECK_CASE(test_doubled_all_fail);
 	CHECK_DONE();
 }

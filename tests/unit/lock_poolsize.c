@@ -7,7 +7,8 @@
  * make each wait longer, and the pool, doubled once, goes back to its
  * start and stays there (before, it grew to 256 and stayed: as DynamoDB
  * Local on a small host, more memory for no more renewals). A grown pool
- * without waiting renewals halves back.
+ * without waiting renewals halves back. A pool judged useless that then
+ * leaves locks at stake grows at once.
  * Threads: the test's and the engine's. */
 #include <pthread.h>
 #include <stdio.h>
@@ -245,6 +246,42 @@ static void test_far_store_then_near(void)
 	rig_stop(&r);
 }
 
+/* A pool whose growth is held off (a doubling was judged useless, as
+ * against a saturated store) when the store turns far (found in review,
+ * helper 18). 1,500 locks every 500 ms, 3 s of safe period; the store
+ * answers every request in 200 ms however many are in flight: 64
+ * workers renew each lock every 4.7 s, after its trust ended, and
+ * renewals run so late that locks are at stake. The pool doubles at
+ * once then, held off or not; before, it stayed at 64 for the rest of
+ * the hold and 228 locks were lost in 6 s. */
+static void test_held_off_then_far(void)
+{
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_UNLINK);
+	struct pool_seen s;
+	struct rig r;
+
+	cfg.lease_ms = 4000;
+	cfg.heartbeat_ms = 500;
+	cfg.safe_period_ms = 3000;
+	renew_us = 1000;
+	serial = 0;
+	rig_start(&r, &cfg, 1500);
+	usleep(1000 * 1000);
+	pthread_mutex_lock(&r.e->mu);
+	r.e->pool.grow_after_ms = clk_mono_ms(&clk_system) + 60000;
+	pthread_mutex_unlock(&r.e->mu);
+	CHECK_INT((int)metrics_get(&r.m, MC_LOST), 0);
+	__atomic_store_n(&renew_us, 200000, __ATOMIC_SEQ_CST);
+	s = wait_workers(&r, 129, false, 4000, NULL);
+	usleep(6000 * 1000);
+	fprintf(stderr, "# held off, then far: %d workers (target %d)\n",
+		s.workers, s.target);
+	CHECK(s.workers > 128);
+	CHECK_INT((int)metrics_get(&r.m, MC_LOST), 0);
+	rig_stop(&r);
+}
+
 int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
@@ -252,5 +289,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_saturated_store);
 	CHECK_CASE(test_far_store_kept);
 	CHECK_CASE(test_far_store_then_near);
+	CHECK_CASE(test_held_off_then_far);
 	CHECK_DONE();
 }

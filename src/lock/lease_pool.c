@@ -4,13 +4,15 @@
 
 #include "log.h"
 
-#define TAG		 "lease"
-#define POOL_WINDOW_MS	 1000	/* renewals counted that long at least, */
-#define POOL_WINDOW_RTTS 4	/* and that many renewal times */
-#define POOL_GAP_MS	 250	/* no renewal waited that long: a break */
-#define POOL_HOLD_MIN_MS 30000	/* no growth after a useless one... */
-#define POOL_HOLD_MAX_MS 300000 /* ... doubling up to this */
-#define POOL_IDLE_MS	 30000
+#define TAG		  "lease"
+#define POOL_WINDOW_MS	  1000	 /* renewals counted that long at least, */
+#define POOL_WINDOW_RTTS  4	 /* and that many renewal times */
+#define POOL_GAP_MS	  250	 /* no renewal waited that long: a break */
+#define POOL_LATE_STEP_MS 200	 /* lateness's speed sampled that often */
+#define POOL_ANSWERS_MIN  16	 /* a baseline with fewer counts nothing */
+#define POOL_HOLD_MIN_MS  30000	 /* no growth after a useless one... */
+#define POOL_HOLD_MAX_MS  300000 /* ... doubling up to this */
+#define POOL_IDLE_MS	  30000
 /* A pool twice as large must renew at least this much more a second. */
 #define POOL_GAIN_NEEDED 1.2
 
@@ -60,6 +62,7 @@ static void window_step(struct lease_pool *p, const struct lease_pool_seen *s,
 	if (s->now - p->win_from_ms < len)
 		return;
 	p->rate = p->win_n * 1000.0 / (double)(s->now - p->win_from_ms);
+	p->rate_n = p->win_n;
 	p->win_from_ms = s->now;
 	p->win_n = 0;
 }
@@ -84,9 +87,52 @@ static void set_target(struct lease_pool *p, int64_t now, int target)
 	window_restart(p, now, 0);
 }
 
-static bool urgent(const struct lease_pool_seen *s)
+/* The time a judgement takes (two windows, about). */
+static int64_t judge_ms(const struct lease_pool_seen *s)
 {
-	return s->backlog && s->late_ms * 8 > s->slack_ms;
+	return 2 * max64(POOL_WINDOW_MS, POOL_WINDOW_RTTS * s->beat_ms_avg);
+}
+
+/* Notes how fast renewals get later (ms a ms, the last 200 ms weigh
+ * half), while they wait. */
+static void note_lateness(struct lease_pool *p, const struct lease_pool_seen *s)
+{
+	int64_t dt = s->now - p->late_at_ms;
+
+	if (!s->backlog) {
+		p->late_at_ms = 0;
+		p->late_rate = 0;
+		return;
+	}
+	if (!p->late_at_ms) {
+		p->late_at_ms = s->now;
+		p->late_last_ms = s->late_ms;
+		return;
+	}
+	if (dt < POOL_LATE_STEP_MS)
+		return;
+	p->late_rate = (p->late_rate +
+			(double)(s->late_ms - p->late_last_ms) / (double)dt) /
+		       2;
+	p->late_at_ms = s->now;
+	p->late_last_ms = s->late_ms;
+}
+
+/* Locks are at stake: the most overdue renewal is late by a quarter of
+ * the slack, or gets later so fast that the slack would be gone within
+ * two judgements (a round trip's jump: renewload.t lost locks waiting for
+ * a quarter; a saturated store's renewals get later slowly, or not). */
+static bool urgent(const struct lease_pool *p, const struct lease_pool_seen *s)
+{
+	if (!s->backlog)
+		return false;
+	if (s->late_ms * 4 > s->slack_ms)
+		return true;
+	/* Held off (a doubling just did not pay), the lateness itself
+	 * decides: its speed swings as the pool settles. */
+	return s->now >= p->grow_after_ms && p->late_rate > 0 &&
+	       (double)(s->slack_ms - s->late_ms) <
+		       p->late_rate * 2 * (double)judge_ms(s);
 }
 
 /* Most recent renewals failed: more in flight would not help them (a
@@ -135,15 +181,18 @@ static bool grow(struct lease_pool *p, const struct lease_pool_seen *s)
 {
 	if (p->target >= p->max || failing(p))
 		return false;
-	if (urgent(s)) { /* held off or not (found in review) */
+	if (urgent(p, s)) { /* held off or not (found in review) */
 		p->phase = POOL_STEADY;
 		p->target = p->target * 2 > p->max ? p->max : p->target * 2;
 		p->proven = p->target; /* needed, not judged */
 		window_restart(p, s->now, 0);
 		return true;
 	}
+	/* Judged against a window with answers enough (none: DynamoDB
+	 * hangs, or is down, and more requests would not help). */
 	if (s->now < p->grow_after_ms || p->phase != POOL_STEADY ||
-	    p->target > p->proven || p->rate < 0)
+	    p->target > p->proven || p->rate < 0 ||
+	    p->rate_n < POOL_ANSWERS_MIN)
 		return false;
 	p->rate_before = p->rate;
 	p->phase = POOL_MEASURE;
@@ -161,6 +210,7 @@ bool lease_pool_plan_locked(struct lease_pool *p,
 	*shrunk = false;
 	if (s->backlog)
 		p->last_backlog_ms = now;
+	note_lateness(p, s);
 	window_step(p, s, resumed);
 	if (s->backlog && grow(p, s))
 		return true;

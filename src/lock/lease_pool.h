@@ -37,12 +37,16 @@ struct lease_pool {
 	int win_n;		 /* how many so far */
 	double rate;		 /* the last whole window's renewals a
 				  * second at target (-1: none yet) */
+	int rate_n;		 /* the renewals that window counted */
 	double rate_before;	 /* at half of it, before it doubled */
 	int proven;		 /* the last size judged useful, or needed */
 	int64_t last_backlog_ms; /* when renewals last waited for a worker */
 	int64_t grow_after_ms;	 /* no growth before (it did not pay) */
 	int64_t hold_ms;	 /* how long the next such hold lasts */
 	int64_t idle_ms;	 /* no renewal waited for that long: halves */
+	int64_t late_at_ms;	 /* the last lateness sample (0: none) */
+	int64_t late_last_ms;	 /* and the lateness then */
+	double late_rate;	 /* how fast it grows, ms a ms */
 	double fail_share;	 /* of the recent renewals, those that failed
 				  * (the last 16 or so weigh most) */
 	int judged, futile;	 /* doublings judged, and found useless */
@@ -64,9 +68,9 @@ void lease_pool_init(struct lease_pool *p, int base, int max, int64_t idle_ms);
 /* mu held, from the scheduler after each pass. Returns true when the
  * target rose (the scheduler passes again at once, to queue for the new
  * workers); *shrunk when it fell (idle workers above it are woken to
- * end). Locks are at stake while the most overdue renewal is late by an
- * eighth of the slack (a judgement takes seconds, a latency's jump
- * leaves less: tests/fs/renewload.t lost locks at a quarter). */
+ * end). Locks are at stake while the most overdue renewal is late by a
+ * quarter of the slack, or gets later so fast that the slack would be
+ * gone before a judgement ends. */
 bool lease_pool_plan_locked(struct lease_pool *p,
 			    const struct lease_pool_seen *s, bool *shrunk);
 /* mu held: a renewal ended at now, ok or failed (not one that found its

@@ -5,7 +5,8 @@
  * useless, halved back, and growth is held off, twice as long the second
  * time (the hold never grew before: helper 18). A far store (renewals a
  * second grow with the pool): each doubling is kept, up to 256. Renewals
- * at stake: the pool doubles at once, held off or not. Renewals that
+ * at stake (late by a quarter of the slack, or getting later so fast that
+ * it would soon be gone): the pool doubles at once. Renewals that
  * mostly fail: it never grows. An idle pool halves back.
  * Threads: the test's alone. */
 #include <stdio.h>
@@ -168,6 +169,47 @@ static void test_doubled_all_fail(void)
 	CHECK_INT(m.p.futile, 1);
 }
 
+/* Renewals get later by late_per_ms ms each ms from the start; slack as
+ * given. Returns the lateness when the pool first doubled (-1: never, in
+ * ms_max). */
+static int64_t late_at_doubling(double late_per_ms, int64_t slack_ms,
+				int64_t ms_max)
+{
+	struct lease_pool p;
+	int64_t t0 = 1000000;
+
+	lease_pool_init(&p, 64, 256, 0);
+	for (int64_t t = t0; t < t0 + ms_max; t += 10) {
+		struct lease_pool_seen s = {
+			.now = t,
+			.running = p.target,
+			.backlog = true,
+			.late_ms = (int64_t)((double)(t - t0) * late_per_ms),
+			.slack_ms = slack_ms,
+			.beat_ms_avg = 50,
+		};
+		bool shrunk;
+
+		if (lease_pool_plan_locked(&p, &s, &shrunk))
+			return s.late_ms;
+	}
+	return -1;
+}
+
+/* A round trip's jump: renewals get later by a second each second, with
+ * 2 s of slack: the pool doubles at once (within 300 ms), long before
+ * the lateness alone (a quarter of the slack) would say so; renewload.t
+ * lost locks waiting for that. A saturated store's renewals get later
+ * by 0.1 s a second with 15 s of slack: no doubling unjudged (nor
+ * judged: no answers here). */
+static void test_late_fast(void)
+{
+	int64_t late = late_at_doubling(1.0, 2000, 3000);
+
+	CHECK(late >= 0 && late <= 300);
+	CHECK_INT(late_at_doubling(0.1, 15000, 20000), -1);
+}
+
 int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
@@ -177,5 +219,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_at_stake);
 	CHECK_CASE(test_failing);
 	CHECK_CASE(test_doubled_all_fail);
+	CHECK_CASE(test_late_fast);
 	CHECK_DONE();
 }

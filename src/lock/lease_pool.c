@@ -148,7 +148,7 @@ static bool failing(const struct lease_pool *p)
  * each renewed all it could). Returns true if the pool shrank. */
 static bool judge(struct lease_pool *p, int64_t now)
 {
-	int lo = p->target / 2 < p->base ? p->base : p->target / 2;
+	int lo = p->before; /* not half: a doubling capped at max */
 	double gain = p->rate_before > 0 ? p->rate / p->rate_before : 2;
 
 	p->judged++;
@@ -195,6 +195,7 @@ static bool grow(struct lease_pool *p, const struct lease_pool_seen *s)
 	    p->rate_n < POOL_ANSWERS_MIN)
 		return false;
 	p->rate_before = p->rate;
+	p->before = p->target;
 	p->phase = POOL_MEASURE;
 	p->target = p->target * 2 > p->max ? p->max : p->target * 2;
 	window_restart(p, s->now, 0);

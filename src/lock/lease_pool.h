@@ -39,6 +39,7 @@ struct lease_pool {
 				  * second at target (-1: none yet) */
 	int rate_n;		 /* the renewals that window counted */
 	double rate_before;	 /* at half of it, before it doubled */
+	int before;		 /* that size */
 	int proven;		 /* the last size judged useful, or needed */
 	int64_t last_backlog_ms; /* when renewals last waited for a worker */
 	int64_t grow_after_ms;	 /* no growth before (it did not pay) */

@@ -210,6 +210,25 @@ static void test_late_fast(void)
 	CHECK_INT(late_at_doubling(0.1, 15000, 20000), -1);
 }
 
+static double far_up_to_128(int workers)
+{
+	return workers < 128 ? workers * 5.0 : 640;
+}
+
+/* A pool whose most is not a power of two times its start (open files):
+ * 128 doubles to 200, and a useless doubling goes back to 128, not 100. */
+static void test_capped_doubling(void)
+{
+	struct sim m;
+
+	sim_init(&m);
+	m.p.max = 200;
+	sim_run(&m, 6000, true, 100, far_up_to_128, true);
+	CHECK_INT(m.most, 200);
+	CHECK_INT(m.p.target, 128);
+	CHECK_INT(m.p.futile, 1);
+}
+
 int main(int argc, char **argv)
 {
 	log_setup(LOGL_ERR, false, NULL);
@@ -220,5 +239,6 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_failing);
 	CHECK_CASE(test_doubled_all_fail);
 	CHECK_CASE(test_late_fast);
+	CHECK_CASE(test_capped_doubling);
 	CHECK_DONE();
 }

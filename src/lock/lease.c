@@ -548,9 +548,8 @@ static void enqueue_locked(struct lock_engine *e, struct lock **jobs, int n)
 }
 
 /* mu held (the scheduler, after a pass). The pool's size is planned
- * (lease_pool.c); returns true to pass again at once (more room). Locks
- * are at stake when the most overdue renewal waits for a worker an
- * eighth of the time a renewal may be late before trust ends. */
+ * (lease_pool.c, which also says when renewals run so late that locks
+ * are at stake); returns true to pass again at once (more room). */
 static bool size_pool_locked(struct lock_engine *e, int64_t now)
 {
 	struct lease_pool_seen seen = {

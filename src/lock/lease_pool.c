@@ -16,9 +16,13 @@
 /* A pool twice as large must renew at least this much more a second. */
 #define POOL_GAIN_NEEDED 1.2
 
-static int64_t max64(int64_t a, int64_t b)
+/* How long renewals are counted for a rate: a second and four renewal
+ * times at least. */
+static int64_t window_ms(const struct lease_pool_seen *s)
 {
-	return a > b ? a : b;
+	int64_t rtts = POOL_WINDOW_RTTS * s->beat_ms_avg;
+
+	return rtts > POOL_WINDOW_MS ? rtts : POOL_WINDOW_MS;
 }
 
 void lease_pool_init(struct lease_pool *p, int base, int max, int64_t idle_ms)
@@ -42,16 +46,14 @@ static void window_restart(struct lease_pool *p, int64_t now, int64_t skip_ms)
 	p->rate = -1;
 }
 
-/* Counts the renewals answered a second, in windows of a second and four
- * renewal times at least, while every worker of the pool runs and
+/* Counts the renewals answered a second, in windows (window_ms), while
+ * every worker of the pool runs and
  * renewals wait for one (so the pool renews all it can): p->rate is the
  * last whole window's, -1 until there is one. resumed: renewals wait
  * again after a break. */
 static void window_step(struct lease_pool *p, const struct lease_pool_seen *s,
 			bool resumed)
 {
-	int64_t len = max64(POOL_WINDOW_MS, POOL_WINDOW_RTTS * s->beat_ms_avg);
-
 	if (resumed || s->running < p->target ||
 	    (!s->backlog && s->now - p->last_backlog_ms > POOL_GAP_MS)) {
 		/* Not all it can: the requests in flight before answer
@@ -59,7 +61,7 @@ static void window_step(struct lease_pool *p, const struct lease_pool_seen *s,
 		window_restart(p, s->now, s->beat_ms_avg);
 		return;
 	}
-	if (s->now - p->win_from_ms < len)
+	if (s->now - p->win_from_ms < window_ms(s))
 		return;
 	p->rate = p->win_n * 1000.0 / (double)(s->now - p->win_from_ms);
 	p->rate_n = p->win_n;
@@ -70,6 +72,11 @@ static void window_step(struct lease_pool *p, const struct lease_pool_seen *s,
 static int half(const struct lease_pool *p)
 {
 	return p->target / 2 < p->base ? p->base : p->target / 2;
+}
+
+static int doubled(const struct lease_pool *p)
+{
+	return p->target * 2 > p->max ? p->max : p->target * 2;
 }
 
 static void hold_growth(struct lease_pool *p, int64_t now)
@@ -90,7 +97,7 @@ static void set_target(struct lease_pool *p, int64_t now, int target)
 /* The time a judgement takes (two windows, about). */
 static int64_t judge_ms(const struct lease_pool_seen *s)
 {
-	return 2 * max64(POOL_WINDOW_MS, POOL_WINDOW_RTTS * s->beat_ms_avg);
+	return 2 * window_ms(s);
 }
 
 /* Notes how fast renewals get later (ms a ms, the last 200 ms weigh
@@ -183,8 +190,7 @@ static bool grow(struct lease_pool *p, const struct lease_pool_seen *s)
 		return false;
 	if (urgent(p, s)) { /* held off or not (found in review) */
 		p->phase = POOL_STEADY;
-		p->target = p->target * 2 > p->max ? p->max : p->target * 2;
-		p->proven = p->target; /* needed, not judged */
+		p->target = p->proven = doubled(p); /* needed, not judged */
 		window_restart(p, s->now, 0);
 		return true;
 	}
@@ -197,7 +203,7 @@ static bool grow(struct lease_pool *p, const struct lease_pool_seen *s)
 	p->rate_before = p->rate;
 	p->before = p->target;
 	p->phase = POOL_MEASURE;
-	p->target = p->target * 2 > p->max ? p->max : p->target * 2;
+	p->target = doubled(p);
 	window_restart(p, s->now, 0);
 	return true;
 }

@@ -342,6 +342,12 @@ static int track_taken(struct lock_engine *e, struct lock_record *rec,
 		lock_int_held_uid_add_locked(e, lk->holder.uid, -1);
 		nomem = true;
 	}
+	/* A lock of ours still in by_key for this key is releasing: its
+	 * delete landed (ours could not have otherwise), its answer is not
+	 * in yet. The key is ours now; its release leaves our entry
+	 * (lock_int_detach_key_locked). Before, it took our entry with it,
+	 * and the lock was held with no way to find it: flock(1)'s own
+	 * O_CREAT lock could not be taken over, nor released. */
 	if (!nomem && smap_put(&e->by_key, lk->key, lk)) {
 		lock_int_held_uid_add_locked(e, lk->holder.uid, -1);
 		lock_int_by_dir_del_locked(e, lk);

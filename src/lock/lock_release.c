@@ -186,8 +186,9 @@ static void released(struct lock_engine *e, struct lock *lk, bool stolen,
 	lock_int_detach_key_locked(e, lk);
 	/* Free now, as lookups here may take it: not a share we left,
 	 * whose row other mounts' readers may still hold (a lookup said
-	 * ENOENT for a second while their share was alive). */
-	if (!lk->shared)
+	 * ENOENT for a second while their share was alive), nor a key a
+	 * newer lock of ours took meanwhile. */
+	if (!lk->shared && !smap_get(&e->by_key, lk->key))
 		lock_int_note_recent_locked(e, lk->key);
 	lock_int_retire_locked(e, lk);
 	pthread_mutex_unlock(&e->mu);

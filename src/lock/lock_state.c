@@ -269,7 +269,10 @@ void lock_int_detach_key_locked(struct lock_engine *e, struct lock *lk)
 {
 	if (!lk->in_table)
 		return;
-	smap_del(&e->by_key, lk->key);
+	/* A newer lock of ours may hold the key already: its acquire landed
+	 * after our delete did, and was answered first (lock_acquire). */
+	if (smap_get(&e->by_key, lk->key) == lk)
+		smap_del(&e->by_key, lk->key);
 	lk->in_table = false;
 	lock_int_held_uid_add_locked(e, lk->holder.uid, -1);
 	lock_int_by_dir_del_locked(e, lk);

@@ -1,14 +1,17 @@
 /* lock_engine: the lock engine on the in-memory store with a fake clock:
  * acquire and conflicts, observation-based takeover, heartbeats and their
  * spread, the safe period, stolen locks, ambiguous writes, release vs
- * heartbeat serialisation, fencing tokens, data; trust that ends by the
- * clock alone, and stopping that tells holders first. Hold modes and
- * process groups are in lock_engine_groups, ten thousand locks in
- * lock_engine_scale; the fixture they share is support/engine_fixture.h.
- * Threads: the test's; one case runs a heartbeat on a thread of its own. */
+ * heartbeat serialisation, a release overtaken by a newer acquire of its
+ * key, fencing tokens, data; trust that ends by the clock alone, and
+ * stopping that tells holders first. Hold modes and process groups are in
+ * lock_engine_groups, ten thousand locks in lock_engine_scale; the fixture
+ * they share is support/engine_fixture.h. Threads: the test's; two cases
+ * run an acquire or a heartbeat on a thread of their own. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -335,6 +338,139 @@ static void test_release_waits_for_heartbeat(void)
 	}
 }
 
+/* The overtaken release: one acquire of "k" has passed the engine's own
+ * check (no lock of ours for it) and waits before its write; meanwhile
+ * another acquire of ours takes "k", and its release's delete lands; the
+ * first write lands then, and is answered before that delete is. */
+struct overtake {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int puts;	   /* the puts of "k" that reached the hook */
+	bool first_may_go; /* the first put is let through */
+	bool first_done;   /* its acquire returned */
+	struct lock *first;
+	int first_rc;
+};
+
+static struct overtake ov;
+
+/* Bounded: a wait of 5 s at most (then the case fails, never hangs). */
+static bool overtake_wait(bool *flag)
+{
+	struct timespec until;
+	bool ok;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	pthread_mutex_lock(&ov.mu);
+	while (!*flag &&
+	       pthread_cond_timedwait(&ov.cv, &ov.mu, &until) != ETIMEDOUT)
+		;
+	ok = *flag;
+	pthread_mutex_unlock(&ov.mu);
+	return ok;
+}
+
+static void overtake_set(bool *flag)
+{
+	pthread_mutex_lock(&ov.mu);
+	*flag = true;
+	pthread_cond_broadcast(&ov.cv);
+	pthread_mutex_unlock(&ov.mu);
+}
+
+static int overtake_before(void *arg, enum store_fault_op op, const char *key)
+{
+	bool first;
+
+	(void)arg;
+	if (op != SF_PUT || strcmp(key, "k"))
+		return 0;
+	pthread_mutex_lock(&ov.mu);
+	first = ov.puts++ == 0;
+	pthread_cond_broadcast(&ov.cv);
+	pthread_mutex_unlock(&ov.mu);
+	if (first && !overtake_wait(&ov.first_may_go))
+		return -ETIMEDOUT;
+	return 0;
+}
+
+static void overtake_after(void *arg, enum store_fault_op op, const char *key,
+			   int rc)
+{
+	(void)arg;
+	if (op != SF_DELETE || strcmp(key, "k") || rc)
+		return;
+	/* The second lock's delete landed, its answer not in yet. */
+	overtake_set(&ov.first_may_go);
+	CHECK(overtake_wait(&ov.first_done));
+}
+
+static void *overtake_first(void *arg)
+{
+	struct lock_holder h = holder(getpgrp());
+
+	(void)arg;
+	ov.first_rc = lock_acquire(eng, "k", &h, &ov.first, NULL, NULL);
+	overtake_set(&ov.first_done);
+	return NULL;
+}
+
+static void test_release_overtaken(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct lock_config cfg;
+	struct store_fault sf;
+	struct lock *second, *found;
+	bool waiting = false;
+	pthread_t t;
+	int i;
+
+	setup(HOLD_PGRP);
+	cfg = *lock_engine_config(eng);
+	cfg.owner = "me";
+	cfg.host = "testhost";
+	setup_behind(&sf, &cfg);
+	memset(&ov, 0, sizeof(ov));
+	pthread_mutex_init(&ov.mu, NULL);
+	pthread_cond_init(&ov.cv, NULL);
+	sf.before = overtake_before;
+	sf.after = overtake_after;
+	CHECK_INT(pthread_create(&t, NULL, overtake_first, NULL), 0);
+	for (i = 0; i < 5000 && !waiting; i++) {
+		pthread_mutex_lock(&ov.mu);
+		waiting = ov.puts == 1;
+		pthread_mutex_unlock(&ov.mu);
+		if (!waiting)
+			usleep(1000);
+	}
+	CHECK(waiting);
+	CHECK_INT(lock_acquire(eng, "k", &h, &second, NULL, NULL), 0);
+	CHECK_INT(lock_release(eng, second), 0);
+	pthread_join(t, NULL);
+	sf.before = NULL;
+	sf.after = NULL;
+	CHECK_INT(ov.first_rc, 0);
+	CHECK_INT(lock_get_state(eng, second), LOCK_RELEASED);
+	CHECK_INT(lock_get_state(eng, ov.first), LOCK_HELD);
+	CHECK_INT(store_mem_lock_count(st), 1);
+	/* The key is the first lock's, and found so: the flock of the
+	 * open file that acquired it takes it over through lock_find;
+	 * lost from by_key, it was held with nobody able to find it. */
+	found = lock_find(eng, "k");
+	CHECK(found == ov.first);
+	if (found)
+		lock_unref(eng, found);
+	CHECK(!lock_recently_released(eng, "k"));
+	CHECK_INT(lock_release(eng, ov.first), 0);
+	CHECK_INT(store_mem_lock_count(st), 0);
+	lock_unref(eng, second);
+	lock_unref(eng, ov.first);
+	pthread_cond_destroy(&ov.cv);
+	pthread_mutex_destroy(&ov.mu);
+	teardown();
+}
+
 static void test_fence_and_data(void)
 {
 	struct lock_holder h = holder(getpgrp());
@@ -523,6 +659,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_stolen);
 	CHECK_CASE(test_ambiguous_writes);
 	CHECK_CASE(test_release_waits_for_heartbeat);
+	CHECK_CASE(test_release_overtaken);
 	CHECK_CASE(test_fence_and_data);
 	CHECK_CASE(test_release_all);
 	CHECK_CASE(test_trust_ends_by_clock);

@@ -260,7 +260,8 @@ int flk_lock(struct flk *f, const struct flk_req *r)
 again:
 	granted = false;
 	if (flk_int_holder_alive(f, fk)) {
-		struct fholder *h = flk_int_find_holder(fk, r->owner, r->kind);
+		struct fholder *h =
+			flk_int_find_holder(fk, r->owner, r->kind, r->handle);
 
 		if (h && (fk->shared == r->shared || fk->lent)) {
 			/* Already ours so (the same open file or process), or
@@ -302,7 +303,7 @@ again:
 		metrics_inc(f->m, MC_ACQUIRES);
 		if (intr) {
 			/* Its caller was told EINTR: it holds nothing. */
-			flk_unlock(f, r->key, r->owner, r->kind);
+			flk_unlock(f, r->key, r->owner, r->kind, r->handle);
 			return -EALREADY;
 		}
 		return 0;
@@ -437,7 +438,7 @@ void flk_interrupt(struct flk *f, void *req)
 }
 
 /* mu held: fk's fcntl holder whose grant came through handle. */
-static struct fholder *posix_of_handle(struct fkey *fk, void *handle)
+static struct fholder *posix_of_handle(struct fkey *fk, const void *handle)
 {
 	for (struct fholder *h = fk->holders; h; h = h->next)
 		if (h->kind == FLK_POSIX && h->handle == handle)
@@ -445,10 +446,12 @@ static struct fholder *posix_of_handle(struct fkey *fk, void *handle)
 	return NULL;
 }
 
-/* flk_unlock of owner's lock of kind, or (handle set) of the fcntl lock
- * granted through handle. */
+/* flk_unlock of owner's lock of kind (a flock lock: taken through
+ * handle), or (posix_handle set) of the fcntl lock granted through
+ * posix_handle. */
 static int unlock(struct flk *f, const char *key, uint64_t owner,
-		  enum flk_kind kind, void *handle)
+		  enum flk_kind kind, const void *handle,
+		  const void *posix_handle)
 {
 	struct lock *lk = NULL;
 	struct fkey *fk;
@@ -459,8 +462,9 @@ static int unlock(struct flk *f, const char *key, uint64_t owner,
 	fk = flk_int_fkey_get(f, key, false);
 	if (fk && fk->lk) {
 		struct fholder *h =
-			handle ? posix_of_handle(fk, handle)
-			       : flk_int_find_holder(fk, owner, kind);
+			posix_handle
+				? posix_of_handle(fk, posix_handle)
+				: flk_int_find_holder(fk, owner, kind, handle);
 
 		/* The lock goes with its last holder; other local readers
 		 * keep it. */
@@ -487,14 +491,14 @@ static int unlock(struct flk *f, const char *key, uint64_t owner,
 }
 
 int flk_unlock(struct flk *f, const char *key, uint64_t owner,
-	       enum flk_kind kind)
+	       enum flk_kind kind, const void *handle)
 {
-	return unlock(f, key, owner, kind, NULL);
+	return unlock(f, key, owner, kind, handle, NULL);
 }
 
 int flk_release_handle(struct flk *f, const char *key, void *handle)
 {
-	return unlock(f, key, 0, FLK_POSIX, handle);
+	return unlock(f, key, 0, FLK_POSIX, NULL, handle);
 }
 
 int flk_getlk(struct flk *f, const struct flk_req *r, bool *held,

@@ -109,9 +109,10 @@ int flk_lock(struct flk *f, const struct flk_req *r);
  * interrupt function (so that no answer can precede that registration);
  * answers EINTR at once if it was interrupted meanwhile. */
 void flk_arm(struct flk *f, void *req);
-/* Releases the file lock of owner on key, if it has one. */
+/* Releases the file lock of owner on key, if it has one; a flock lock only
+ * if it was taken through open file handle (flk_int_find_holder). */
 int flk_unlock(struct flk *f, const char *key, uint64_t owner,
-	       enum flk_kind kind);
+	       enum flk_kind kind, const void *handle);
 /* The last close of open file handle (its release): the fcntl lock
  * granted through it, if one is left, goes. Every process's close of its
  * descriptors sent a flush that dropped its own (classic) fcntl locks

@@ -176,8 +176,10 @@ void flk_int_drop_holders(struct fkey *fk);
 /* Drops the holders' lock if it was released (unlink) or lost meanwhile.
  * Returns true if file locks still hold the key. */
 bool flk_int_holder_alive(struct flk *f, struct fkey *fk);
+/* The holder of owner's lock of kind; a flock(2) lock's is also the open
+ * file's (handle): see flk_key.c. */
 struct fholder *flk_int_find_holder(struct fkey *fk, uint64_t owner,
-				    enum flk_kind kind);
+				    enum flk_kind kind, const void *handle);
 /* After the first holder's add: fk's lock is its group's, lent (fk->lent). */
 void flk_int_lend(struct fkey *fk);
 /* The lock to let go of when fk's last holder goes (from

@@ -64,13 +64,22 @@ bool flk_int_holder_alive(struct flk *f, struct fkey *fk)
 	return false;
 }
 
+/* A flock(2) lock belongs to one open file: its owner is the kernel's
+ * open file (struct file), which the kernel reuses at once once freed,
+ * while the release of the closed one comes later (FUSE sends it in the
+ * background). Matched on the owner alone, a new open file's flock found
+ * the closed one's lock and was granted as a no-op, and that release then
+ * took the new file's lock: two holders. So its open file (handle, one per
+ * FUSE open) must match too. An fcntl lock's owner is a process (or, for
+ * F_OFD_SETLK, an open file), whatever descriptor asks. */
 struct fholder *flk_int_find_holder(struct fkey *fk, uint64_t owner,
-				    enum flk_kind kind)
+				    enum flk_kind kind, const void *handle)
 {
 	struct fholder *h;
 
 	for (h = fk->holders; h; h = h->next)
-		if (h->owner == owner && h->kind == kind)
+		if (h->owner == owner && h->kind == kind &&
+		    (kind != FLK_FLOCK || h->handle == handle))
 			return h;
 	return NULL;
 }

@@ -97,7 +97,7 @@ static struct waiter *owned_waiter(struct flk *f, struct fkey *fk,
 		return NULL;
 	for (struct waiter *w = fk->head; w; w = w->next) {
 		if (w->state != W_PARKED ||
-		    !flk_int_find_holder(fk, w->owner, w->kind))
+		    !flk_int_find_holder(fk, w->owner, w->kind, w->handle))
 			continue;
 		*convert = fk->shared != w->shared && !fk->lent;
 		return w;
@@ -218,7 +218,7 @@ static void answer(struct flk *f, struct fkey *fk, struct waiter *w, char *key,
 	 * err is set and a grant was let go of above. */
 	if (w->req && f->cfg.reply(w->req, err) && !err && !owned) {
 		/* The waiter is gone (killed): give the lock back. */
-		flk_unlock(f, key, w->owner, w->kind);
+		flk_unlock(f, key, w->owner, w->kind, w->handle);
 	}
 	if (!err && !owned)
 		metrics_inc(f->m, MC_ACQUIRES);
@@ -309,11 +309,13 @@ static void run_convert(struct flk *f, struct flk_job *j)
 			fk->shared = true;
 		/* Another thread of the owner let go meanwhile: nothing of
 		 * the owner's to grant; w waits on as a new request. */
-		if (!rc && (fk->lk != lk ||
-			    !flk_int_find_holder(fk, w->owner, w->kind)))
+		if (!rc &&
+		    (fk->lk != lk ||
+		     !flk_int_find_holder(fk, w->owner, w->kind, w->handle)))
 			rc = 1;
 	} else {
-		struct fholder *h = flk_int_find_holder(fk, w->owner, w->kind);
+		struct fholder *h =
+			flk_int_find_holder(fk, w->owner, w->kind, w->handle);
 		struct lock *gone =
 			h ? flk_int_remove_holder(fk, h, &lent) : NULL;
 

@@ -63,7 +63,7 @@ int fs_filelock(struct fs *fs, const struct fs_ctx *ctx, uint64_t fh,
 	if (!key)
 		return -ENOMEM;
 	if (type == F_UNLCK) {
-		rc = flk_unlock(fs->flk, key, owner, (enum flk_kind)kind);
+		rc = flk_unlock(fs->flk, key, owner, (enum flk_kind)kind, h);
 		rc = filelock_err(rc, "unlock", key);
 		free(key);
 		return rc;
@@ -181,6 +181,6 @@ void fs_filelock_drop(struct fs *fs, uint64_t fh, uint64_t owner, int kind)
 		return;
 	key = handle_key(fs, h);
 	if (key)
-		flk_unlock(fs->flk, key, owner, (enum flk_kind)kind);
+		flk_unlock(fs->flk, key, owner, (enum flk_kind)kind, h);
 	free(key);
 }

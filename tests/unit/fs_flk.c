@@ -321,7 +321,7 @@ static void test_interrupt_during_granted_first_attempt(void)
 	other.holder = holder();
 	interrupt_first_attempt("free");
 	CHECK_INT(flk_lock(flk, &other), 0);
-	CHECK_INT(flk_unlock(flk, "free", 2, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "free", 2, FLK_FLOCK, NULL), 0);
 	teardown();
 }
 
@@ -353,7 +353,7 @@ static void test_blocking_waits_through_outage(void)
 	for (int i = 0; i < 300 && answer_of(&req) < 0; i++)
 		usleep(10 * 1000);
 	CHECK_INT(answer_of(&req), 0);
-	CHECK_INT(flk_unlock(flk, "o", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "o", 1, FLK_FLOCK, NULL), 0);
 	teardown();
 }
 
@@ -385,11 +385,11 @@ static void test_own_lock_ahead_of_waiters(void)
 	CHECK_INT(flk_lock(flk, &a), 0);
 	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
 	CHECK_INT(answer_of(&req_b), -1); /* B still waits */
-	CHECK_INT(flk_unlock(flk, "d", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "d", 1, FLK_FLOCK, NULL), 0);
 	for (int i = 0; i < 200 && answer_of(&req_b) < 0; i++)
 		usleep(10 * 1000);
 	CHECK_INT(answer_of(&req_b), 0); /* then B gets it */
-	CHECK_INT(flk_unlock(flk, "d", 2, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "d", 2, FLK_FLOCK, NULL), 0);
 	lock_unref(eng, lk);
 	teardown();
 }
@@ -416,8 +416,8 @@ static void test_attempts_do_not_undo_grants(void)
 	CHECK_INT(c3.rc, 0);
 	CHECK_INT(c4.rc, -EAGAIN);
 	CHECK_INT(store_mem_lock_count(mem), 2);
-	CHECK_INT(flk_unlock(flk, "r", 1, FLK_FLOCK), 0);
-	CHECK_INT(flk_unlock(flk, "q", 3, FLK_POSIX), 0);
+	CHECK_INT(flk_unlock(flk, "r", 1, FLK_FLOCK, NULL), 0);
+	CHECK_INT(flk_unlock(flk, "q", 3, FLK_POSIX, NULL), 0);
 	CHECK_INT(store_mem_lock_count(mem), 0);
 	teardown();
 }
@@ -476,9 +476,9 @@ static void test_nonblocking_behind_attempt(void)
 	race("s", &s1, &s2);
 	CHECK_INT(s1.rc, 0);
 	CHECK_INT(s2.rc, 0);
-	CHECK_INT(flk_unlock(flk, "n", 1, FLK_FLOCK), 0);
-	CHECK_INT(flk_unlock(flk, "s", 1, FLK_FLOCK), 0);
-	CHECK_INT(flk_unlock(flk, "s", 2, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "n", 1, FLK_FLOCK, NULL), 0);
+	CHECK_INT(flk_unlock(flk, "s", 1, FLK_FLOCK, NULL), 0);
+	CHECK_INT(flk_unlock(flk, "s", 2, FLK_FLOCK, NULL), 0);
 	CHECK_INT(store_mem_lock_count(mem), 0);
 	teardown();
 }
@@ -522,7 +522,7 @@ static void test_slow_key_delays_no_other_wait(void)
 	for (int i = 0; i < 300 && answer_of(&req_s) < 0; i++)
 		usleep(10 * 1000);
 	CHECK_INT(answer_of(&req_s), EINTR);
-	CHECK_INT(flk_unlock(flk, "fast", 2, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "fast", 2, FLK_FLOCK, NULL), 0);
 	teardown();
 }
 
@@ -573,7 +573,8 @@ static void test_batched_polls(void)
 	CHECK_INT(answer_of(&reqs[0]), EINTR);
 	for (int i = 1; i < N; i++) {
 		CHECK_INT(answer_of(&reqs[i]), 0);
-		CHECK_INT(flk_unlock(flk, names[i], 100 + i, FLK_FLOCK), 0);
+		CHECK_INT(flk_unlock(flk, names[i], 100 + i, FLK_FLOCK, NULL),
+			  0);
 	}
 	__atomic_store_n(&slow_reads, false, __ATOMIC_RELAXED);
 	teardown();
@@ -754,20 +755,20 @@ static void test_shared_local(void)
 	CHECK_INT(flk_lock(flk, &r4), -EWOULDBLOCK);
 	park(&r4, &req4);
 	/* The share lives while one reader holds it. */
-	CHECK_INT(flk_unlock(flk, "s", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "s", 1, FLK_FLOCK, NULL), 0);
 	CHECK(row_of("s", &row) && row.shared);
 	usleep(100 * 1000);
 	CHECK_INT(answer_of(&req3), -1);
 	/* The last reader leaves: the writer, then the reader after it. */
-	CHECK_INT(flk_unlock(flk, "s", 2, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "s", 2, FLK_FLOCK, NULL), 0);
 	CHECK_INT(wait_answer(&req3), 0);
 	CHECK(row_of("s", &row) && !row.shared);
 	usleep(100 * 1000);
 	CHECK_INT(answer_of(&req4), -1);
-	CHECK_INT(flk_unlock(flk, "s", 3, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "s", 3, FLK_FLOCK, NULL), 0);
 	CHECK_INT(wait_answer(&req4), 0);
 	CHECK(row_of("s", &row) && row.shared);
-	CHECK_INT(flk_unlock(flk, "s", 4, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "s", 4, FLK_FLOCK, NULL), 0);
 	CHECK(!row_of("s", &row));
 	record_fini(&row);
 	teardown();
@@ -792,7 +793,7 @@ static void both_granted(const char *key, struct flk_req *a, int *ra,
 static void one_unlock_frees(const char *key, uint64_t owner,
 			     enum flk_kind kind, struct lock_record *row)
 {
-	CHECK_INT(flk_unlock(flk, key, owner, kind), 0);
+	CHECK_INT(flk_unlock(flk, key, owner, kind, NULL), 0);
 	CHECK(!row_of(key, row));
 }
 
@@ -825,7 +826,7 @@ static void test_waiters_of_one_owner(void)
 	CHECK_INT(wait_answer(&rb), 0);
 	usleep(100 * 1000);
 	CHECK_INT(answer_of(&rc), -1);
-	CHECK_INT(flk_unlock(flk, "o", 7, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "o", 7, FLK_FLOCK, NULL), 0);
 	CHECK_INT(wait_answer(&rc), 0);
 	one_unlock_frees("o", 8, FLK_FLOCK, &row);
 
@@ -871,7 +872,7 @@ static void test_waiters_of_one_owner_convert(void)
 static void *unlock_13(void *arg)
 {
 	(void)arg;
-	flk_unlock(flk, "z", 13, FLK_FLOCK);
+	flk_unlock(flk, "z", 13, FLK_FLOCK, NULL);
 	return NULL;
 }
 
@@ -950,11 +951,11 @@ static void test_conversions_and_getlk(void)
 	CHECK_INT(flk_lock(flk, &x1), -EWOULDBLOCK);
 	CHECK_INT(flk_getlk(flk, &GETLK("c", 2, false), &held, &hs, &pid), 0);
 	CHECK(!held); /* only 2's own share is left */
-	CHECK_INT(flk_unlock(flk, "c", 2, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "c", 2, FLK_FLOCK, NULL), 0);
 	CHECK(!row_of("c", &row));
 	CHECK_INT(flk_lock(flk, &x1), 0);
 	CHECK(row_of("c", &row) && !row.shared);
-	CHECK_INT(flk_unlock(flk, "c", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "c", 1, FLK_FLOCK, NULL), 0);
 
 	/* flock -s on a file that open(O_CREAT) acquired: downgraded. */
 	CHECK_INT(lock_acquire(eng, "o", &h, &lk, NULL, NULL), 0);
@@ -965,8 +966,8 @@ static void test_conversions_and_getlk(void)
 	CHECK_INT(arounds(), 2);
 	s2.key = "o";
 	CHECK_INT(flk_lock(flk, &s2), 0);
-	CHECK_INT(flk_unlock(flk, "o", 1, FLK_FLOCK), 0);
-	CHECK_INT(flk_unlock(flk, "o", 2, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "o", 1, FLK_FLOCK, NULL), 0);
+	CHECK_INT(flk_unlock(flk, "o", 2, FLK_FLOCK, NULL), 0);
 	CHECK(!row_of("o", &row));
 	lock_unref(eng, lk);
 	record_fini(&row);
@@ -1005,10 +1006,47 @@ static void test_ofd_lock_goes_at_release(void)
 	for (int i = 0; i < 200 && answer_of(&req) < 0; i++)
 		usleep(10 * 1000);
 	CHECK_INT(answer_of(&req), 0);
-	CHECK_INT(flk_unlock(flk, "ofd", 42, FLK_POSIX), 0);
+	CHECK_INT(flk_unlock(flk, "ofd", 42, FLK_POSIX, NULL), 0);
 	CHECK(!row_of("ofd", &row));
-	CHECK_INT(flk_unlock(flk, "cl", 43, FLK_POSIX), 0);
+	CHECK_INT(flk_unlock(flk, "cl", 43, FLK_POSIX, NULL), 0);
 	CHECK(!row_of("cl", &row));
+	record_fini(&row);
+	teardown();
+}
+
+/* A flock lock is its open file's: the kernel names its owner by the open
+ * file (struct file), which it reuses at once once freed, and sends the
+ * closed file's release (which unlocks) in the background, so a new open
+ * file of the same owner number may ask before that release comes. It
+ * waits for the key, and the late release unlocks the closed file's lock
+ * alone. Before, the new file's flock was granted as a no-op on the closed
+ * one's lock, which the release then let go of: two holders. */
+static void test_flock_owner_reused(void)
+{
+	struct flk_req old = sreq("reuse", 7, false, false, NULL);
+	struct flk_req again = sreq("reuse", 7, false, false, NULL);
+	struct lock_record row;
+	int h1, h2, req;
+
+	setup();
+	record_init(&row);
+	old.handle = &h1;
+	again.handle = &h2;
+	CHECK_INT(flk_lock(flk, &old), 0);
+	CHECK_INT(flk_lock(flk, &again), -EWOULDBLOCK);
+	park(&again, &req);
+	usleep(100 * 1000);
+	CHECK_INT(answer_of(&req), -1);
+	/* The closed file's release: its lock goes, the new file's flock
+	 * gets the key. */
+	CHECK_INT(flk_unlock(flk, "reuse", 7, FLK_FLOCK, &h1), 0);
+	CHECK_INT(wait_answer(&req), 0);
+	CHECK(row_of("reuse", &row));
+	/* A release of the closed file again leaves the new file's lock. */
+	CHECK_INT(flk_unlock(flk, "reuse", 7, FLK_FLOCK, &h1), 0);
+	CHECK(row_of("reuse", &row));
+	CHECK_INT(flk_unlock(flk, "reuse", 7, FLK_FLOCK, &h2), 0);
+	CHECK(!row_of("reuse", &row));
 	record_fini(&row);
 	teardown();
 }
@@ -1034,7 +1072,7 @@ static void test_getlk_own_create(void)
 	CHECK_INT(pid, getpid());
 	own.kind = FLK_POSIX;
 	CHECK_INT(flk_lock(flk, &own), 0); /* and F_SETLK is granted */
-	CHECK_INT(flk_unlock(flk, "g", 61, FLK_POSIX), 0);
+	CHECK_INT(flk_unlock(flk, "g", 61, FLK_POSIX, NULL), 0);
 	lock_unref(eng, lk);
 	teardown();
 }
@@ -1100,15 +1138,15 @@ static void test_writer_not_starved(void)
 	CHECK_INT(flk_lock(m2.flk, &late), -EINPROGRESS);
 	flk_arm(m2.flk, &req_late);
 	t0 = clk_sys_mono_ms();
-	CHECK_INT(flk_unlock(m2.flk, "m", 21, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(m2.flk, "m", 21, FLK_FLOCK, NULL), 0);
 	CHECK_INT(wait_answer(&reqw), 0);
 	printf("writer got the key %lld ms after the last reader left\n",
 	       (long long)(clk_sys_mono_ms() - t0));
 	CHECK(row_of("m", &row) && !row.shared && !row.writer_id);
 	CHECK_INT(answer_of(&req_late), -1);
-	CHECK_INT(flk_unlock(flk, "m", 9, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "m", 9, FLK_FLOCK, NULL), 0);
 	CHECK_INT(wait_answer(&req_late), 0);
-	CHECK_INT(flk_unlock(m2.flk, "m", 23, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(m2.flk, "m", 23, FLK_FLOCK, NULL), 0);
 	record_fini(&row);
 	mount_down(&m2);
 	teardown();
@@ -1145,9 +1183,9 @@ static void test_restart_keeps_place(void)
 		  0);
 	CHECK_INT(wait_answer(&req1b), 0);
 	CHECK_INT(answer_of(&req2), -1);
-	CHECK_INT(flk_unlock(flk, "rs", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "rs", 1, FLK_FLOCK, NULL), 0);
 	CHECK_INT(wait_answer(&req2), 0);
-	CHECK_INT(flk_unlock(flk, "rs", 2, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(flk, "rs", 2, FLK_FLOCK, NULL), 0);
 	teardown();
 }
 
@@ -1226,6 +1264,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_convert_meets_unlock);
 	CHECK_CASE(test_writer_not_starved);
 	CHECK_CASE(test_ofd_lock_goes_at_release);
+	CHECK_CASE(test_flock_owner_reused);
 	CHECK_CASE(test_stop_answers_enolck);
 	CHECK_CASE(test_getlk_own_create);
 	CHECK_CASE(test_restart_keeps_place);

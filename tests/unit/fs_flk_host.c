@@ -198,7 +198,7 @@ static void test_holder_group_dies_here(void)
 	CHECK_INT(n_granted, 1);
 	CHECK(held_for_others("k"));
 	lock_unref(a.eng, lk);
-	CHECK_INT(flk_unlock(a.flk, "k", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(a.flk, "k", 1, FLK_FLOCK, NULL), 0);
 	CHECK(!held_for_others("k"));
 	teardown();
 }
@@ -233,7 +233,7 @@ static void test_holder_group_dies_elsewhere(void)
 	CHECK_INT(answer_of(&req), 0);
 	CHECK_INT(n_granted, 1);
 	lock_unref(b.eng, lk);
-	CHECK_INT(flk_unlock(a.flk, "k", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(a.flk, "k", 1, FLK_FLOCK, NULL), 0);
 	teardown();
 }
 
@@ -257,7 +257,7 @@ static void test_row_lapses_on_the_clock(void)
 	CHECK_INT(answer_of(&req), 0);
 	CHECK_INT(n_granted, 1);
 	CHECK(held_for_others("k"));
-	CHECK_INT(flk_unlock(a.flk, "k", 1, FLK_FLOCK), 0);
+	CHECK_INT(flk_unlock(a.flk, "k", 1, FLK_FLOCK, NULL), 0);
 	teardown();
 }
 

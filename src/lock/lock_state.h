@@ -71,7 +71,10 @@ struct lock {
 	} pending[LOCK_PENDING_MAX];
 	int n_pending;
 	bool busy;	     /* a write of this lock in flight */
-	bool in_table;	     /* reachable through engine->by_key */
+	bool in_table;	     /* counted in the key table (n_held, by_dir,
+			      * held_by_uid); by_key names it unless a newer
+			      * lock of ours took its key while its release
+			      * was in flight */
 	bool file_open;	     /* the acquiring open file is open */
 	bool release_wanted; /* its keeper is gone: an automatic release
 			      * is due */
@@ -193,7 +196,8 @@ struct lock_engine {
 	pthread_cond_t sched_cv; /* the lease scheduler's wake-up, signalled
 				  * only when it has something to do
 				  * (kicked); mu */
-	struct smap by_key;	 /* key -> held/releasing lock; mu */
+	struct smap by_key;	 /* key -> held/releasing lock, the newest
+				  * (lock_int_detach_key_locked); mu */
 	struct lock *all;	 /* every tracked lock; mu */
 	struct smap recent;	 /* key -> released time (int64 *); mu */
 	size_t n_held;		 /* mu */

@@ -345,9 +345,9 @@ static void test_release_waits_for_heartbeat(void)
 struct overtake {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int puts;	   /* the puts of "k" that reached the hook */
-	bool first_may_go; /* the first put is let through */
-	bool first_done;   /* its acquire returned */
+	bool first_waiting; /* the first put of "k" reached the hook */
+	bool first_may_go;  /* it is let through */
+	bool first_done;    /* its acquire returned */
 	struct lock *first;
 	int first_rc;
 };
@@ -387,7 +387,8 @@ static int overtake_before(void *arg, enum store_fault_op op, const char *key)
 	if (op != SF_PUT || strcmp(key, "k"))
 		return 0;
 	pthread_mutex_lock(&ov.mu);
-	first = ov.puts++ == 0;
+	first = !ov.first_waiting;
+	ov.first_waiting = true;
 	pthread_cond_broadcast(&ov.cv);
 	pthread_mutex_unlock(&ov.mu);
 	if (first && !overtake_wait(&ov.first_may_go))
@@ -422,9 +423,7 @@ static void test_release_overtaken(void)
 	struct lock_config cfg;
 	struct store_fault sf;
 	struct lock *second, *found;
-	bool waiting = false;
 	pthread_t t;
-	int i;
 
 	setup(HOLD_PGRP);
 	cfg = *lock_engine_config(eng);
@@ -437,14 +436,7 @@ static void test_release_overtaken(void)
 	sf.before = overtake_before;
 	sf.after = overtake_after;
 	CHECK_INT(pthread_create(&t, NULL, overtake_first, NULL), 0);
-	for (i = 0; i < 5000 && !waiting; i++) {
-		pthread_mutex_lock(&ov.mu);
-		waiting = ov.puts == 1;
-		pthread_mutex_unlock(&ov.mu);
-		if (!waiting)
-			usleep(1000);
-	}
-	CHECK(waiting);
+	CHECK(overtake_wait(&ov.first_waiting));
 	CHECK_INT(lock_acquire(eng, "k", &h, &second, NULL, NULL), 0);
 	CHECK_INT(lock_release(eng, second), 0);
 	pthread_join(t, NULL);

@@ -2,19 +2,22 @@
 # churn.t: an open with O_CREAT never fails with ENOENT while the file comes
 # and goes. flock(1) opens its file O_RDONLY|O_CREAT: on a lockfs mount that
 # creates the lock file (an acquire) when the key is free, else opens the
-# existing one. Two mounts run flock(1) in loops on one key (two loops
-# each), so the file is created and released on both all the time, while a
-# third mount's two loops open it O_RDONLY|O_CREAT (hold=fd: a create is
-# released on close). With attr_timeout=0 the kernel checks an open's
-# permission by a getattr right after its lookup found the file: a release
-# in between made that getattr, and so the open, fail with ENOENT (about
-# one open in ten here). A fourth mount (hold=fd) runs two loops of opens
-# as c's through the fault proxy at a 600 ms round trip, longer than the moment (500 ms) a
-# file the lookup found is still answered once its key is gone: counted
-# from the end of the getattr's own read, that moment had passed by the
-# time it was checked, and those opens failed with ENOENT. Bounded: each
-# loop stops after $ITER turns or $SECS seconds ($SLOW_SECS on the slow
-# mount).
+# existing one. Two mounts run flock(1) in loops on one key (two loops each;
+# b through the fault proxy at a 4 ms round trip, a region's), so the file
+# is created and released on both all the time, and on each the two loops'
+# creates and waits race (a create that landed after the release of a lock
+# its own mount took meanwhile once left its lock unfindable: held until the
+# script ended), while a third mount's two loops open it O_RDONLY|O_CREAT
+# (hold=fd: a create is released on close). With attr_timeout=0 the kernel
+# checks an open's permission by a getattr right after its lookup found the
+# file: a release in between made that getattr, and so the open, fail with
+# ENOENT (about one open in ten here). A fourth mount (hold=fd) runs two
+# loops of opens as c's through a second fault proxy at a 600 ms round trip,
+# longer than the moment (500 ms) a file the lookup found is still answered
+# once its key is gone: counted from the end of the getattr's own read, that
+# moment had passed by the time it was checked, and those opens failed with
+# ENOENT. Bounded: each loop stops after $ITER turns or $SECS seconds
+# ($SLOW_SECS on the slow mount).
 . "$(dirname "$0")/lib.sh"
 
 ITER=${CHURN_ITER:-150} SECS=${CHURN_SECS:-25} SLOW_SECS=${CHURN_SLOW_SECS:-8}
@@ -22,9 +25,12 @@ plan 8
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 OPT=entry_timeout=0,attr_timeout=0
-mount_start a "owner=churn-a,$OPT" && mount_start b "owner=churn-b" &&
+mount_start a "owner=churn-a,$OPT" &&
 	mount_start c "owner=churn-c,hold=fd,$OPT" ||
 	{ echo "Bail out! cannot mount"; exit 1; }
+proxy_start && proxy_ctl latency 2 >/dev/null &&
+	ENDPOINT=$PROXY_ENDPOINT mount_start b "owner=churn-b" ||
+	{ echo "Bail out! cannot mount b behind the proxy"; exit 1; }
 proxy_start && proxy_ctl latency 300 >/dev/null &&
 	ENDPOINT=$PROXY_ENDPOINT mount_start d "owner=churn-d,hold=fd,$OPT" ||
 	{ echo "Bail out! cannot mount d behind the proxy"; exit 1; }

@@ -83,6 +83,7 @@ void lock_int_free(struct lock *lk)
 {
 	record_fini(&lk->rec);
 	lock_int_free_row(lk);
+	free(lk->pending);
 	free(lk->key);
 	free(lk->dir);
 	free(lk);
@@ -423,6 +424,16 @@ struct lock *lock_int_find_lost_locked(struct lock_engine *e, const char *key,
 
 void lock_int_pending_add_locked(struct lock *lk, const char *rvn, int64_t sent)
 {
+	if (!lk->pending)
+		lk->pending = calloc(LOCK_PENDING_MAX, sizeof(*lk->pending));
+	if (!lk->pending) {
+		/* Not remembered: if that write landed, the next condition
+		 * fails and the lock is taken for lost, never kept on a
+		 * guess. */
+		log_err(TAG, "key=%s: no memory for an unanswered write",
+			lk->key);
+		return;
+	}
 	if (lk->n_pending == LOCK_PENDING_MAX) {
 		memmove(&lk->pending[0], &lk->pending[1],
 			sizeof(lk->pending[0]) * (LOCK_PENDING_MAX - 1));

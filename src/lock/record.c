@@ -104,6 +104,7 @@ const char *record_holder_version(const struct lock_record *r,
 	return rd ? rd->v : "";
 }
 
+/* v_field: RECORD_MARK_V_MAX bytes. */
 static int set_mark(char **id_field, char *v_field, const char *id,
 		    const char *v)
 {
@@ -115,8 +116,8 @@ static int set_mark(char **id_field, char *v_field, const char *id,
 	if (id && v) {
 		size_t n = strlen(v);
 
-		if (n >= RECORD_RVN_MAX)
-			n = RECORD_RVN_MAX - 1;
+		if (n >= RECORD_MARK_V_MAX)
+			n = RECORD_MARK_V_MAX - 1;
 		memcpy(v_field, v, n);
 		v_field[n] = '\0';
 	}

@@ -33,6 +33,12 @@
 #define RECORD_EXPIRY_PERIOD_S 3600
 
 #define RECORD_RVN_MAX 128
+/* A fair-handoff or writer mark's version, NUL included: lockfs writes
+ * UUIDs there (text_uuid4), and a longer one is cut (compared, and written
+ * back in conditions, cut: such a mark is never ours, and is judged stale
+ * by its cut version standing still). Not RECORD_RVN_MAX: every held lock
+ * carries two. */
+#define RECORD_MARK_V_MAX 37
 
 /* A shared lock row holds one entry per reading mount; more than this many
  * are read as a row that cannot be joined (see record_reader_add). */
@@ -88,7 +94,7 @@ struct lock_record {
 	struct record_reader *readers;
 	size_t n_readers;
 	char *writer_id; /* NULL: no mark */
-	char writer_v[RECORD_RVN_MAX];
+	char writer_v[RECORD_MARK_V_MAX];
 
 	/* Fair handoff of a row held exclusively (doc/fair-handoff.md):
 	 * the mark of the mount waiting next (lockfs_next: its owner id and
@@ -96,7 +102,7 @@ struct lock_record {
 	 * turned into a reservation, the owner id it is reserved for
 	 * (lockfs_reserved_for). */
 	char *next_id; /* NULL: no mark */
-	char next_v[RECORD_RVN_MAX];
+	char next_v[RECORD_MARK_V_MAX];
 	int64_t next_waited_ms; /* how long it had waited at that write */
 	char *reserved_for;	/* NULL: not a reservation */
 

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
+
 /* Release: a delete, then (on a marked row of ours) a reservation; the
  * mark may change between the two, hence a few rounds. */
 #define RELEASE_TRIES 3
@@ -176,7 +178,7 @@ int store_ddb_fair_release(struct store *s, const char *key,
 			break;
 		}
 		strcpy(id, cur->next_id);
-		memcpy(v, cur->next_v, sizeof(v));
+		text_copy(v, sizeof(v), cur->next_v);
 		record_fini(cur);
 		has = false;
 		rc = put_reservation(sd, reservation, expect_rvn, id, v,

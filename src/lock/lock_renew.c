@@ -17,18 +17,34 @@
 
 #define TAG "lock"
 
+/* A write that failed with rc may have landed, or may land yet (a timeout,
+ * a reset, an answer cut or unreadable, a 5xx): worth sending again. */
+static bool outcome_unknown(int rc)
+{
+	return rc && rc != -ECANCELED && rc != -ESTALE && rc != -ENOMEM &&
+	       rc != -ENXIO && rc != -EACCES && rc != -EINVAL;
+}
+
 /* Sends a renewal (busy claimed by the caller, mu not held). Returns 0 when
  * the write is confirmed ours, -ESTALE when the row is someone else's (or
- * gone), other -errno when the outcome is unknown. */
+ * gone), other -errno when the outcome is unknown. settle: a caller waits
+ * for this write (a data write, a fence, an explicit renewal), so one
+ * whose outcome is unknown is sent once more, conditioned on the same
+ * version, while the deadline allows: if the first landed, the second is
+ * refused with the first's version on the row, which is adopted as ours
+ * (it was remembered as unanswered), and written again; if it did not,
+ * the second lands (and the first, should it arrive late, is refused).
+ * Heartbeats do not settle: the lease path tries them again on its own
+ * schedule, and the next one adopts a landed write the same way. */
 static int write_renewal(struct lock_engine *e, struct lock *lk,
-			 struct lock_renewal *rn, int64_t deadline)
+			 struct lock_renewal *rn, int64_t deadline, bool settle)
 {
 	char expect[RECORD_RVN_MAX], next_rvn[RECORD_RVN_MAX];
 	char row_rvn[RECORD_RVN_MAX];
 	const char *reader;
 	struct lock_record cur;
 	int64_t sent = 0;
-	bool has = false;
+	bool has = false, unsettled = false;
 	int attempt, rc = -EIO;
 
 	pthread_mutex_lock(&e->mu);
@@ -38,7 +54,7 @@ static int write_renewal(struct lock_engine *e, struct lock *lk,
 	reader = lk->shared ? e->owner : NULL;
 	pthread_mutex_unlock(&e->mu);
 	record_init(&cur);
-	for (attempt = 0; attempt < 2; attempt++) {
+	for (attempt = 0; attempt < 3; attempt++) {
 		rc = text_uuid4(next_rvn);
 		if (!rc && reader)
 			rc = text_uuid4(row_rvn);
@@ -55,6 +71,14 @@ static int write_renewal(struct lock_engine *e, struct lock *lk,
 		if (rc == -ECANCELED && has &&
 		    !strcmp(record_holder_version(&cur, reader), next_rvn))
 			rc = 0;
+		if (settle && !unsettled && outcome_unknown(rc) &&
+		    now_mono(e) < deadline) {
+			unsettled = true;
+			pthread_mutex_lock(&e->mu);
+			lock_int_pending_add_locked(lk, next_rvn, sent);
+			pthread_mutex_unlock(&e->mu);
+			continue;
+		}
 		if (rc != -ECANCELED)
 			break;
 		if (has && lock_int_adopt_landed(e, lk, &cur, reader, expect,
@@ -212,7 +236,7 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 	pthread_mutex_unlock(&e->mu);
 
 	fill_renewal(e, lk, &rn);
-	rc = write_renewal(e, lk, &rn, deadline);
+	rc = write_renewal(e, lk, &rn, deadline, false);
 	took = now_mono(e) - now; /* the write alone */
 	if (rc == 0)
 		evict_dead_readers(e, lk);
@@ -267,7 +291,8 @@ int lock_renew_sync(struct lock_engine *e, struct lock *lk)
 	if (lock_int_write_started(e, lk, rc, e->cfg.op_timeout_ms, &deadline))
 		return -EIO;
 	fill_renewal(e, lk, &rn);
-	rc = end_renewal(e, lk, write_renewal(e, lk, &rn, deadline), false);
+	rc = end_renewal(e, lk, write_renewal(e, lk, &rn, deadline, true),
+			 false);
 	if (!rc)
 		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
 	return rc ? -EIO : 0;
@@ -329,7 +354,7 @@ int lock_modify_data(struct lock_engine *e, struct lock *lk, const void *buf,
 	rn.set_data = true;
 	rn.data = data;
 	rn.data_len = new_len;
-	rc = write_renewal(e, lk, &rn, deadline);
+	rc = write_renewal(e, lk, &rn, deadline, true);
 done:
 	rc = end_renewal(e, lk, rc, false);
 	free(data);
@@ -385,7 +410,7 @@ int lock_fence(struct lock_engine *e, struct lock *lk, uint64_t *fence)
 		fill_renewal(e, lk, &rn);
 		rn.set_fence = true;
 		rn.fence = f;
-		rc = write_renewal(e, lk, &rn, deadline);
+		rc = write_renewal(e, lk, &rn, deadline, true);
 	}
 	rc = end_renewal(e, lk, rc, true);
 	if (rc)

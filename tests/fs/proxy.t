@@ -12,10 +12,11 @@
 # once exactly one succeeds; so does an rmdir whose reply hangs after it
 # landed; a heartbeat whose reply hangs is retried within the safe period;
 # blocking flocks whose first tries meet HTTP 500s wait on and get the key;
-# cat and ls whose reads are answered by a proxy's page ask again.
+# cat and ls whose reads are answered by a proxy's page ask again; a data
+# write whose reply is lost or is a page is told it landed.
 . "$(dirname "$0")/lib.sh"
 
-plan 85
+plan 92
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start lockfs-faultproxy"; exit 1; }
@@ -232,6 +233,32 @@ snap
 ok "$([ "$(($(stat_of injected) - inj))" -ge 1 ] && echo 0)" "... a page was in the way"
 proxy_ctl clear >/dev/null
 expect 0 unlink "$B/gr"
+
+# ---- data writes whose reply is lost, or is a proxy's page -------------------
+# The write landed (or, for the page, may not have), and its writer was told
+# EIO. Now the daemon sends it once more on the same version within the
+# operation's deadline and tells the writer it landed. On mount a (through the
+# proxy, default heartbeat of 5 s): the lock is fresh, so the one UpdateItem
+# whose reply goes is the write's, not a heartbeat's.
+hold_start w "$A/wdata" O_CREAT,O_EXCL,O_RDWR 0644
+is "$HOUT" ready "a acquires wdata (through the proxy)"
+snap
+inj=$(stat_of injected)
+proxy_ctl lose-reply 1 UpdateItem >/dev/null
+hold_cmd w "write one-two" 30
+is "$HOUT" 0 "lose-reply 1 UpdateItem: the data write gives 0"
+proxy_ctl garbage-reply 1 UpdateItem >/dev/null
+hold_cmd w "write 1" 30 # (written at offset 0)
+is "$HOUT" 0 "garbage-reply 1 UpdateItem: the data write gives 0"
+hold_cmd w fsync 30
+is "$HOUT" 0 "... and fsync gives 0"
+snap
+is "$(($(stat_of injected) - inj))" 2 "... the two replies were lost or garbled"
+is "$(field "$("$T" read "$B/wdata")" data)/$(field "$("$T" read "$B/wdata")" owner)" \
+	"1ne-two/proxy-a" "... b reads the data written, a still the owner"
+proxy_ctl clear >/dev/null
+hold_kill w KILL
+expect 0 unlink "$A/wdata"
 
 # ---- a mkdir whose reply is lost after it landed -------------------------
 # Each marker's PutItem reaches DynamoDB but its reply is lost (the

@@ -269,6 +269,46 @@ static void test_ambiguous_writes(void)
 	teardown();
 }
 
+/* A data write or an explicit renewal whose answer is lost (it landed) or
+ * unreadable (it did not) is sent again within its deadline, so that its
+ * caller is told what happened, not EIO; the lock stays held and its
+ * heartbeats carry on. */
+static void test_unanswered_write_settled(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct store_mem_faults land = { .land_then_fail = 1 };
+	struct store_mem_faults garbled = { .fail_next = 1,
+					    .fail_errno = -EPROTO };
+	struct lock_record r;
+	struct lock *lk;
+	int renews;
+
+	setup(HOLD_UNLINK);
+	record_init(&r);
+	CHECK_INT(lock_acquire(eng, "d", &h, &lk, NULL, NULL), 0);
+	store_mem_set_faults(st, &land);
+	CHECK_INT(lock_modify_data(eng, lk, "hello", 5, 0, -1, 16), 0);
+	CHECK_INT(st->ops->get_lock(st, "d", 0, &r), 0);
+	CHECK(r.has_data && r.data_len == 5 && !memcmp(r.data, "hello", 5));
+	store_mem_set_faults(st, &garbled);
+	CHECK_INT(lock_modify_data(eng, lk, "J", 1, 0, -1, 16), 0);
+	CHECK_INT(st->ops->get_lock(st, "d", 0, &r), 0);
+	CHECK(r.has_data && r.data_len == 5 && !memcmp(r.data, "Jello", 5));
+	store_mem_set_faults(st, &land);
+	CHECK_INT(lock_renew_sync(eng, lk), 0);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	renews = store_mem_count(st, SMEM_RENEW);
+	advance(1500); /* past the safe period: renewed all along */
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	CHECK(store_mem_count(st, SMEM_RENEW) > renews);
+	CHECK_INT(st->ops->get_lock(st, "d", 0, &r), 0);
+	CHECK(r.data_len == 5 && !memcmp(r.data, "Jello", 5));
+	record_fini(&r);
+	CHECK_INT(lock_release(eng, lk), 0);
+	lock_unref(eng, lk);
+	teardown();
+}
+
 struct race {
 	struct lock *lk;
 	int rc;
@@ -650,6 +690,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_safe_period_and_cleanup);
 	CHECK_CASE(test_stolen);
 	CHECK_CASE(test_ambiguous_writes);
+	CHECK_CASE(test_unanswered_write_settled);
 	CHECK_CASE(test_release_waits_for_heartbeat);
 	CHECK_CASE(test_release_overtaken);
 	CHECK_CASE(test_fence_and_data);

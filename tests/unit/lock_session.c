@@ -582,9 +582,12 @@ static void test_sync(void)
 	teardown();
 }
 
-/* fsync of a session lock after a data write whose answer was lost (it
- * landed: the row carries that write's version, one of ours): the lock is
- * still ours, never taken for stolen. */
+/* A data write of a session lock whose answer was lost (it landed: the
+ * row carries that write's version, one of ours): sent again, the writer
+ * is told it landed. When every try of it goes unanswered (the second is
+ * refused on the first's version, adopted, and the third's answer is lost
+ * too), the writer gets EIO and a later fsync finds the lock still ours,
+ * never taken for stolen. */
 static void test_sync_after_lost_answer(void)
 {
 	struct lock *a;
@@ -593,10 +596,14 @@ static void test_sync_after_lost_answer(void)
 	setup(false, false);
 	CHECK_INT(engine_steps_excl(A.e, "k", &a), 0);
 	store_fault_lose_next(&A.sf, 1);
-	CHECK_INT(lock_modify_data(A.e, a, "x", 1, 0, -1, 16), -EIO);
+	CHECK_INT(lock_modify_data(A.e, a, "x", 1, 0, -1, 16), 0);
 	record_init(&r);
 	CHECK_INT(mem->ops->get_lock(mem, "k", 0, &r), 0);
 	CHECK(r.has_data && r.data_len == 1 && r.data[0] == 'x');
+	store_fault_lose_next(&A.sf, 3);
+	CHECK_INT(lock_modify_data(A.e, a, "y", 1, 0, -1, 16), -EIO);
+	CHECK_INT(mem->ops->get_lock(mem, "k", 0, &r), 0);
+	CHECK(r.has_data && r.data_len == 1 && r.data[0] == 'y');
 	record_fini(&r);
 	CHECK_INT(lock_renew_sync(A.e, a), 0);
 	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);

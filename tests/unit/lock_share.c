@@ -403,8 +403,17 @@ static void test_ambiguous(void)
 	store_fault_lose_next(&B.sf, 1);
 	CHECK_INT(share(&B, "k", &b), 0);
 	CHECK(row_of("k", &r) && r.n_readers == 2);
-	/* A renewal that landed unanswered is adopted by the next. */
+	/* A renewal that landed unanswered is sent again, and the row's
+	 * entry found ours. */
 	store_fault_lose_next(&A.sf, 1);
+	CHECK_INT(lock_renew_sync(A.e, a), 0);
+	CHECK(row_of("k", &r));
+	lock_current_rvn(A.e, a, v);
+	CHECK_STR(v, record_reader_find(&r, "A")->v);
+	/* One whose every try goes unanswered (the second is refused on the
+	 * first's version, adopted, and the third's answer is lost too) is
+	 * adopted by the next renewal. */
+	store_fault_lose_next(&A.sf, 3);
 	CHECK_INT(lock_renew_sync(A.e, a), -EIO);
 	CHECK_INT(lock_get_state(A.e, a), LOCK_HELD);
 	CHECK(row_of("k", &r));

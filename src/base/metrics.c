@@ -31,6 +31,7 @@ static const char *const counter_names[MC__COUNT] = {
 	[MC_WAIT_POLLS] = "lockfs_wait_polls_total",
 	[MC_GROUP_CHECKS] = "lockfs_group_checks_total",
 	[MC_HEARTBEATS_SKIPPED] = "lockfs_heartbeats_skipped_total",
+	[MC_LEASE_IDLE_WAKES] = "lockfs_lease_idle_wakeups_total",
 };
 
 static const char *const counter_help[MC__COUNT] = {
@@ -58,6 +59,8 @@ static const char *const counter_help[MC__COUNT] = {
 	[MC_HEARTBEATS_SKIPPED] =
 		"Lease renewals not sent: every lease worker "
 		"busy, and too little trust left to be answered.",
+	[MC_LEASE_IDLE_WAKES] = "Lease workers woken that found no job to "
+				"take (another worker took it first).",
 };
 
 static uint64_t load(const uint64_t *p)

@@ -29,6 +29,7 @@ enum metric_counter {
 	MC_WAIT_POLLS,	   /* rows read by flock/fcntl waiters' polls */
 	MC_GROUP_CHECKS,   /* process groups asked of the host (lease_groups) */
 	MC_HEARTBEATS_SKIPPED, /* renewals not sent: too late, workers busy */
+	MC_LEASE_IDLE_WAKES,   /* lease workers woken that found no job */
 	MC__COUNT
 };
 

@@ -475,6 +475,9 @@ static void *worker_main(void *arg)
 			e->idle_workers++;
 			pthread_cond_wait(&e->work_cv, &e->mu);
 			e->idle_workers--;
+			if (!e->jobs_head && !e->stopping &&
+			    e->n_workers <= e->pool.target)
+				metrics_inc(e->metrics, MC_LEASE_IDLE_WAKES);
 			continue;
 		}
 		e->n_jobs--;
@@ -539,10 +542,11 @@ static void enqueue_locked(struct lock_engine *e, struct lock **jobs, int n)
 		e->jobs_tail = jobs[i];
 	}
 	e->n_jobs += n;
-	if (n == 1)
+	/* One wake-up a job, up to the idle workers: a broadcast for a pass's
+	 * few jobs woke every idle worker, and all but a few of them only
+	 * queued on mu to find the queue empty. */
+	for (int i = 0; i < n && i < e->idle_workers; i++)
 		pthread_cond_signal(&e->work_cv);
-	else if (n > 1)
-		pthread_cond_broadcast(&e->work_cv);
 	if (e->n_jobs > e->idle_workers && e->n_workers < e->pool.target)
 		grow_locked(e);
 }

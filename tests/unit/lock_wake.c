@@ -191,6 +191,56 @@ static void test_session_sleeps_through_cycles(void)
 	engine_steps_free(e, o, mem);
 }
 
+/* A pass of the scheduler queues the renewals whose slots came (a few:
+ * 400 locks renewed every 500 ms come 4 to a 5 ms pass) and wakes one idle
+ * worker for each. A broadcast woke all 64 for them, and all but a few
+ * found the queue empty and slept again (lockfs_lease_idle_wakeups_total):
+ * a context switch each, for nothing. */
+static void test_one_worker_woken_a_job(void)
+{
+	struct lock_config cfg =
+		engine_steps_config("me", "testhost", HOLD_UNLINK);
+	struct lock_holder h = engine_steps_holder(getpid(), getpgrp(), "w");
+	struct store *mem = store_mem_new();
+	struct observe *o = observe_new(&clk_system, 0);
+	static struct lock *lks[400];
+	struct store_fault sf;
+	struct lock_engine *e;
+	struct metrics m;
+	uint64_t r0, i0, renews, idle;
+	char key[16];
+
+	CHECK(mem && o);
+	cfg.lease_ms = 3000;
+	cfg.heartbeat_ms = 500;
+	cfg.safe_period_ms = 2000;
+	cfg.lease_workers = 64;
+	e = slow_engine(&cfg, mem, &sf, o, &m);
+	CHECK(e);
+	CHECK_INT(lease_start(e), 0);
+	for (int i = 0; i < 400; i++) {
+		snprintf(key, sizeof(key), "w%d", i);
+		CHECK_INT(lock_acquire(e, key, &h, &lks[i], NULL, NULL), 0);
+	}
+	usleep(600 * 1000); /* a period: the renewals are spread */
+	r0 = metrics_get(&m, MC_HEARTBEATS_OK);
+	i0 = metrics_get(&m, MC_LEASE_IDLE_WAKES);
+	usleep(1000 * 1000);
+	renews = metrics_get(&m, MC_HEARTBEATS_OK) - r0;
+	idle = metrics_get(&m, MC_LEASE_IDLE_WAKES) - i0;
+	printf("# 400 locks, 64 workers: %llu renewals in 1 s, %llu workers "
+	       "woken for nothing\n",
+	       (unsigned long long)renews, (unsigned long long)idle);
+	CHECK(renews >= 600);
+	CHECK_INT(metrics_get(&m, MC_LOST), 0);
+	CHECK(idle <= renews / 4);
+	for (int i = 0; i < 400; i++)
+		lock_unref(e, lks[i]);
+	lease_stop(e);
+	CHECK_INT(lock_release_all(e), 0);
+	engine_steps_free(e, o, mem);
+}
+
 /* An idle scheduler sleeps a second; a lock whose first renewal is due
  * sooner (100 ms heartbeat) wakes it, and is renewed on time. */
 static void test_due_soon_wakes_it(void)
@@ -229,6 +279,7 @@ int main(int argc, char **argv)
 	check_cases(argc, argv);
 	CHECK_CASE(test_cycles_leave_it_asleep);
 	CHECK_CASE(test_due_soon_wakes_it);
+	CHECK_CASE(test_one_worker_woken_a_job);
 	CHECK_CASE(test_session_sleeps_through_cycles);
 	CHECK_DONE();
 }

@@ -17,20 +17,13 @@
 
 #define TAG "lock"
 
-/* A write that failed with rc may have landed, or may land yet (a timeout,
- * a reset, an answer cut or unreadable, a 5xx): worth sending again. */
-static bool outcome_unknown(int rc)
-{
-	return rc && rc != -ECANCELED && rc != -ESTALE && rc != -ENOMEM &&
-	       rc != -ENXIO && rc != -EACCES && rc != -EINVAL;
-}
-
 /* Sends a renewal (busy claimed by the caller, mu not held). Returns 0 when
  * the write is confirmed ours, -ESTALE when the row is someone else's (or
  * gone), other -errno when the outcome is unknown. settle: a caller waits
  * for this write (a data write, a fence, an explicit renewal), so one
- * whose outcome is unknown is sent once more, conditioned on the same
- * version, while the deadline allows: if the first landed, the second is
+ * whose outcome is unknown (store_err_transient: no answer, or none that
+ * could be read) is sent once more, conditioned on the same version,
+ * while the deadline allows: if the first landed, the second is
  * refused with the first's version on the row, which is adopted as ours
  * (it was remembered as unanswered), and written again; if it did not,
  * the second lands (and the first, should it arrive late, is refused).
@@ -71,7 +64,7 @@ static int write_renewal(struct lock_engine *e, struct lock *lk,
 		if (rc == -ECANCELED && has &&
 		    !strcmp(record_holder_version(&cur, reader), next_rvn))
 			rc = 0;
-		if (settle && !unsettled && outcome_unknown(rc) &&
+		if (settle && !unsettled && store_err_transient(rc) &&
 		    now_mono(e) < deadline) {
 			unsettled = true;
 			pthread_mutex_lock(&e->mu);

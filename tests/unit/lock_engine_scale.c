@@ -129,17 +129,19 @@ static void test_many_locks(void)
  * own allocator in a sanitizer build). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 size_t __sanitizer_get_current_allocated_bytes(void); /* its runtime's */
-#endif
+
 static size_t heap_in_use(void)
 {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 	return __sanitizer_get_current_allocated_bytes();
+}
 #else
+static size_t heap_in_use(void)
+{
 	struct mallinfo2 mi = mallinfo2();
 
 	return mi.uordblks + mi.hblkhd;
-#endif
 }
+#endif
 
 /* What a held lock costs in memory: a mount holding 10,000 has 40 MB for
  * everything (issue 8), and its locks were most of it. Counted here: the

@@ -453,11 +453,39 @@ static void free_headers(struct curl_slist *hdrs)
 	curl_slist_free_all(hdrs);
 }
 
+/* Appends "name: value" to *hdrs. The line is built on the heap, not the
+ * stack: a buffer below curl_easy_perform's frames would make every
+ * thread that sends a request (up to 256 lease workers) keep that many
+ * more bytes of stack resident. It holds a signature: zeroed before it is
+ * freed (curl keeps its own copy, zeroed by free_headers). */
+static int append_header(struct curl_slist **hdrs, const struct http_header *hh)
+{
+	size_t nlen = strlen(hh->name), vlen = strlen(hh->value);
+	size_t len = nlen + 2 + vlen;
+	struct curl_slist *tmp;
+	char *line;
+
+	if (len >= HTTP_HEADER_LINE_MAX)
+		return -EINVAL;
+	line = malloc(len + 1);
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, hh->name, nlen);
+	memcpy(line + nlen, ": ", 2);
+	memcpy(line + nlen + 2, hh->value, vlen + 1);
+	tmp = curl_slist_append(*hdrs, line);
+	explicit_bzero(line, len);
+	free(line);
+	if (!tmp)
+		return -ENOMEM;
+	*hdrs = tmp;
+	return 0;
+}
+
 int http_perform(struct http_client *c, const struct http_request *req,
 		 struct http_response *resp)
 {
 	struct curl_slist *hdrs = NULL, *tmp;
-	char line[8192];
 	long os_errno = 0, req_size = 0;
 	CURLcode cc;
 	size_t i;
@@ -478,19 +506,9 @@ int http_perform(struct http_client *c, const struct http_request *req,
 	rc = 0;
 
 	for (i = 0; i < req->n_headers; i++) {
-		int n = snprintf(line, sizeof(line), "%s: %s",
-				 req->headers[i].name, req->headers[i].value);
-
-		if (n < 0 || (size_t)n >= sizeof(line)) {
-			rc = -EINVAL;
+		rc = append_header(&hdrs, &req->headers[i]);
+		if (rc)
 			goto out;
-		}
-		tmp = curl_slist_append(hdrs, line);
-		if (!tmp) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		hdrs = tmp;
 	}
 	/* Never wait for "100 Continue"; curl adds Expect for large bodies. */
 	tmp = curl_slist_append(hdrs, "Expect:");
@@ -553,7 +571,6 @@ out:
 	/* Neither the request's header list nor its pointer stays behind. */
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
 	free_headers(hdrs);
-	explicit_bzero(line, sizeof(line));
 	return rc;
 }
 

@@ -29,6 +29,9 @@ struct http_header {
 	const char *name;
 	const char *value;
 };
+/* The longest "name: value" line a request may carry, NUL included; a
+ * longer one fails the request with -EINVAL. */
+#define HTTP_HEADER_LINE_MAX 8192
 
 struct http_request {
 	const char *method; /* "GET", "POST", "PUT" */

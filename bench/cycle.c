@@ -13,12 +13,15 @@
  *   stat    stat(DIR) once a "cycle": on a mount with attr_timeout=0 each
  *           is a getattr of its root, which the daemon answers from
  *           memory (bench/cycle.sh: what one kernel request costs it)
+ *   renew   no cycles: the renewal floor of bench/scale.sh
+ *           (renew_floor.c)
  *
  * usage: cycle mount DIR N THREADS [fresh|dirs|fresh,dirs]
  *        cycle direct ENDPOINT TABLE N THREADS
  *        cycle flock DIR N THREADS        (thread i cycles on DIR/f<i>)
  *        cycle hold DIR H
  *        cycle stat DIR N THREADS
+ *        cycle renew ENDPOINT TABLE KEYS THREADS SECONDS
  * hold raises RLIMIT_NOFILE as needed, opens DIR/h<i> (O_RDWR|O_CREAT) and
  * flocks it (LOCK_EX|LOCK_NB) for i < H in a few threads, and prints
  * "held H s=SECONDS"; then it reads commands from stdin, one a line:
@@ -52,6 +55,7 @@
 #include "clk.h"
 #include "creds.h"
 #include "ddb.h"
+#include "renew_floor.h"
 #include "text.h"
 
 struct worker {
@@ -451,6 +455,8 @@ int main(int argc, char **argv)
 		return run(argv[1], ws, threads, n,
 			   argv[1][0] == 'f' ? flock_worker : stat_worker);
 	}
+	if (argc == 7 && !strcmp(argv[1], "renew"))
+		return renew_floor_main(argc, argv);
 	if (argc == 4 && !strcmp(argv[1], "hold")) {
 		n = atol(argv[3]);
 		if (n < 1 || n > 10000000)
@@ -462,6 +468,7 @@ int main(int argc, char **argv)
 		"       cycle direct ENDPOINT TABLE N THREADS\n"
 		"       cycle flock DIR N THREADS\n"
 		"       cycle hold DIR H\n"
-		"       cycle stat DIR N THREADS\n");
+		"       cycle stat DIR N THREADS\n"
+		"       cycle renew ENDPOINT TABLE KEYS THREADS SECONDS\n");
 	return 2;
 }

@@ -9,12 +9,16 @@
  *   bench_scale --mnt DIR --pid DAEMON_PID --locks N [--dirs D]
  *               [--threads T] [--hold S] [--settle S] [--acquire-max S]
  *               [--price USD_PER_MILLION_WRU] [--samples FILE]
+ *               [--floor RENEWALS_PER_S]
  *
  * Phases: acquire (N open(O_CREAT|O_EXCL) + close, spread round-robin over D
  * directories, by T threads), settle (S seconds, not counted), hold (S
  * seconds). The main thread samples once a second throughout:
  * DIR/.lockfs/metrics, /proc/PID/status (VmRSS) and /proc/PID/stat
  * (utime + stime); with --samples, one line per sample goes to FILE.
+ * --floor: the rate the endpoint answered the same renewals at when sent
+ * directly (bench_cycle renew, run by scale.sh before the mount): the
+ * renewals achieved are also printed against it.
  *
  * Threads: the main thread samples and reports; the T acquirer threads only
  * take indices from an atomic counter and count their own results, which
@@ -70,6 +74,7 @@ struct config {
 	int settle_s;
 	int acquire_max_s;
 	double price;
+	double floor; /* renewals a second sent directly; 0: not measured */
 };
 
 struct acquirer {
@@ -579,6 +584,11 @@ static void hold_report(const struct run *r, const struct sample *b,
 	       "%.3fx\n",
 	       res.achieved, res.needed,
 	       res.needed > 0 ? res.achieved / res.needed : 0);
+	if (cfg->floor > 0)
+		printf("  against the direct floor (the same UpdateItems sent "
+		       "straight, as many in flight as the pool's default): "
+		       "%.1f / %.1f = %.3fx\n",
+		       res.achieved, cfg->floor, res.achieved / cfg->floor);
 	if (a->held != (uint64_t)cfg->locks)
 		printf("    (for the %llu locks still held: %.1f needed, "
 		       "%.3fx)\n",
@@ -658,7 +668,8 @@ static int usage(void)
 	fputs("usage: bench_scale --mnt DIR --pid PID --locks N [--dirs D] "
 	      "[--threads T]\n"
 	      "       [--hold S] [--settle S] [--acquire-max S] "
-	      "[--price USD_PER_MILLION_WRU] [--samples FILE]\n",
+	      "[--price USD_PER_MILLION_WRU] [--samples FILE]\n"
+	      "       [--floor RENEWALS_PER_S]\n",
 	      stderr);
 	return 2;
 }
@@ -676,6 +687,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "acquire-max", required_argument, NULL, 'a' },
 		{ "price", required_argument, NULL, 'P' },
 		{ "samples", required_argument, NULL, 'S' },
+		{ "floor", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -712,6 +724,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case 'S':
 			cfg->samples_path = optarg;
 			break;
+		case 'F':
+			cfg->floor = atof(optarg);
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -721,7 +736,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 	    cfg->threads > MAX_THREADS || cfg->hold_s < 2 ||
 	    cfg->hold_s > 86400 || cfg->settle_s < 0 || cfg->settle_s > 3600 ||
 	    cfg->acquire_max_s < 1 || cfg->acquire_max_s > 86400 ||
-	    cfg->price < 0)
+	    cfg->price < 0 || cfg->floor < 0)
 		return -EINVAL;
 	return 0;
 }

@@ -14,8 +14,13 @@
 # acquire rate, waits one heartbeat period (5 s) for renewals to settle,
 # and holds the locks for SECONDS while it samples the mount's
 # .lockfs/metrics and the daemon's /proc/PID/{status,stat} once a second.
+# Before the mount, the direct floor: the same N rows renewed with the
+# UpdateItem a heartbeat sends, by lockfs's own client straight to the
+# proxy, with as many in flight as the lease pool's default (64), for
+# FLOOR_S seconds (default 20): what this endpoint answers, whatever
+# lockfs does (bench_cycle renew).
 # It prints: renewals per second achieved against N / heartbeat period (the
-# rate needed) as a ratio, the busiest and quietest second against the
+# rate needed) and against the direct floor as ratios, the busiest and quietest second against the
 # mean, heartbeat failures, locks lost, the daemon's max RSS, its CPU time
 # per renewal, DynamoDB requests per second by operation and their mean
 # time, and the writes per second with their on-demand cost per month.
@@ -26,6 +31,7 @@
 # the locks held (OUT/scale-cost.png).
 #
 # Environment:
+#   FLOOR_S           seconds of the direct floor (default 20; 0: none)
 #   BENCH_BUILD_DIR   build directory (default build/; configured as a
 #                     Release build and built if missing)
 #   BENCH_OUT         OUT (default bench/out/, which git ignores)
@@ -50,14 +56,14 @@ while [ $# -gt 0 ]; do
 	--rtt=*) RTT=${1#--rtt=}; shift ;;
 	--dirs) DIRS=${2:?--dirs needs a number}; shift 2 ;;
 	--threads) THREADS=${2:?--threads needs a number}; shift 2 ;;
-	-h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "scale.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
 	*) args+=("$1"); shift ;;
 	esac
 done
 N=${args[0]:-10000}
 HOLD_S=${args[1]:-60}
-for v in "$RTT" "$DIRS" "$THREADS" "$N" "$HOLD_S"; do
+for v in "$RTT" "$DIRS" "$THREADS" "$N" "$HOLD_S" "${FLOOR_S:-20}"; do
 	if ! [[ $v =~ ^[0-9]+$ ]]; then
 		echo "scale.sh: '$v' is not a whole number" >&2
 		exit 2
@@ -71,6 +77,8 @@ done
 # write is one request unit.
 PRICE=${SCALE_PRICE:-0.625}
 SETTLE_S=5
+FLOOR_S=${FLOOR_S:-20}
+FLOOR_THREADS=64 # the lease pool's default size (src/lock/lease.c)
 ACQUIRE_MAX_S=1200
 BUILD=${BENCH_BUILD_DIR:-$ROOT/build}
 OUT=${BENCH_OUT:-$ROOT/bench/out}
@@ -130,6 +138,17 @@ timeout 60 "$BUILD/lockfs" --create-table -o "endpoint=$E,table=bench" >/dev/nul
 timeout 120 "$BUILD/bench/bench_cycle" direct "$E" bench 2000 2 >/dev/null
 bench_ctl latency $((RTT / 2))
 
+# The direct floor, before the mount so that nothing else loads the
+# endpoint; its rows stay in the table (as many as the mount's).
+FLOOR=
+if [ "$FLOOR_S" -gt 0 ]; then
+	FLOOR=$(timeout $((FLOOR_S + 600)) "$BUILD/bench/bench_cycle" renew "$E" \
+		bench "$N" "$FLOOR_THREADS" "$FLOOR_S") || {
+		echo "scale.sh: the direct floor failed: $FLOOR" >&2
+		exit 1
+	}
+fi
+
 mkdir -p "$MNT"
 "$BUILD/lockfs" -f -o "endpoint=$E,table=bench,hold=unlink${SCALE_OPTS:+,$SCALE_OPTS}" "$MNT" \
 	</dev/null >"$TMP/daemon.log" 2>&1 &
@@ -145,11 +164,20 @@ echo "  $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n): $(nproc) cores," \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 echo "  added round trip: $((RTT / 2 * 2)) ms (lockfs-faultproxy, $((RTT / 2)) ms each way)"
 echo "  build: $BUILD ($BTYPE); options: hold=unlink${SCALE_OPTS:+,$SCALE_OPTS}, default lease/heartbeat/safe_period"
+floor_args=()
+if [ -n "$FLOOR" ]; then
+	FLOOR_RATE=$(sed -n 's/.* per_s=\([0-9.]*\).*/\1/p' <<<"$FLOOR")
+	echo "direct floor: $N rows renewed straight by lockfs's client, $FLOOR_THREADS in flight, for $FLOOR_S s:"
+	echo "  ${FLOOR_RATE} a second, $(sed -n 's/.* mean_ms=\([0-9.]*\).*/\1/p' <<<"$FLOOR") ms each," \
+		"$(sed -n 's/.* cpu_us=\([0-9]*\).*/\1/p' <<<"$FLOOR") us of the client's CPU per renewal"
+	floor_args=(--floor "$FLOOR_RATE")
+fi
 rc=0
 timeout $((ACQUIRE_MAX_S + SETTLE_S + HOLD_S + 120)) "$BUILD/bench/bench_scale" \
 	--mnt "$MNT" --pid "$DAEMON_PID" --locks "$N" --dirs "$DIRS" \
 	--threads "$THREADS" --hold "$HOLD_S" --settle "$SETTLE_S" \
-	--acquire-max "$ACQUIRE_MAX_S" --price "$PRICE" --samples "$SAMPLES" || rc=$?
+	--acquire-max "$ACQUIRE_MAX_S" --price "$PRICE" --samples "$SAMPLES" \
+	"${floor_args[@]}" || rc=$?
 echo "samples: $SAMPLES"
 # The heartbeat period: lockfs's default (5 s), which this mount uses.
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 "$ROOT/bench/plot.py" scale \

@@ -1,0 +1,256 @@
+/* renew_floor: the direct floor of bench/scale.sh, "cycle renew": how many
+ * renewals a second the DynamoDB endpoint answers with THREADS of them in
+ * flight, sent straight with lockfs's own client, each the UpdateItem a
+ * lockfs heartbeat sends (SET record_version_number, expiry_time and
+ * lockfs_heartbeat, conditioned on the previous record_version_number).
+ *
+ *   cycle renew ENDPOINT TABLE KEYS THREADS SECONDS
+ *
+ * Each thread first puts its share of KEYS rows (bench-renew-<run>-<t>-<i>,
+ * the shape lockfs writes; not timed), then all renew their rows in turn for
+ * SECONDS. Prints "renew updates=U threads=T keys=K seconds=S per_s=R
+ * mean_ms=M cpu_us=C failures=F" (cpu_us: this process's CPU time per
+ * renewal, what lockfs's client spends on one). Exit 1 if any request
+ * failed.
+ *
+ * Threads: the main thread and THREADS workers, which share nothing but
+ * the client (struct ddb, thread-safe) and struct start. */
+#include "renew_floor.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "awsreq.h"
+#include "clk.h"
+#include "creds.h"
+#include "ddb.h"
+#include "text.h"
+
+#define RENEW_THREADS_MAX 256
+#define RENEW_KEYS_MAX	  1000000
+
+/* The workers put their rows, wait at ready, the main thread sets until_us,
+ * and all pass go (which orders that write before the workers' reads). */
+struct start {
+	pthread_barrier_t ready, go;
+	int64_t until_us;
+};
+
+struct renewer {
+	int id;
+	int nkeys;
+	struct ddb *ddb;
+	const char *table;
+	struct start *start;
+	char (*rvn)[37];
+	long updates;
+	long failures;
+	int64_t busy_us; /* the requests' time, summed */
+};
+
+/* Rows of this run: another run's (same table) are not in its way. */
+static long run_id;
+
+static void key_of(const struct renewer *r, int i, char *key, size_t len)
+{
+	snprintf(key, len, "bench-renew-%ld-%d-%d", run_id, r->id, i);
+}
+
+static struct ddb_item *key_item(const char *key)
+{
+	struct ddb_item *k = ddb_item_new();
+
+	if (k && (ddb_item_set_s(k, "lock_key", key) ||
+		  ddb_item_set_s(k, "sort_key", "-"))) {
+		ddb_item_free(k);
+		k = NULL;
+	}
+	return k;
+}
+
+static int put_row(struct renewer *r, int i)
+{
+	struct ddb_expr put = { .condition = "attribute_not_exists(lock_key)" };
+	struct ddb_call c = { 0 };
+	struct ddb_item *item;
+	char key[64];
+	int rc;
+
+	key_of(r, i, key, sizeof(key));
+	item = key_item(key);
+	if (!item)
+		return -1;
+	text_uuid4(r->rvn[i]);
+	rc = ddb_item_set_s(item, "owner_name", "bench") ||
+	     ddb_item_set_n(item, "lease_duration", 30000) ||
+	     ddb_item_set_s(item, "record_version_number", r->rvn[i]) ||
+	     ddb_item_set_n(item, "expiry_time",
+			    clk_sys_real_ms() / 1000 + 3600) ||
+	     ddb_item_set_s(item, "lockfs_host", "bench") ||
+	     ddb_item_set_n(item, "lockfs_pid", getpid()) ||
+	     ddb_item_set_s(item, "lockfs_cmd", "renew") ||
+	     ddb_item_set_n(item, "lockfs_acquired", clk_sys_real_ms()) ||
+	     ddb_item_set_n(item, "lockfs_heartbeat", clk_sys_real_ms());
+	if (!rc)
+		rc = ddb_put_item(r->ddb, r->table, item, &put, NULL, &c);
+	ddb_item_free(item);
+	return rc ? -1 : 0;
+}
+
+static int renew_row(struct renewer *r, int i)
+{
+	struct ddb_item *vals = ddb_item_new(), *k;
+	struct ddb_expr expr = {
+		.update = "SET record_version_number = :new, expiry_time = "
+			  ":exp, lockfs_heartbeat = :hb",
+		.condition = "record_version_number = :old",
+		.values = vals,
+	};
+	struct ddb_call c = { 0 };
+	char key[64], next[37];
+	int rc;
+
+	key_of(r, i, key, sizeof(key));
+	k = key_item(key);
+	text_uuid4(next);
+	rc = !vals || !k || ddb_item_set_s(vals, ":new", next) ||
+	     ddb_item_set_s(vals, ":old", r->rvn[i]) ||
+	     ddb_item_set_n(vals, ":exp", clk_sys_real_ms() / 1000 + 3600) ||
+	     ddb_item_set_n(vals, ":hb", clk_sys_real_ms());
+	if (!rc)
+		rc = ddb_update_item(r->ddb, r->table, k, &expr,
+				     DDB_RETURN_NONE, NULL, &c);
+	if (!rc)
+		memcpy(r->rvn[i], next, sizeof(next));
+	ddb_item_free(vals);
+	ddb_item_free(k);
+	return rc ? -1 : 0;
+}
+
+static void *renewer_main(void *arg)
+{
+	struct renewer *r = arg;
+	int i, setup_failed = 0;
+
+	for (i = 0; i < r->nkeys; i++)
+		setup_failed |= put_row(r, i);
+	pthread_barrier_wait(&r->start->ready);
+	pthread_barrier_wait(&r->start->go);
+	if (setup_failed) {
+		fprintf(stderr, "renew: thread %d could not put its rows\n",
+			r->id);
+		r->failures++;
+		return NULL;
+	}
+	for (i = 0; clk_sys_mono_us() < r->start->until_us;
+	     i = (i + 1) % r->nkeys) {
+		int64_t t0 = clk_sys_mono_us();
+
+		if (renew_row(r, i))
+			r->failures++;
+		else
+			r->updates++;
+		r->busy_us += clk_sys_mono_us() - t0;
+	}
+	return NULL;
+}
+
+static int64_t cpu_us(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+static int run(struct ddb *d, const char *table, int keys, int threads,
+	       int seconds)
+{
+	static struct renewer rs[RENEW_THREADS_MAX];
+	pthread_t tid[RENEW_THREADS_MAX];
+	struct start start;
+	long updates = 0, failures = 0;
+	int64_t busy = 0, t0, cpu0, took, cpu;
+	int i;
+
+	if (pthread_barrier_init(&start.ready, NULL, (unsigned)threads + 1) ||
+	    pthread_barrier_init(&start.go, NULL, (unsigned)threads + 1))
+		return 1;
+	for (i = 0; i < threads; i++) {
+		rs[i] = (struct renewer){
+			.id = i, .ddb = d, .table = table, .start = &start
+		};
+		rs[i].nkeys = keys / threads + (i < keys % threads);
+		if (rs[i].nkeys < 1)
+			rs[i].nkeys = 1;
+		rs[i].rvn = calloc((size_t)rs[i].nkeys, sizeof(*rs[i].rvn));
+		if (!rs[i].rvn)
+			return 1;
+	}
+	for (i = 0; i < threads; i++)
+		if (pthread_create(&tid[i], NULL, renewer_main, &rs[i]))
+			return 1;
+	/* Every row is in before the clock starts. */
+	pthread_barrier_wait(&start.ready);
+	t0 = clk_sys_mono_us();
+	cpu0 = cpu_us();
+	start.until_us = t0 + 1000000LL * seconds;
+	pthread_barrier_wait(&start.go);
+	for (i = 0; i < threads; i++) {
+		pthread_join(tid[i], NULL);
+		updates += rs[i].updates;
+		failures += rs[i].failures;
+		busy += rs[i].busy_us;
+		free(rs[i].rvn);
+	}
+	took = clk_sys_mono_us() - t0;
+	cpu = cpu_us() - cpu0;
+	pthread_barrier_destroy(&start.ready);
+	pthread_barrier_destroy(&start.go);
+	printf("renew updates=%ld threads=%d keys=%d seconds=%.3f per_s=%.1f "
+	       "mean_ms=%.2f cpu_us=%.0f failures=%ld\n",
+	       updates, threads, keys, took / 1e6, updates / (took / 1e6),
+	       updates ? busy / 1e3 / (double)(updates + failures) : 0.0,
+	       updates ? (double)cpu / (double)updates : 0.0, failures);
+	return failures ? 1 : 0;
+}
+
+int renew_floor_main(int argc, char **argv)
+{
+	int keys, threads, seconds, rc;
+
+	if (argc != 7)
+		return 2;
+	keys = atoi(argv[4]);
+	threads = atoi(argv[5]);
+	seconds = atoi(argv[6]);
+	if (keys < 1 || keys > RENEW_KEYS_MAX || threads < 1 ||
+	    threads > RENEW_THREADS_MAX || seconds < 1 || seconds > 3600)
+		return 2;
+	if (http_global_init())
+		return 1;
+	run_id = (long)getpid() * 1000 + (long)(clk_sys_real_ms() % 1000);
+	struct creds_config cc = { 0 };
+	struct creds_chain *creds = creds_chain_new(&cc);
+	struct awsreq_config rc_cfg = {
+		.endpoint = argv[2],
+		.region = "us-east-1",
+		.service = "dynamodb",
+		.creds = creds,
+	};
+	struct awsreq *req = creds ? awsreq_new(&rc_cfg) : NULL;
+	struct ddb *d = req ? ddb_new(req) : NULL;
+
+	rc = d ? run(d, argv[3], keys, threads, seconds) : 1;
+	ddb_free(d);
+	awsreq_free(req);
+	creds_chain_free(creds);
+	http_global_cleanup();
+	return rc;
+}

@@ -55,6 +55,7 @@ static const char *const op_names[OP__COUNT] = {
 struct sample {
 	int64_t t_us;
 	uint64_t hb_ok, hb_failed, lost, held, acquires, retries, throttles;
+	uint64_t workers; /* lease workers running */
 	uint64_t ops[OP__COUNT];
 	double sum_s[OP__COUNT]; /* total request time by operation */
 	uint64_t errors;
@@ -174,6 +175,7 @@ static int parse_metric_line(struct sample *s, const char *line)
 		  offsetof(struct sample, retries) },
 		{ "lockfs_dynamodb_throttles_total ",
 		  offsetof(struct sample, throttles) },
+		{ "lockfs_lease_workers ", offsetof(struct sample, workers) },
 	};
 	static const char req[] = "lockfs_dynamodb_requests_total{operation=\"";
 	static const char sum[] =
@@ -351,8 +353,9 @@ struct run {
 	char *buf;
 	long ticks_per_s;
 	long max_rss_kb;
-	int missed;	    /* samples whose metrics could not be read */
-	struct sample last; /* the newest sample with metrics */
+	uint64_t max_workers; /* the lease pool's largest size seen */
+	int missed;	      /* samples whose metrics could not be read */
+	struct sample last;   /* the newest sample with metrics */
 	/* per-second renewal rates during the hold */
 	double *rates;
 	int n_rates;
@@ -372,6 +375,8 @@ static void tick(struct run *r, const char *phase, int64_t t_us, double *rate)
 		r->missed++;
 		return;
 	}
+	if (s.workers > r->max_workers)
+		r->max_workers = s.workers;
 	log_sample(r->log, phase, &s, &r->last, r->ticks_per_s);
 	if (rate && s.t_us > r->last.t_us)
 		*rate = (s.hb_ok - r->last.hb_ok) /
@@ -606,8 +611,11 @@ static void hold_report(const struct run *r, const struct sample *b,
 	       (unsigned long long)(a->lost - b->lost),
 	       (unsigned long long)a->lost, (unsigned long long)a->held,
 	       cfg->locks);
-	printf("  daemon RSS: max %.1f MB over the run, %.1f MB at the end\n",
-	       r->max_rss_kb / 1024.0, a->rss_kb / 1024.0);
+	printf("  daemon RSS: max %.1f MB over the run, %.1f MB at the end; "
+	       "lease workers: at most %llu, %llu at the end\n",
+	       r->max_rss_kb / 1024.0, a->rss_kb / 1024.0,
+	       (unsigned long long)r->max_workers,
+	       (unsigned long long)a->workers);
 	cpu_s = (double)(a->cpu_ticks - b->cpu_ticks) / r->ticks_per_s;
 	printf("  daemon CPU: %.2f s in the hold (%.2f cores) = %.0f us per "
 	       "renewal\n",

@@ -20,10 +20,11 @@
 # FLOOR_S seconds (default 20): what this endpoint answers, whatever
 # lockfs does (bench_cycle renew).
 # It prints: renewals per second achieved against N / heartbeat period (the
-# rate needed) and against the direct floor as ratios, the busiest and quietest second against the
-# mean, heartbeat failures, locks lost, the daemon's max RSS, its CPU time
-# per renewal, DynamoDB requests per second by operation and their mean
-# time, and the writes per second with their on-demand cost per month.
+# rate needed) and against the direct floor as ratios, the busiest and
+# quietest second against the mean, heartbeat failures, locks lost, the
+# daemon's max RSS (and the lease pool's largest size), its CPU time per
+# renewal, DynamoDB requests per second by operation and their mean time,
+# and the writes per second with their on-demand cost per month.
 # The per-second samples go to OUT/scale-samples.txt, the daemon's log to
 # OUT/scale-daemon.log and, with matplotlib
 # (contrib/install-deps bench), bench/plot.py draws the renewals in each

@@ -32,12 +32,14 @@
 
 #define RENEW_THREADS_MAX 256
 #define RENEW_KEYS_MAX	  1000000
+#define RENEW_WARM_S	  5
 
 /* The workers put their rows, wait at ready, the main thread sets until_us,
  * and all pass go (which orders that write before the workers' reads). */
 struct start {
 	pthread_barrier_t ready, go;
-	int64_t until_us;
+	int64_t from_us;  /* renewals sent from then on count */
+	int64_t until_us; /* and none is sent after */
 };
 
 struct renewer {
@@ -149,14 +151,25 @@ static void *renewer_main(void *arg)
 	for (i = 0; clk_sys_mono_us() < r->start->until_us;
 	     i = (i + 1) % r->nkeys) {
 		int64_t t0 = clk_sys_mono_us();
+		int rc = renew_row(r, i);
 
-		if (renew_row(r, i))
+		if (t0 < r->start->from_us)
+			continue;
+		if (rc)
 			r->failures++;
 		else
 			r->updates++;
 		r->busy_us += clk_sys_mono_us() - t0;
 	}
 	return NULL;
+}
+
+static void sleep_until(int64_t mono_us)
+{
+	int64_t left;
+
+	while ((left = mono_us - clk_sys_mono_us()) > 0)
+		usleep(left > 100000 ? 100000 : (useconds_t)left);
 }
 
 static int64_t cpu_us(void)
@@ -198,10 +211,12 @@ static int run(struct ddb *d, const char *table, int keys, int threads,
 			return 1;
 	/* Every row is in before the clock starts. */
 	pthread_barrier_wait(&start.ready);
+	start.from_us = clk_sys_mono_us() + 1000000LL * RENEW_WARM_S;
+	start.until_us = start.from_us + 1000000LL * seconds;
+	pthread_barrier_wait(&start.go);
+	sleep_until(start.from_us);
 	t0 = clk_sys_mono_us();
 	cpu0 = cpu_us();
-	start.until_us = t0 + 1000000LL * seconds;
-	pthread_barrier_wait(&start.go);
 	for (i = 0; i < threads; i++) {
 		pthread_join(tid[i], NULL);
 		updates += rs[i].updates;

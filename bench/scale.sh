@@ -17,8 +17,8 @@
 # Before the mount, the direct floor: the same N rows renewed with the
 # UpdateItem a heartbeat sends, by lockfs's own client straight to the
 # proxy, with as many in flight as the lease pool's default (64), for
-# FLOOR_S seconds (default 20): what this endpoint answers, whatever
-# lockfs does (bench_cycle renew).
+# FLOOR_S seconds (default 20) after 5 s not counted: what this endpoint
+# answers, whatever lockfs does (bench_cycle renew).
 # It prints: renewals per second achieved against N / heartbeat period (the
 # rate needed) and against the direct floor as ratios, the busiest and
 # quietest second against the mean, heartbeat failures, locks lost, the
@@ -168,7 +168,7 @@ echo "  build: $BUILD ($BTYPE); options: hold=unlink${SCALE_OPTS:+,$SCALE_OPTS},
 floor_args=()
 if [ -n "$FLOOR" ]; then
 	FLOOR_RATE=$(sed -n 's/.* per_s=\([0-9.]*\).*/\1/p' <<<"$FLOOR")
-	echo "direct floor: $N rows renewed straight by lockfs's client, $FLOOR_THREADS in flight, for $FLOOR_S s:"
+	echo "direct floor: $N rows renewed straight by lockfs's client, $FLOOR_THREADS in flight, for $FLOOR_S s (after 5 s not counted):"
 	echo "  ${FLOOR_RATE} a second, $(sed -n 's/.* mean_ms=\([0-9.]*\).*/\1/p' <<<"$FLOOR") ms each," \
 		"$(sed -n 's/.* cpu_us=\([0-9]*\).*/\1/p' <<<"$FLOOR") us of the client's CPU per renewal"
 	floor_args=(--floor "$FLOOR_RATE")

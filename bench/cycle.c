@@ -51,9 +51,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "awsreq.h"
+#include "bench_client.h"
 #include "clk.h"
-#include "creds.h"
 #include "ddb.h"
 #include "renew_floor.h"
 #include "text.h"
@@ -153,7 +152,7 @@ static void *direct_worker(void *arg)
 
 	snprintf(key, sizeof(key), "bench-direct-%d", w->id);
 	for (i = 0; i < w->n; i++) {
-		struct ddb_item *item = ddb_item_new(), *k = ddb_item_new();
+		struct ddb_item *item, *k = bench_lock_key(key);
 		struct ddb_item *vals = ddb_item_new();
 		struct ddb_expr put = {
 			.condition = "attribute_not_exists(lock_key)"
@@ -166,26 +165,10 @@ static void *direct_worker(void *arg)
 
 		text_uuid4(rvn);
 		/* The same item shape lockfs writes. */
-		ddb_item_set_s(item, "lock_key", key);
-		ddb_item_set_s(item, "sort_key", "-");
-		ddb_item_set_s(item, "owner_name", "bench");
-		ddb_item_set_n(item, "lease_duration", 30);
-		ddb_item_set_s(item, "record_version_number", rvn);
-		ddb_item_set_n(item, "expiry_time",
-			       clk_sys_real_ms() / 1000 + 3600);
-		ddb_item_set_s(item, "lockfs_host", "bench");
-		ddb_item_set_n(item, "lockfs_pid", getpid());
-		ddb_item_set_n(item, "lockfs_uid", 0);
-		ddb_item_set_n(item, "lockfs_gid", 0);
-		ddb_item_set_n(item, "lockfs_mode", 0644);
-		ddb_item_set_s(item, "lockfs_cmd", "cycle");
-		ddb_item_set_n(item, "lockfs_acquired", clk_sys_real_ms());
-		ddb_item_set_n(item, "lockfs_heartbeat", clk_sys_real_ms());
-		ddb_item_set_s(k, "lock_key", key);
-		ddb_item_set_s(k, "sort_key", "-");
-		ddb_item_set_s(vals, ":rvn", rvn);
+		item = bench_lock_row(key, rvn, "cycle");
 		t0 = clk_sys_mono_us();
-		if (ddb_put_item(w->ddb, w->table, item, &put, NULL, &c1) ||
+		if (!item || !k || !vals || ddb_item_set_s(vals, ":rvn", rvn) ||
+		    ddb_put_item(w->ddb, w->table, item, &put, NULL, &c1) ||
 		    ddb_delete_item(w->ddb, w->table, k, &del, DDB_RETURN_NONE,
 				    NULL, &c2))
 			w->failures++;
@@ -323,17 +306,6 @@ static int cmp64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* This process's CPU time (user + system), in microseconds. */
-static int64_t cpu_us(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
-	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
-}
-
 static int run(const char *mode, struct worker *ws, int threads, long n,
 	       void *(*fn)(void *))
 {
@@ -346,7 +318,7 @@ static int run(const char *mode, struct worker *ws, int threads, long n,
 	if (!all)
 		return 1;
 	t0 = clk_sys_mono_us();
-	cpu0 = cpu_us();
+	cpu0 = bench_cpu_us();
 	for (i = 0; i < threads; i++) {
 		ws[i].id = i;
 		ws[i].n = n;
@@ -358,7 +330,7 @@ static int run(const char *mode, struct worker *ws, int threads, long n,
 		failures += ws[i].failures;
 	}
 	total_us = clk_sys_mono_us() - t0;
-	cpu = cpu_us() - cpu0;
+	cpu = bench_cpu_us() - cpu0;
 	qsort(all, (size_t)(n * threads), sizeof(int64_t), cmp64);
 	samples_path = getenv("CYCLE_SAMPLES");
 	if (samples_path && *samples_path) {
@@ -419,29 +391,16 @@ int main(int argc, char **argv)
 		threads = atoi(argv[5]);
 		if (n < 1 || threads < 1 || threads > 256)
 			return 2;
-		if (http_global_init())
-			return 1;
-		struct creds_config cc = { 0 };
-		struct creds_chain *creds = creds_chain_new(&cc);
-		struct awsreq_config rc_cfg = {
-			.endpoint = argv[2],
-			.region = "us-east-1",
-			.service = "dynamodb",
-			.creds = creds,
-		};
-		struct awsreq *req = awsreq_new(&rc_cfg);
-		struct ddb *d = req ? ddb_new(req) : NULL;
+		struct bench_client bc;
 
-		if (!d)
+		if (bench_client_open(&bc, argv[2]))
 			return 1;
 		for (int i = 0; i < threads; i++) {
-			ws[i].ddb = d;
+			ws[i].ddb = bc.ddb;
 			ws[i].table = argv[3];
 		}
 		rc = run("direct", ws, threads, n, direct_worker);
-		ddb_free(d);
-		awsreq_free(req);
-		creds_chain_free(creds);
+		bench_client_close(&bc);
 		return rc;
 	}
 	if (argc == 5 &&

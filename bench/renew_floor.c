@@ -21,12 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
-#include "awsreq.h"
+#include "bench_client.h"
 #include "clk.h"
-#include "creds.h"
 #include "ddb.h"
 #include "text.h"
 
@@ -62,18 +60,6 @@ static void key_of(const struct renewer *r, int i, char *key, size_t len)
 	snprintf(key, len, "bench-renew-%ld-%d-%d", run_id, r->id, i);
 }
 
-static struct ddb_item *key_item(const char *key)
-{
-	struct ddb_item *k = ddb_item_new();
-
-	if (k && (ddb_item_set_s(k, "lock_key", key) ||
-		  ddb_item_set_s(k, "sort_key", "-"))) {
-		ddb_item_free(k);
-		k = NULL;
-	}
-	return k;
-}
-
 static int put_row(struct renewer *r, int i)
 {
 	struct ddb_expr put = { .condition = "attribute_not_exists(lock_key)" };
@@ -83,22 +69,9 @@ static int put_row(struct renewer *r, int i)
 	int rc;
 
 	key_of(r, i, key, sizeof(key));
-	item = key_item(key);
-	if (!item)
-		return -1;
 	text_uuid4(r->rvn[i]);
-	rc = ddb_item_set_s(item, "owner_name", "bench") ||
-	     ddb_item_set_n(item, "lease_duration", 30000) ||
-	     ddb_item_set_s(item, "record_version_number", r->rvn[i]) ||
-	     ddb_item_set_n(item, "expiry_time",
-			    clk_sys_real_ms() / 1000 + 3600) ||
-	     ddb_item_set_s(item, "lockfs_host", "bench") ||
-	     ddb_item_set_n(item, "lockfs_pid", getpid()) ||
-	     ddb_item_set_s(item, "lockfs_cmd", "renew") ||
-	     ddb_item_set_n(item, "lockfs_acquired", clk_sys_real_ms()) ||
-	     ddb_item_set_n(item, "lockfs_heartbeat", clk_sys_real_ms());
-	if (!rc)
-		rc = ddb_put_item(r->ddb, r->table, item, &put, NULL, &c);
+	item = bench_lock_row(key, r->rvn[i], "renew");
+	rc = item ? ddb_put_item(r->ddb, r->table, item, &put, NULL, &c) : -1;
 	ddb_item_free(item);
 	return rc ? -1 : 0;
 }
@@ -117,7 +90,7 @@ static int renew_row(struct renewer *r, int i)
 	int rc;
 
 	key_of(r, i, key, sizeof(key));
-	k = key_item(key);
+	k = bench_lock_key(key);
 	text_uuid4(next);
 	rc = !vals || !k || ddb_item_set_s(vals, ":new", next) ||
 	     ddb_item_set_s(vals, ":old", r->rvn[i]) ||
@@ -172,16 +145,6 @@ static void sleep_until(int64_t mono_us)
 		usleep(left > 100000 ? 100000 : (useconds_t)left);
 }
 
-static int64_t cpu_us(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
-	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
-}
-
 static int run(struct ddb *d, const char *table, int keys, int threads,
 	       int seconds)
 {
@@ -216,7 +179,7 @@ static int run(struct ddb *d, const char *table, int keys, int threads,
 	pthread_barrier_wait(&start.go);
 	sleep_until(start.from_us);
 	t0 = clk_sys_mono_us();
-	cpu0 = cpu_us();
+	cpu0 = bench_cpu_us();
 	for (i = 0; i < threads; i++) {
 		pthread_join(tid[i], NULL);
 		updates += rs[i].updates;
@@ -225,7 +188,7 @@ static int run(struct ddb *d, const char *table, int keys, int threads,
 		free(rs[i].rvn);
 	}
 	took = clk_sys_mono_us() - t0;
-	cpu = cpu_us() - cpu0;
+	cpu = bench_cpu_us() - cpu0;
 	pthread_barrier_destroy(&start.ready);
 	pthread_barrier_destroy(&start.go);
 	printf("renew updates=%ld threads=%d keys=%d seconds=%.3f per_s=%.1f "
@@ -238,6 +201,7 @@ static int run(struct ddb *d, const char *table, int keys, int threads,
 
 int renew_floor_main(int argc, char **argv)
 {
+	struct bench_client bc;
 	int keys, threads, seconds, rc;
 
 	if (argc != 7)
@@ -248,24 +212,10 @@ int renew_floor_main(int argc, char **argv)
 	if (keys < 1 || keys > RENEW_KEYS_MAX || threads < 1 ||
 	    threads > RENEW_THREADS_MAX || seconds < 1 || seconds > 3600)
 		return 2;
-	if (http_global_init())
+	if (bench_client_open(&bc, argv[2]))
 		return 1;
 	run_id = (long)getpid() * 1000 + (long)(clk_sys_real_ms() % 1000);
-	struct creds_config cc = { 0 };
-	struct creds_chain *creds = creds_chain_new(&cc);
-	struct awsreq_config rc_cfg = {
-		.endpoint = argv[2],
-		.region = "us-east-1",
-		.service = "dynamodb",
-		.creds = creds,
-	};
-	struct awsreq *req = creds ? awsreq_new(&rc_cfg) : NULL;
-	struct ddb *d = req ? ddb_new(req) : NULL;
-
-	rc = d ? run(d, argv[3], keys, threads, seconds) : 1;
-	ddb_free(d);
-	awsreq_free(req);
-	creds_chain_free(creds);
-	http_global_cleanup();
+	rc = run(bc.ddb, argv[3], keys, threads, seconds);
+	bench_client_close(&bc);
 	return rc;
 }

@@ -4,15 +4,17 @@
 
 #include "log.h"
 
-#define TAG		  "lease"
-#define POOL_WINDOW_MS	  1000	 /* renewals counted that long at least, */
-#define POOL_WINDOW_RTTS  4	 /* and that many renewal times */
-#define POOL_GAP_MS	  250	 /* no renewal waited that long: a break */
-#define POOL_LATE_STEP_MS 200	 /* lateness's speed sampled that often */
-#define POOL_ANSWERS_MIN  16	 /* a baseline with fewer counts nothing */
-#define POOL_HOLD_MIN_MS  30000	 /* no growth after a useless one... */
-#define POOL_HOLD_MAX_MS  300000 /* ... doubling up to this */
-#define POOL_IDLE_MS	  30000
+#define TAG		      "lease"
+#define POOL_WINDOW_MS	      1000   /* renewals counted that long at least, */
+#define POOL_WINDOW_RTTS      4	     /* and that many renewal times */
+#define POOL_GAP_MS	      250    /* no renewal waited that long: a break */
+#define POOL_LATE_STEP_MS     200    /* lateness's speed sampled that often */
+#define POOL_ANSWERS_MIN      16     /* a baseline with fewer counts nothing */
+#define POOL_HOLD_MIN_MS      30000  /* no growth after a useless one... */
+#define POOL_HOLD_MAX_MS      300000 /* ... doubling up to this */
+#define POOL_IDLE_MS	      30000
+#define POOL_HALF_HOLD_MIN_MS 60000  /* a judged doubling's half, and */
+#define POOL_HALF_HOLD_MAX_MS 300000 /* after a failed half, up to this */
 /* A pool twice as large must renew at least this much more a second. */
 #define POOL_GAIN_NEEDED 1.2
 
@@ -34,6 +36,7 @@ void lease_pool_init(struct lease_pool *p, int base, int max, int64_t idle_ms)
 		.proven = base,
 		.rate = -1,
 		.hold_ms = POOL_HOLD_MIN_MS,
+		.half_hold_ms = POOL_HALF_HOLD_MIN_MS,
 		.idle_ms = idle_ms > 0 ? idle_ms : POOL_IDLE_MS,
 	};
 }
@@ -135,9 +138,12 @@ static bool urgent(const struct lease_pool *p, const struct lease_pool_seen *s)
 		return false;
 	if (s->late_ms * 4 > s->slack_ms)
 		return true;
-	/* Held off (a doubling just did not pay), the lateness itself
-	 * decides: its speed swings as the pool settles. */
-	return s->now >= p->grow_after_ms && p->late_rate > 0 &&
+	/* Held off (a doubling just did not pay), or while a half is tried
+	 * (the workers that end leave renewals unsent for a renewal time),
+	 * the lateness itself decides: its speed swings as the pool
+	 * settles. */
+	return p->phase != POOL_MEASURE_HALF && s->now >= p->grow_after_ms &&
+	       p->late_rate > 0 &&
 	       (double)(s->slack_ms - s->late_ms) <
 		       p->late_rate * 2 * (double)judge_ms(s);
 }
@@ -163,6 +169,7 @@ static bool judge(struct lease_pool *p, int64_t now)
 	if (gain >= POOL_GAIN_NEEDED) {
 		p->proven = p->target;
 		p->hold_ms = POOL_HOLD_MIN_MS;
+		p->half_after_ms = now + POOL_HALF_HOLD_MIN_MS;
 		log_debug(TAG,
 			  "lease workers: %d renewed %.0f a second, %.2fx "
 			  "what %d did: %d it is",
@@ -181,6 +188,17 @@ static bool judge(struct lease_pool *p, int64_t now)
 	return true;
 }
 
+/* A half was too few: the next one is tried later, twice as late each
+ * time. */
+static void half_failed(struct lease_pool *p, int64_t now)
+{
+	p->unhalved++;
+	p->half_after_ms = now + p->half_hold_ms;
+	p->half_hold_ms = p->half_hold_ms * 2 > POOL_HALF_HOLD_MAX_MS
+				  ? POOL_HALF_HOLD_MAX_MS
+				  : p->half_hold_ms * 2;
+}
+
 /* Renewals wait for a worker: doubles, at once while locks are at stake
  * (no time to judge), else once the pool's renewals a second are known,
  * to be judged against them. Returns true if it did. */
@@ -189,6 +207,12 @@ static bool grow(struct lease_pool *p, const struct lease_pool_seen *s)
 	if (p->target >= p->max || failing(p))
 		return false;
 	if (urgent(p, s)) { /* held off or not (found in review) */
+		/* At stake again while a half was tried: it is too few,
+		 * and the next half waits longer. */
+		if (p->phase == POOL_MEASURE_HALF)
+			half_failed(p, s->now);
+		else
+			p->half_after_ms = s->now + 2 * judge_ms(s);
 		p->phase = POOL_STEADY;
 		p->target = p->proven = doubled(p); /* needed, not judged */
 		window_restart(p, s->now, 0);
@@ -208,6 +232,56 @@ static bool grow(struct lease_pool *p, const struct lease_pool_seen *s)
 	return true;
 }
 
+/* A size above the start judged again (lease_pool.h): halved for a
+ * window once its time has come, while renewals still wait (the pool
+ * renews all it can) and no lock is at stake. Returns true if it did. */
+static bool try_half(struct lease_pool *p, const struct lease_pool_seen *s)
+{
+	if (!p->half_after_ms || s->now < p->half_after_ms ||
+	    p->target <= p->base || p->phase != POOL_STEADY || !s->backlog ||
+	    urgent(p, s) || p->rate < 0 || p->rate_n < POOL_ANSWERS_MIN)
+		return false;
+	p->rate_before = p->rate;
+	p->before = p->target;
+	p->phase = POOL_MEASURE_HALF;
+	set_target(p, s->now, half(p));
+	p->proven = p->target;
+	/* The requests of the workers that end still answer for a renewal
+	 * time: not the half's. */
+	window_restart(p, s->now, s->beat_ms_avg);
+	return true;
+}
+
+/* The halved pool counted: it stays if it renewed nearly as much a second
+ * as the whole did (the doubling does not pay, or no longer), and its own
+ * half is tried two judgements on; else the whole comes back, judged
+ * needed. Returns true if the pool grew back. */
+static bool judge_half(struct lease_pool *p, const struct lease_pool_seen *s)
+{
+	int whole = p->before;
+
+	p->phase = POOL_STEADY;
+	if (p->rate * POOL_GAIN_NEEDED >= p->rate_before) {
+		p->halved++;
+		p->half_after_ms = s->now + 2 * judge_ms(s);
+		hold_growth(p, s->now); /* the doubling did not pay */
+		log_info(TAG,
+			 "lease workers: %d renewed %.0f a second, what %d "
+			 "did (%.0f): %d it is",
+			 p->target, p->rate, whole, p->rate_before, p->target);
+		return false;
+	}
+	half_failed(p, s->now);
+	log_debug(TAG,
+		  "lease workers: %d renewed %.0f a second, %d did %.0f: %d "
+		  "it is, the next half in %lld s",
+		  p->target, p->rate, whole, p->rate_before, whole,
+		  (long long)((p->half_after_ms - s->now) / 1000));
+	set_target(p, s->now, whole);
+	p->proven = whole;
+	return true;
+}
+
 bool lease_pool_plan_locked(struct lease_pool *p,
 			    const struct lease_pool_seen *s, bool *shrunk)
 {
@@ -221,6 +295,21 @@ bool lease_pool_plan_locked(struct lease_pool *p,
 	window_step(p, s, resumed);
 	if (s->backlog && grow(p, s))
 		return true;
+	if (p->phase == POOL_MEASURE_HALF) {
+		if (p->rate >= 0)
+			return judge_half(p, s);
+		if (now - p->last_backlog_ms > POOL_GAP_MS) {
+			/* No renewal waits at the half: it is enough. */
+			p->phase = POOL_STEADY;
+			p->halved++;
+			p->half_after_ms = now + 2 * judge_ms(s);
+		}
+		return false;
+	}
+	if (try_half(p, s)) {
+		*shrunk = true;
+		return false;
+	}
 	if (p->phase == POOL_MEASURE) {
 		if (p->rate >= 0) {
 			*shrunk = judge(p, now);
@@ -228,6 +317,7 @@ bool lease_pool_plan_locked(struct lease_pool *p,
 			/* No renewal waits at the doubled pool: it helped. */
 			p->phase = POOL_STEADY;
 			p->proven = p->target;
+			p->half_after_ms = now + POOL_HALF_HOLD_MIN_MS;
 		}
 		return false;
 	}

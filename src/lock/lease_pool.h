@@ -14,6 +14,16 @@
  * unjudged, held off or not; but never while most renewals fail (cut at
  * their deadline by a DynamoDB slower the more are in flight, throttled,
  * or down: a doubling that made them all fail is judged useless too).
+ * Every size above the start is judged again later, the other way
+ * round, while renewals still wait and no lock is at stake: the pool is
+ * halved for a window, and stays halved if the half renewed nearly as
+ * much a second (a saturated store: more in flight only waited longer,
+ * and cost memory; or a doubling judged on a store that was still
+ * warming up, or on a noisy window); else, or as soon as locks are at
+ * stake again, it doubles back, and the next half waits longer, twice as
+ * long each time (60 s up to 5 min). An urgent doubling is first tried
+ * two judgements after locks were last at stake; a judged one, 60 s
+ * after its judgement.
  * A pool without waiting renewals for a while halves back towards its
  * start. Everything here is under engine->mu (the scheduler and the
  * workers). */
@@ -26,6 +36,7 @@
 enum lease_pool_phase {
 	POOL_STEADY,
 	POOL_MEASURE, /* the doubled pool's renewals a second are counted */
+	POOL_MEASURE_HALF, /* the halved pool's, judging the whole again */
 };
 
 struct lease_pool {
@@ -51,6 +62,9 @@ struct lease_pool {
 	double fail_share;	 /* of the recent renewals, those that failed
 				  * (the last 16 or so weigh most) */
 	int judged, futile;	 /* doublings judged, and found useless */
+	int64_t half_after_ms;	 /* a half is tried from then on (0: none) */
+	int64_t half_hold_ms;	 /* the next wait after a half that failed */
+	int halved, unhalved;	 /* halves kept, and given up */
 };
 
 /* What the scheduler saw in a pass. */

@@ -133,6 +133,117 @@ static void test_at_stake(void)
 	CHECK_INT(m.shrinks, 1);
 }
 
+/* Locks at stake against a saturated store: the pool doubles at once to
+ * 256; once they are not, while renewals still wait, each half is tried
+ * for a window and kept, as it renews as much: back at 64. */
+static void test_urgent_halved(void)
+{
+	struct sim m;
+
+	sim_init(&m);
+	sim_run(&m, 30, true, 4000, saturated, true);
+	CHECK_INT(m.p.target, 256);
+	/* Not for two judgements (4 s here) after the last urgency. */
+	sim_run(&m, 3900, true, 100, saturated, true);
+	CHECK_INT(m.p.target, 256);
+	CHECK_INT(m.shrinks, 0);
+	/* A window at 128 (and a renewal time not counted), kept. */
+	sim_run(&m, 2000, true, 100, saturated, true);
+	CHECK_INT(m.p.target, 128);
+	CHECK_INT(m.p.halved, 1);
+	sim_run(&m, 6000, true, 100, saturated, true);
+	CHECK_INT(m.p.target, 64);
+	CHECK_INT(m.p.halved, 2);
+	/* At its base, nothing more to undo. */
+	sim_run(&m, 20000, true, 100, saturated, true);
+	CHECK(m.p.target >= 64 && m.p.target <= 128);
+	CHECK_INT(m.p.halved, 2);
+	CHECK_INT(m.p.unhalved, 0);
+}
+
+/* The same against a far store (renewals a second grow with the pool):
+ * the half renews half as much, the whole comes back at once, and the
+ * next half is tried 60 s later, the one after that 120 s later. */
+static void test_urgent_kept(void)
+{
+	struct sim m;
+
+	sim_init(&m);
+	sim_run(&m, 30, true, 4000, far, true);
+	CHECK_INT(m.p.target, 256);
+	sim_run(&m, 6000, true, 100, far, true);
+	CHECK_INT(m.p.target, 256);
+	CHECK_INT(m.shrinks, 1);
+	CHECK_INT(m.p.halved, 0);
+	CHECK_INT(m.p.unhalved, 1);
+	sim_run(&m, 55000, true, 100, far, true);
+	CHECK_INT(m.p.target, 256);
+	CHECK_INT(m.shrinks, 1);
+	sim_run(&m, 10000, true, 100, far, true);
+	CHECK_INT(m.p.target, 256);
+	CHECK_INT(m.shrinks, 2);
+	CHECK_INT(m.p.unhalved, 2);
+	sim_run(&m, 110000, true, 100, far, true);
+	CHECK_INT(m.shrinks, 2);
+	sim_run(&m, 15000, true, 100, far, true);
+	CHECK_INT(m.shrinks, 3);
+	CHECK_INT(m.p.unhalved, 3);
+	CHECK_INT(m.p.halved, 0);
+}
+
+static bool warmed;
+
+/* A store that answers more the more in flight while it warms up (or
+ * a noisy window made a doubling look useful), then no more. */
+static double warming(int workers)
+{
+	return warmed ? 1000 : workers * 5.0;
+}
+
+/* Judged doublings are judged again: grown to 256 by judgement, the pool
+ * is halved 60 s later once the store renews as much whatever the pool,
+ * then halved again two judgements on, back at 64. */
+static void test_judged_rejudged(void)
+{
+	struct sim m;
+
+	sim_init(&m);
+	warmed = false;
+	sim_run(&m, 8000, true, 100, warming, true);
+	CHECK_INT(m.p.target, 256);
+	CHECK_INT(m.p.judged, 2);
+	CHECK_INT(m.p.futile, 0);
+	warmed = true;
+	sim_run(&m, 50000, true, 100, warming, true);
+	CHECK_INT(m.p.target, 256);
+	CHECK_INT(m.shrinks, 0);
+	sim_run(&m, 15000, true, 100, warming, true);
+	CHECK_INT(m.p.target, 64);
+	CHECK_INT(m.p.halved, 2);
+	CHECK_INT(m.p.unhalved, 0);
+	CHECK_INT(m.most, 256);
+}
+
+/* Locks at stake again while a half is tried: the whole comes back at
+ * once, and no half is tried for 60 s. */
+static void test_urgent_during_half(void)
+{
+	struct sim m;
+
+	sim_init(&m);
+	sim_run(&m, 30, true, 4000, saturated, true);
+	CHECK_INT(m.p.target, 256);
+	sim_run(&m, 4100, true, 100, saturated, true);
+	CHECK_INT(m.p.target, 128);
+	CHECK_INT(m.p.phase, POOL_MEASURE_HALF);
+	sim_run(&m, 10, true, 4000, saturated, true);
+	CHECK_INT(m.p.target, 256);
+	CHECK_INT(m.p.unhalved, 1);
+	sim_run(&m, 30000, true, 100, saturated, true);
+	CHECK_INT(m.p.halved, 0);
+	CHECK(m.p.target >= 128);
+}
+
 /* Most renewals fail (DynamoDB throttles, or is down, or each one
  * takes longer than its deadline): the pool never grows, not even with
  * locks at stake; a doubling whose renewals all fail is judged useless. */
@@ -236,6 +347,10 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_saturated);
 	CHECK_CASE(test_far);
 	CHECK_CASE(test_at_stake);
+	CHECK_CASE(test_urgent_halved);
+	CHECK_CASE(test_urgent_kept);
+	CHECK_CASE(test_judged_rejudged);
+	CHECK_CASE(test_urgent_during_half);
 	CHECK_CASE(test_failing);
 	CHECK_CASE(test_doubled_all_fail);
 	CHECK_CASE(test_late_fast);

@@ -762,6 +762,10 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &cfg))
 		return usage();
+	/* Each phase's lines as they come, also into a file (scale.sh's
+	 * callers redirect it): a run can be followed, and a profiler
+	 * attached at the right phase. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	r.ticks_per_s = sysconf(_SC_CLK_TCK);
 	r.buf = malloc(METRICS_CAP);
 	r.rates = calloc((size_t)cfg.hold_s, sizeof(double));

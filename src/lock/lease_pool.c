@@ -170,10 +170,11 @@ static bool judge(struct lease_pool *p, int64_t now)
 		p->proven = p->target;
 		p->hold_ms = POOL_HOLD_MIN_MS;
 		p->half_after_ms = now + POOL_HALF_HOLD_MIN_MS;
-		log_debug(TAG,
-			  "lease workers: %d renewed %.0f a second, %.2fx "
-			  "what %d did: %d it is",
-			  p->target, p->rate, gain, lo, p->target);
+		log_info(TAG,
+			 "lease workers: %d renewed %.0f a second, %.2fx "
+			 "what %d did: %d it is, judged again in %d s",
+			 p->target, p->rate, gain, lo, p->target,
+			 POOL_HALF_HOLD_MIN_MS / 1000);
 		return false;
 	}
 	p->futile++;
@@ -213,6 +214,11 @@ static bool grow(struct lease_pool *p, const struct lease_pool_seen *s)
 			half_failed(p, s->now);
 		else
 			p->half_after_ms = s->now + 2 * judge_ms(s);
+		log_info(TAG,
+			 "lease workers: renewals %lld ms late of %lld ms of "
+			 "slack, locks at stake: %d now, judged later",
+			 (long long)s->late_ms, (long long)s->slack_ms,
+			 doubled(p));
 		p->phase = POOL_STEADY;
 		p->target = p->proven = doubled(p); /* needed, not judged */
 		window_restart(p, s->now, 0);
@@ -272,11 +278,11 @@ static bool judge_half(struct lease_pool *p, const struct lease_pool_seen *s)
 		return false;
 	}
 	half_failed(p, s->now);
-	log_debug(TAG,
-		  "lease workers: %d renewed %.0f a second, %d did %.0f: %d "
-		  "it is, the next half in %lld s",
-		  p->target, p->rate, whole, p->rate_before, whole,
-		  (long long)((p->half_after_ms - s->now) / 1000));
+	log_info(TAG,
+		 "lease workers: %d renewed %.0f a second, %d did %.0f: %d "
+		 "it is, the next half in %lld s",
+		 p->target, p->rate, whole, p->rate_before, whole,
+		 (long long)((p->half_after_ms - s->now) / 1000));
 	set_target(p, s->now, whole);
 	p->proven = whole;
 	return true;
@@ -326,8 +332,8 @@ bool lease_pool_plan_locked(struct lease_pool *p,
 		set_target(p, now, half(p));
 		p->last_backlog_ms = now; /* the next half later */
 		*shrunk = true;
-		log_debug(TAG, "lease workers: none waited for %lld s: %d now",
-			  (long long)(p->idle_ms / 1000), p->target);
+		log_info(TAG, "lease workers: none waited for %lld s: %d now",
+			 (long long)(p->idle_ms / 1000), p->target);
 	}
 	return false;
 }

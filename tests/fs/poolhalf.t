@@ -18,7 +18,7 @@
 # fs-run: alone
 . "$(dirname "$0")/lib.sh"
 
-plan 8
+plan 9
 
 N=600
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
@@ -47,6 +47,9 @@ done
 proxy_ctl stall off >/dev/null
 ok "$([ "${workers:-0}" -gt 128 ] && echo true)" \
 	"renewals held: locks at stake, the pool grew past 128 at once ($workers)"
+like "$(grep -m 1 'locks at stake' "$WORK/daemon-a.log")" \
+	'lease workers: renewals [0-9]+ ms late of 8000 ms of slack, locks at stake: 128 now, judged later' \
+	"... and the log says why"
 sleep 6
 is "$(proxy_ctl capacity 135 UpdateItem)" "ok capacity 135 UpdateItem" \
 	"then DynamoDB renews 135 a second at most, of the 150 needed"

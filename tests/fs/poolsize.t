@@ -36,7 +36,7 @@ is "$(proxy_ctl capacity 150 UpdateItem)" "ok capacity 150 UpdateItem" \
 	"DynamoDB renews 150 a second at most"
 judged=
 for _ in $(seq 90); do # 45 s at most
-	judged=$(grep -m 1 'lease workers: 128 renewed' "$WORK/daemon-a.log")
+	judged=$(grep -m 1 'lease workers: 128 renewed.*saturated' "$WORK/daemon-a.log")
 	[ -n "$judged" ] && break
 	sleep 0.5
 done

@@ -47,7 +47,7 @@ sleep 12 # three safe periods
 lost1=$(metric lockfs_lost_total)
 proxy_ctl latency 0 >/dev/null
 is "$lost1" 0 "600 ms round trip for 12 s: no lock lost (of $N)"
-like "$(grep 'lease workers' "$WORK/daemon-a.log" | head -n 1)" \
+like "$(grep 'lease workers: [0-9]*, all busy' "$WORK/daemon-a.log" | head -n 1)" \
 	'lease workers: 64, all busy with [0-9]+ jobs waiting .*; now [0-9]+, at most 256' \
 	"... the log says the pool grew"
 sleep 1

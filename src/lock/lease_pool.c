@@ -4,17 +4,18 @@
 
 #include "log.h"
 
-#define TAG		      "lease"
-#define POOL_WINDOW_MS	      1000   /* renewals counted that long at least, */
-#define POOL_WINDOW_RTTS      4	     /* and that many renewal times */
-#define POOL_GAP_MS	      250    /* no renewal waited that long: a break */
-#define POOL_LATE_STEP_MS     200    /* lateness's speed sampled that often */
-#define POOL_ANSWERS_MIN      16     /* a baseline with fewer counts nothing */
-#define POOL_HOLD_MIN_MS      30000  /* no growth after a useless one... */
-#define POOL_HOLD_MAX_MS      300000 /* ... doubling up to this */
-#define POOL_IDLE_MS	      30000
-#define POOL_HALF_HOLD_MIN_MS 60000  /* a judged doubling's half, and */
-#define POOL_HALF_HOLD_MAX_MS 300000 /* after a failed half, up to this */
+#define TAG		  "lease"
+#define POOL_WINDOW_MS	  1000	 /* renewals counted that long at least, */
+#define POOL_WINDOW_RTTS  4	 /* and that many renewal times */
+#define POOL_GAP_MS	  250	 /* no renewal waited that long: a break */
+#define POOL_LATE_STEP_MS 200	 /* lateness's speed sampled that often */
+#define POOL_ANSWERS_MIN  16	 /* a baseline with fewer counts nothing */
+#define POOL_HOLD_MIN_MS  30000	 /* no growth after a useless one... */
+#define POOL_HOLD_MAX_MS  300000 /* ... doubling up to this */
+#define POOL_IDLE_MS	  30000
+/* A judged doubling's half waits that long, and so does the next half
+ * after one that failed (doubling up to POOL_HOLD_MAX_MS). */
+#define POOL_HALF_HOLD_MIN_MS 60000
 /* A pool twice as large must renew at least this much more a second. */
 #define POOL_GAIN_NEEDED 1.2
 
@@ -82,11 +83,20 @@ static int doubled(const struct lease_pool *p)
 	return p->target * 2 > p->max ? p->max : p->target * 2;
 }
 
+/* A hold that lasts *wait_ms from now; the next one twice as long, up to
+ * POOL_HOLD_MAX_MS. Returns when it ends. */
+static int64_t hold_end(int64_t *wait_ms, int64_t now)
+{
+	int64_t end = now + *wait_ms;
+
+	*wait_ms = *wait_ms * 2 > POOL_HOLD_MAX_MS ? POOL_HOLD_MAX_MS
+						   : *wait_ms * 2;
+	return end;
+}
+
 static void hold_growth(struct lease_pool *p, int64_t now)
 {
-	p->grow_after_ms = now + p->hold_ms;
-	p->hold_ms = p->hold_ms * 2 > POOL_HOLD_MAX_MS ? POOL_HOLD_MAX_MS
-						       : p->hold_ms * 2;
+	p->grow_after_ms = hold_end(&p->hold_ms, now);
 }
 
 static void set_target(struct lease_pool *p, int64_t now, int target)
@@ -194,10 +204,7 @@ static bool judge(struct lease_pool *p, int64_t now)
 static void half_failed(struct lease_pool *p, int64_t now)
 {
 	p->unhalved++;
-	p->half_after_ms = now + p->half_hold_ms;
-	p->half_hold_ms = p->half_hold_ms * 2 > POOL_HALF_HOLD_MAX_MS
-				  ? POOL_HALF_HOLD_MAX_MS
-				  : p->half_hold_ms * 2;
+	p->half_after_ms = hold_end(&p->half_hold_ms, now);
 }
 
 /* Renewals wait for a worker: doubles, at once while locks are at stake
@@ -250,8 +257,7 @@ static bool try_half(struct lease_pool *p, const struct lease_pool_seen *s)
 	p->rate_before = p->rate;
 	p->before = p->target;
 	p->phase = POOL_MEASURE_HALF;
-	set_target(p, s->now, half(p));
-	p->proven = p->target;
+	set_target(p, s->now, half(p)); /* proven with it */
 	/* The requests of the workers that end still answer for a renewal
 	 * time: not the half's. */
 	window_restart(p, s->now, s->beat_ms_avg);

@@ -196,6 +196,24 @@ wait_for() {
 	done
 }
 
+# daemon_line NAME SECS PATTERN: the first line of mount NAME's daemon log
+# that matches PATTERN (grep's basic regex), waited for SECS at most;
+# nothing if none came.
+daemon_line() {
+	local log=$WORK/daemon-$1.log
+	wait_for "$2" grep -q -- "$3" "$log" && grep -m 1 -- "$3" "$log"
+	return 0
+}
+
+# take_locks DIR N: creates DIR/k1 ... DIR/kN with O_EXCL (each a lock);
+# stops at the first that fails (its error in $WORK/acquire.err).
+take_locks() {
+	(
+		set -C
+		for i in $(seq "$2"); do : >"$1/k$i" || exit 1; done
+	) 2>"$WORK/acquire.err"
+}
+
 # ---- DynamoDB Local ----------------------------------------------------
 
 _ddb_start() {  # STATE_DIR -> "PORT PID"

@@ -30,10 +30,7 @@ A=$(mnt a)
 
 metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
 
-(
-	set -C
-	for i in $(seq "$N"); do : >"$A/k$i" || exit 1; done
-) 2>"$WORK/acquire.err"
+take_locks "$A" "$N"
 is "$?:$(find "$A" -maxdepth 1 -name 'k*' | wc -l)" "0:$N" "a holds $N locks"
 is "$(metric lockfs_lease_workers)" 64 "64 lease workers to start with"
 
@@ -53,21 +50,11 @@ like "$(grep -m 1 'locks at stake' "$WORK/daemon-a.log")" \
 sleep 6
 is "$(proxy_ctl capacity 135 UpdateItem)" "ok capacity 135 UpdateItem" \
 	"then DynamoDB renews 135 a second at most, of the 150 needed"
-half=
-for _ in $(seq 240); do # 120 s at most
-	half=$(grep -m 1 'lease workers: 128 renewed [0-9]* a second, what 256 did' "$WORK/daemon-a.log")
-	[ -n "$half" ] && break
-	sleep 0.5
-done
-like "$half" 'lease workers: 128 renewed [0-9]+ a second, what 256 did \([0-9]+\): 128 it is' \
+like "$(daemon_line a 120 'lease workers: 128 renewed [0-9]* a second, what 256 did')" \
+	'lease workers: 128 renewed [0-9]+ a second, what 256 did \([0-9]+\): 128 it is' \
 	"the half was tried and kept: 128 renewed as much as 256"
-half=
-for _ in $(seq 240); do # 120 s at most
-	half=$(grep -m 1 'lease workers: 64 renewed [0-9]* a second, what 128 did' "$WORK/daemon-a.log")
-	[ -n "$half" ] && break
-	sleep 0.5
-done
-like "$half" 'lease workers: 64 renewed [0-9]+ a second, what 128 did \([0-9]+\): 64 it is' \
+like "$(daemon_line a 120 'lease workers: 64 renewed [0-9]* a second, what 128 did')" \
+	'lease workers: 64 renewed [0-9]+ a second, what 128 did \([0-9]+\): 64 it is' \
 	"... and its half: 64 renewed as much as 128"
 proxy_ctl capacity 0 >/dev/null
 sleep 2

@@ -25,22 +25,13 @@ A=$(mnt a)
 
 metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
 
-(
-	set -C
-	for i in $(seq "$N"); do : >"$A/k$i" || exit 1; done
-) 2>"$WORK/acquire.err"
+take_locks "$A" "$N"
 is "$?:$(find "$A" -maxdepth 1 -name 'k*' | wc -l)" "0:$N" "a holds $N locks"
 is "$(metric lockfs_lease_workers)" 64 "64 lease workers to start with"
 
 is "$(proxy_ctl capacity 150 UpdateItem)" "ok capacity 150 UpdateItem" \
 	"DynamoDB renews 150 a second at most"
-judged=
-for _ in $(seq 90); do # 45 s at most
-	judged=$(grep -m 1 'lease workers: 128 renewed.*saturated' "$WORK/daemon-a.log")
-	[ -n "$judged" ] && break
-	sleep 0.5
-done
-like "$judged" \
+like "$(daemon_line a 45 'lease workers: 128 renewed.*saturated')" \
 	'lease workers: 128 renewed [0-9]+ a second, [0-9.]+x what 64 did .*: 64 it is, no growth for 30 s' \
 	"the pool doubled to 128, renewed no more, and is back at 64"
 workers=

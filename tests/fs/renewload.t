@@ -35,10 +35,7 @@ A=$(mnt a)
 metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
 held() { grep -c '^state: held' < <(for f in "$A"/k*; do "$T" read "$f"; done); }
 
-(
-	set -C
-	for i in $(seq "$N"); do : >"$A/k$i" || exit 1; done
-) 2>"$WORK/acquire.err"
+take_locks "$A" "$N"
 is "$?:$(find "$A" -maxdepth 1 -name 'k*' | wc -l)" "0:$N" "a holds $N locks"
 
 # ---- 600 ms round trip: the pool grows ---------------------------------------

@@ -263,6 +263,15 @@ again:
 		struct fholder *h =
 			flk_int_find_holder(fk, r->owner, r->kind, r->handle);
 
+		/* An fcntl owner that asks again through another open file
+		 * is the same process, or an F_OFD_SETLK open file that the
+		 * kernel made anew in the struct file of a closed one (the
+		 * owner is its address), before we saw that one's RELEASE.
+		 * The lock now goes with the newer file's release only: the
+		 * late RELEASE must not drop the lock the new file holds. A
+		 * process's locks go at its flush anyway. */
+		if (h && h->kind == FLK_POSIX)
+			h->handle = r->handle;
 		if (h && (fk->shared == r->shared || fk->lent)) {
 			/* Already ours so (the same open file or process), or
 			 * its group's lock, exclusive, lent to it: a no-op. */

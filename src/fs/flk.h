@@ -114,11 +114,10 @@ void flk_arm(struct flk *f, void *req);
 int flk_unlock(struct flk *f, const char *key, uint64_t owner,
 	       enum flk_kind kind, const void *handle);
 /* The last close of open file handle (its release): the fcntl lock
- * granted through it, if one is left, goes. Every process's close of its
- * descriptors sent a flush that dropped its own (classic) fcntl locks
- * first, so what is left is an open file description's lock
- * (F_OFD_SETLK, whose owner is the open file): nothing else would ever
- * release it. */
+ * whose owner last asked through it, if one is left, goes. Every process's
+ * close of its descriptors sent a flush that dropped its own (classic) fcntl
+ * locks first, so what is left is an open file description's lock (F_OFD_SETLK,
+ * whose owner is the open file): nothing else would ever release it. */
 int flk_release_handle(struct flk *f, const char *key, void *handle);
 /* The interrupted request, if still parked, is answered EINTR. */
 void flk_interrupt(struct flk *f, void *req);

@@ -87,7 +87,10 @@ struct fholder {
 	uint64_t owner;
 	enum flk_kind kind;
 	int64_t pid;
-	void *handle; /* the open file its grant came through */
+	/* The open file its grant came through; fcntl: the last one its
+	 * owner asked through (flk_lock), the one whose RELEASE drops an
+	 * F_OFD_SETLK lock. */
+	void *handle;
 };
 
 struct fkey {

@@ -26,7 +26,6 @@ ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=groups-a,hold=pgrp,max_locks_per_u
 A=$(mnt a) B=$(mnt b)
 proxy_ctl latency 2 >/dev/null
 
-metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
 count() { find "$1" -mindepth 1 -maxdepth 1 -name 'k*' | wc -l; }
 
 [ "$("$T" mkdir "$A/g" 0755)" = 0 ] || { echo "Bail out! mkdir"; exit 1; }

@@ -205,6 +205,10 @@ daemon_line() {
 	return 0
 }
 
+# metric NAME [DIR]: the value of metric NAME of the mount at DIR (by
+# default $A, the mount a test calls a), from its .lockfs/metrics.
+metric() { "$T" read "${2:-$A}/.lockfs/metrics" | sed -n "s/^$1 //p"; }
+
 # take_locks DIR N: creates DIR/k1 ... DIR/kN with O_EXCL (each a lock);
 # stops at the first that fails (its error in $WORK/acquire.err).
 take_locks() {

@@ -46,7 +46,6 @@ like "$err" "^lockfs: too few open files allowed \(RLIMIT_NOFILE 160\): lockfs n
 	"... which gives the limit and what the daemon needs, before mounting"
 proxy_ctl latency 1 >/dev/null
 
-metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
 count() { find "$1" -mindepth 1 -maxdepth 1 -name 'k*' | wc -l; }
 open_files() { find "/proc/$DPID/fd" -mindepth 1 -maxdepth 1 | wc -l; }
 

@@ -20,7 +20,6 @@ mount_start a "owner=$OWNER,allow_other,attr_timeout=0" ||
 	{ echo "Bail out! cannot mount"; exit 1; }
 M=$(mnt a)
 HOST=$(hostname)
-metric() { "$T" read "$M/.lockfs/metrics" | sed -n "s/^$1 //p"; }
 
 # ---- acquire ---------------------------------------------------------------
 umask 027
@@ -31,12 +30,12 @@ t_after=$(now_ms)
 umask 022
 hold_cmd h pid
 HPID=$(sed 's/^pid=\([0-9]*\) .*/\1/' <<<"$HOUT")
-is "$(metric lockfs_acquires_total)" 1 "one acquire counted"
+is "$(metric lockfs_acquires_total "$M")" 1 "one acquire counted"
 expect EEXIST open "$M/x" O_CREAT,O_EXCL,O_RDONLY 0644
 expect EEXIST open "$M/x" O_CREAT,O_EXCL,O_WRONLY 0600
 v1=$(field "$("$T" read "$M/x")" version)
 expect 0 open "$M/x" O_CREAT,O_RDONLY 0644
-is "$(metric lockfs_acquires_total)" 1 "O_CREAT without O_EXCL on a held key: no acquire"
+is "$(metric lockfs_acquires_total "$M")" 1 "O_CREAT without O_EXCL on a held key: no acquire"
 is "$(field "$("$T" read "$M/x")" version)" "$v1" "... and the lock row is unchanged (same version)"
 expect ENOENT open "$M/nothing" O_RDONLY
 expect ENOENT stat "$M/nothing"
@@ -253,7 +252,7 @@ fi
 
 # ---- unlink releases ---------------------------------------------------------
 f1=$(field "$("$T" read "$M/x")" fence)
-rel0=$(metric lockfs_releases_total)
+rel0=$(metric lockfs_releases_total "$M")
 expect 0 unlink "$M/x"
 expect ENOENT stat "$M/x"
 expect ENOENT open "$M/x" O_RDONLY
@@ -261,7 +260,7 @@ hold_cmd h fsync
 is "$HOUT" EIO "fsync on the holding fd after unlink: EIO (no longer ours)"
 hold_cmd h "write late"
 is "$HOUT" EIO "write on the holding fd after unlink: EIO"
-is "$(metric lockfs_releases_total)" $((rel0 + 1)) "the release is counted"
+is "$(metric lockfs_releases_total "$M")" $((rel0 + 1)) "the release is counted"
 unlike "$("$T" readdir "$M")" $'(^|\n)x($|\n)' "a released lock is not listed"
 expect 0 open "$M/x" O_CREAT,O_EXCL,O_RDONLY 0644
 t2=$("$T" read "$M/x")

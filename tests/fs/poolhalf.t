@@ -28,8 +28,6 @@ ENDPOINT=$PROXY_ENDPOINT mount_start a \
 	{ echo "Bail out! cannot mount"; exit 1; }
 A=$(mnt a)
 
-metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
-
 take_locks "$A" "$N"
 is "$?:$(find "$A" -maxdepth 1 -name 'k*' | wc -l)" "0:$N" "a holds $N locks"
 is "$(metric lockfs_lease_workers)" 64 "64 lease workers to start with"

@@ -32,7 +32,6 @@ ENDPOINT=$PROXY_ENDPOINT mount_start a \
 	{ echo "Bail out! cannot mount"; exit 1; }
 A=$(mnt a)
 
-metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
 held() { grep -c '^state: held' < <(for f in "$A"/k*; do "$T" read "$f"; done); }
 
 take_locks "$A" "$N"

@@ -29,7 +29,6 @@ ENDPOINT=$PROXY_ENDPOINT mount_start a "owner=wake-a,hold=pgrp,$SHORT" ||
 A=$(mnt a)
 proxy_ctl latency 2 >/dev/null
 
-metric() { "$T" read "$A/.lockfs/metrics" | sed -n "s/^$1 //p"; }
 # make_dirs DIR: DIR1 ... DIR$CALLERS, one for each caller.
 make_dirs() {
 	local c r

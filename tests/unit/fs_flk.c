@@ -1051,6 +1051,37 @@ static void test_flock_owner_reused(void)
 	teardown();
 }
 
+/* The same for an F_OFD_SETLK lock, whose owner is also the open file's
+ * address: the new open file's request comes with the closed one's owner
+ * number before that one's RELEASE. An fcntl owner may lock through
+ * several open files (a process does), so the request is granted at once;
+ * the lock then goes with the new file's release, not the closed one's.
+ * Before, the late RELEASE let go of the lock the new file had just been
+ * granted: another mount could take the key while it was held. */
+static void test_ofd_owner_reused(void)
+{
+	struct flk_req old = sreq("oreuse", 9, false, false, NULL);
+	struct flk_req again = sreq("oreuse", 9, false, false, NULL);
+	struct lock_record row;
+	int h1, h2;
+
+	setup();
+	record_init(&row);
+	old.kind = again.kind = FLK_POSIX;
+	old.handle = &h1;
+	again.handle = &h2;
+	CHECK_INT(flk_lock(flk, &old), 0);
+	CHECK_INT(flk_lock(flk, &again), 0);
+	/* The closed file's release comes late: the key stays held. */
+	CHECK_INT(flk_release_handle(flk, "oreuse", &h1), 0);
+	CHECK(row_of("oreuse", &row));
+	CHECK_INT(flk_lock(flk, &again), 0); /* and is still the new file's */
+	CHECK_INT(flk_release_handle(flk, "oreuse", &h2), 0);
+	CHECK(!row_of("oreuse", &row));
+	record_fini(&row);
+	teardown();
+}
+
 /* F_GETLK on the open file that took the key with O_CREAT|O_EXCL: no
  * conflict (its F_SETLK is granted at once, adopting that lock); from
  * anyone else, the lock. Before, the asker's own lock was reported. */
@@ -1265,6 +1296,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_writer_not_starved);
 	CHECK_CASE(test_ofd_lock_goes_at_release);
 	CHECK_CASE(test_flock_owner_reused);
+	CHECK_CASE(test_ofd_owner_reused);
 	CHECK_CASE(test_stop_answers_enolck);
 	CHECK_CASE(test_getlk_own_create);
 	CHECK_CASE(test_restart_keeps_place);

@@ -47,14 +47,33 @@ static void window_restart(struct lease_pool *p, int64_t now, int64_t skip_ms)
 {
 	p->win_from_ms = now + skip_ms;
 	p->win_n = 0;
+	p->wins = 0;
 	p->rate = -1;
+}
+
+/* A window ended: p->rate is the mean of the last POOL_RATE_WINDOWS. */
+static void window_done(struct lease_pool *p, double rate, int n)
+{
+	int slot = p->wins++ % POOL_RATE_WINDOWS;
+	double sum = 0;
+
+	p->win_rate[slot] = rate;
+	p->win_count[slot] = n;
+	if (p->wins < POOL_RATE_WINDOWS)
+		return;
+	p->rate_n = 0;
+	for (int i = 0; i < POOL_RATE_WINDOWS; i++) {
+		sum += p->win_rate[i];
+		p->rate_n += p->win_count[i];
+	}
+	p->rate = sum / POOL_RATE_WINDOWS;
 }
 
 /* Counts the renewals answered a second, in windows (window_ms), while
  * every worker of the pool runs and
  * renewals wait for one (so the pool renews all it can): p->rate is the
- * last whole window's, -1 until there is one. resumed: renewals wait
- * again after a break. */
+ * last POOL_RATE_WINDOWS whole windows', -1 until there are that many.
+ * resumed: renewals wait again after a break. */
 static void window_step(struct lease_pool *p, const struct lease_pool_seen *s,
 			bool resumed)
 {
@@ -67,8 +86,8 @@ static void window_step(struct lease_pool *p, const struct lease_pool_seen *s,
 	}
 	if (s->now - p->win_from_ms < window_ms(s))
 		return;
-	p->rate = p->win_n * 1000.0 / (double)(s->now - p->win_from_ms);
-	p->rate_n = p->win_n;
+	window_done(p, p->win_n * 1000.0 / (double)(s->now - p->win_from_ms),
+		    p->win_n);
 	p->win_from_ms = s->now;
 	p->win_n = 0;
 }
@@ -107,10 +126,14 @@ static void set_target(struct lease_pool *p, int64_t now, int target)
 	window_restart(p, now, 0);
 }
 
-/* The time a judgement takes (two windows, about). */
-static int64_t judge_ms(const struct lease_pool_seen *s)
+/* How far ahead the pool looks: lateness that would use up the slack
+ * within it puts locks at stake, and a half waits that long after locks
+ * were last at stake, or after the last half was kept. Four windows
+ * (what two judgements took when a rate was one window's: a longer look
+ * ahead made poolsize.t's pool double at once while it was judged). */
+static int64_t ahead_ms(const struct lease_pool_seen *s)
 {
-	return 2 * window_ms(s);
+	return 4 * window_ms(s);
 }
 
 /* Notes how fast renewals get later (ms a ms, the last 200 ms weigh
@@ -140,7 +163,7 @@ static void note_lateness(struct lease_pool *p, const struct lease_pool_seen *s)
 
 /* Locks are at stake: the most overdue renewal is late by a quarter of
  * the slack, or gets later so fast that the slack would be gone within
- * two judgements (a round trip's jump: renewload.t lost locks waiting for
+ * four windows (a round trip's jump: renewload.t lost locks waiting for
  * a quarter; a saturated store's renewals get later slowly, or not). */
 static bool urgent(const struct lease_pool *p, const struct lease_pool_seen *s)
 {
@@ -155,7 +178,7 @@ static bool urgent(const struct lease_pool *p, const struct lease_pool_seen *s)
 	return p->phase != POOL_MEASURE_HALF && s->now >= p->grow_after_ms &&
 	       p->late_rate > 0 &&
 	       (double)(s->slack_ms - s->late_ms) <
-		       p->late_rate * 2 * (double)judge_ms(s);
+		       p->late_rate * (double)ahead_ms(s);
 }
 
 /* Most recent renewals failed: more in flight would not help them (a
@@ -220,7 +243,7 @@ static bool grow(struct lease_pool *p, const struct lease_pool_seen *s)
 		if (p->phase == POOL_MEASURE_HALF)
 			half_failed(p, s->now);
 		else
-			p->half_after_ms = s->now + 2 * judge_ms(s);
+			p->half_after_ms = s->now + ahead_ms(s);
 		log_info(TAG,
 			 "lease workers: renewals %lld ms late of %lld ms of "
 			 "slack, locks at stake: %d now, judged later",
@@ -231,7 +254,7 @@ static bool grow(struct lease_pool *p, const struct lease_pool_seen *s)
 		window_restart(p, s->now, 0);
 		return true;
 	}
-	/* Judged against a window with answers enough (none: DynamoDB
+	/* Judged against windows with answers enough (none: DynamoDB
 	 * hangs, or is down, and more requests would not help). */
 	if (s->now < p->grow_after_ms || p->phase != POOL_STEADY ||
 	    p->target > p->proven || p->rate < 0 ||
@@ -245,8 +268,8 @@ static bool grow(struct lease_pool *p, const struct lease_pool_seen *s)
 	return true;
 }
 
-/* A size above the start judged again (lease_pool.h): halved for a
- * window once its time has come, while renewals still wait (the pool
+/* A size above the start judged again (lease_pool.h): halved for its
+ * windows once its time has come, while renewals still wait (the pool
  * renews all it can) and no lock is at stake. Returns true if it did. */
 static bool try_half(struct lease_pool *p, const struct lease_pool_seen *s)
 {
@@ -266,7 +289,7 @@ static bool try_half(struct lease_pool *p, const struct lease_pool_seen *s)
 
 /* The halved pool counted: it stays if it renewed nearly as much a second
  * as the whole did (the doubling does not pay, or no longer), and its own
- * half is tried two judgements on; else the whole comes back, judged
+ * half is tried four windows on; else the whole comes back, judged
  * needed. Returns true if the pool grew back. */
 static bool judge_half(struct lease_pool *p, const struct lease_pool_seen *s)
 {
@@ -275,7 +298,7 @@ static bool judge_half(struct lease_pool *p, const struct lease_pool_seen *s)
 	p->phase = POOL_STEADY;
 	if (p->rate * POOL_GAIN_NEEDED >= p->rate_before) {
 		p->halved++;
-		p->half_after_ms = s->now + 2 * judge_ms(s);
+		p->half_after_ms = s->now + ahead_ms(s);
 		hold_growth(p, s->now); /* the doubling did not pay */
 		log_info(TAG,
 			 "lease workers: %d renewed %.0f a second, what %d "
@@ -314,7 +337,7 @@ bool lease_pool_plan_locked(struct lease_pool *p,
 			/* No renewal waits at the half: it is enough. */
 			p->phase = POOL_STEADY;
 			p->halved++;
-			p->half_after_ms = now + 2 * judge_ms(s);
+			p->half_after_ms = now + ahead_ms(s);
 		}
 		return false;
 	}

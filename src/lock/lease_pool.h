@@ -6,7 +6,8 @@
  * itself saturated, or a host short of CPU, answers them no sooner: each
  * just waits longer, and every worker costs memory. So every doubling is
  * judged: the renewals answered a second are counted at the pool's size
- * while renewals wait (it renews all it can), then at twice that, and the
+ * while renewals wait (it renews all it can: three windows of a second
+ * or more, POOL_RATE_WINDOWS), then at twice that, and the
  * doubled pool stays only if it renewed clearly more; else it is halved
  * back and grows no more for a while, longer each time. A judgement never
  * makes the pool smaller than before it, so it never costs a lock. While
@@ -16,13 +17,13 @@
  * or down: a doubling that made them all fail is judged useless too).
  * Every size above the start is judged again later, the other way
  * round, while renewals still wait and no lock is at stake: the pool is
- * halved for a window, and stays halved if the half renewed nearly as
+ * halved for three windows, and stays halved if the half renewed nearly as
  * much a second (a saturated store: more in flight only waited longer,
  * and cost memory; or a doubling judged on a store that was still
  * warming up, or on a noisy window); else, or as soon as locks are at
  * stake again, it doubles back, and the next half waits longer, twice as
  * long each time (60 s up to 5 min). An urgent doubling is first tried
- * two judgements after locks were last at stake; a judged one, 60 s
+ * four windows (4 s or more) after locks were last at stake; a judged one, 60 s
  * after its judgement.
  * A pool without waiting renewals for a while halves back towards its
  * start. Everything here is under engine->mu (the scheduler and the
@@ -32,6 +33,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/* A rate is the mean of this many windows of a second (or four renewal
+ * times) each: DynamoDB's renewals a second vary by about a sixth from
+ * one second to the next (DynamoDB Local on a small host: more), so a
+ * single window made a gain of 1.2 by chance about one judgement in ten;
+ * three make it about one in a hundred and fifty. */
+#define POOL_RATE_WINDOWS 3
 
 enum lease_pool_phase {
 	POOL_STEADY,
@@ -44,11 +52,17 @@ struct lease_pool {
 	int max;    /* what it may grow to */
 	int target; /* the workers wanted now; those above it end */
 	enum lease_pool_phase phase;
-	int64_t win_from_ms;	 /* renewals answered from then on count */
-	int win_n;		 /* how many so far */
-	double rate;		 /* the last whole window's renewals a
-				  * second at target (-1: none yet) */
-	int rate_n;		 /* the renewals that window counted */
+	int64_t win_from_ms; /* renewals answered from then on count */
+	int win_n;	     /* how many so far */
+	/* The last whole windows at target, since the count last began
+	 * (ring of POOL_RATE_WINDOWS): renewals a second, and counted. */
+	double win_rate[POOL_RATE_WINDOWS];
+	int win_count[POOL_RATE_WINDOWS];
+	int wins;		 /* windows whole so far */
+	double rate;		 /* renewals a second at target over the
+				  * last POOL_RATE_WINDOWS whole windows
+				  * (-1: fewer yet) */
+	int rate_n;		 /* the renewals those windows counted */
 	double rate_before;	 /* at half of it, before it doubled */
 	int before;		 /* that size */
 	int proven;		 /* the last size judged useful, or needed */
@@ -85,7 +99,7 @@ void lease_pool_init(struct lease_pool *p, int base, int max, int64_t idle_ms);
  * workers); *shrunk when it fell (idle workers above it are woken to
  * end). Locks are at stake while the most overdue renewal is late by a
  * quarter of the slack, or gets later so fast that the slack would be
- * gone before a judgement ends. */
+ * gone within four windows. */
 bool lease_pool_plan_locked(struct lease_pool *p,
 			    const struct lease_pool_seen *s, bool *shrunk);
 /* mu held: a renewal ended at now, ok or failed (not one that found its

@@ -229,23 +229,51 @@ struct daemon {
  * LD_BIND_NOW only at exec, so lockfs runs itself again with it, once,
  * before anything else, by its own path (not /proc/self/exe, whose name
  * would become the process's: ps and pgrep would show "exe"); when that
- * cannot be done it goes on as it is. */
-static void bind_libraries_now(char **argv)
+ * cannot be done it goes on as it is.
+ *
+ * glibc reads its tunables only at exec too, so the same run again sets
+ * LOCKFS_MALLOC_TUNABLES: no per-thread cache of freed blocks (tcache) and
+ * one arena. Every lease worker and request thread kept its own of both:
+ * with 256 lease workers and 10,000 locks they held about 9 MB (RSS 50.5
+ * -> 41.4 MB in bench/scale.sh --rtt 0 with lease_workers=256), at no CPU
+ * cost measured (bench/cycle.sh 2000 8 3: 490 us a cycle, 521 before).
+ * The operator's own GLIBC_TUNABLES follow ours, and so win. */
+#define LOCKFS_MALLOC_TUNABLES                                                 \
+	"glibc.malloc.tcache_count=0:glibc.malloc.arena_max=1"
+
+static void run_again_bound_and_tuned(char **argv)
 {
 	const char *now = getenv("LD_BIND_NOW");
+	const char *theirs = getenv("GLIBC_TUNABLES");
+	char *was = theirs ? strdup(theirs) : NULL;
 	char self[PATH_MAX];
+	char *tunables = NULL;
 	ssize_t n;
 
-	if (now && now[0])
-		return;
+	if ((now && now[0]) || (theirs && !was))
+		goto out;
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0 || n >= (ssize_t)sizeof(self) - 1)
-		return;
+		goto out;
 	self[n] = '\0';
-	if (setenv("LD_BIND_NOW", "1", 1))
-		return;
+	if (asprintf(&tunables, "%s%s%s", LOCKFS_MALLOC_TUNABLES,
+		     was && was[0] ? ":" : "", was ? was : "") < 0) {
+		tunables = NULL;
+		goto out;
+	}
+	if (setenv("LD_BIND_NOW", "1", 1) ||
+	    setenv("GLIBC_TUNABLES", tunables, 1))
+		goto undo;
 	execv(self, argv);
+undo:
 	unsetenv("LD_BIND_NOW");
+	if (was)
+		setenv("GLIBC_TUNABLES", was, 1);
+	else
+		unsetenv("GLIBC_TUNABLES");
+out:
+	free(tunables);
+	free(was);
 }
 
 /* Secrets in memory: no core dump, no ptrace or /proc/PID/mem by other
@@ -793,7 +821,7 @@ int main(int argc, char **argv)
 	struct daemon d = { .args = FUSE_ARGS_INIT(argc, argv) };
 	int exit_code = 0;
 
-	bind_libraries_now(argv);
+	run_again_bound_and_tuned(argv);
 	harden_process();
 	if (parse_options(&d, argc, argv))
 		return 0; /* --help, --version */

@@ -13,7 +13,7 @@
 # nothing ever leaves the machine, even if the check were broken.
 . "$(dirname "$0")/lib.sh"
 
-plan 39
+plan 42
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 MP=$WORK/mp
@@ -159,6 +159,20 @@ like "$envd" "PRIVATE_TEST_VAR=visible$$" "(other variables are left alone)"
 like "$envd" $'(^|\n)LD_BIND_NOW=1(\n|$)' "the daemon binds every library at start (LD_BIND_NOW)"
 is "$(cat "/proc/$pid/comm")" "${LOCKFS_BIN##*/}" \
 	"(run again by its own path, the daemon keeps its name for ps and pgrep)"
+# The same run again sets glibc's malloc tunables (read only at exec too):
+# no per-thread cache, one arena; an operator's own follow, and so win.
+# (glibc splits the variable at its colons in place: NULs read as colons.)
+tunables() { tr '\0' ':' <"/proc/$1/environ" | grep -o 'GLIBC_TUNABLES=[a-z._=0-9:]*'; }
+like "$(tunables "$pid")" '^GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.arena_max=1:' \
+	"the daemon runs without glibc's per-thread malloc caches (GLIBC_TUNABLES)"
+A_MNT=$MNT
+GLIBC_TUNABLES=glibc.malloc.arena_max=2 mount_start tun ||
+	{ echo "Bail out! cannot mount tun"; exit 1; }
+like "$(tunables "$(daemon_pid tun)")" \
+	'^GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.arena_max=1:glibc.malloc.arena_max=2:' \
+	"(an operator's GLIBC_TUNABLES come after lockfs's, so theirs win)"
+mount_stop tun
+MNT=$A_MNT # mount_start set it to tun's
 ok "$(readelf -d "$LOCKFS_BIN" | grep -q 'BIND_NOW' && readelf -lW "$LOCKFS_BIN" |
 	grep -q GNU_RELRO && echo 0)" "lockfs is linked with -z now and full RELRO"
 setpriv --regid=4321 --clear-groups sleep 30 &

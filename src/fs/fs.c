@@ -191,8 +191,7 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		free(rel);
 		if (!n)
 			return -ENOMEM;
-		fs_int_fill_entry(fs, e, false);
-		e->entry_timeout_s = 0;
+		fs_int_fill_entry(fs, e, true);
 		return 0;
 	}
 	pthread_mutex_unlock(&fs->mu);
@@ -218,10 +217,7 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		pthread_mutex_unlock(&fs->mu);
 		if (!n)
 			rc = -ENOMEM;
-		fs_int_fill_entry(fs, e, r.ours);
-		/* Another owner's lock: the kernel asks again next time. */
-		if (r.kind == K_FILE)
-			e->entry_timeout_s = 0;
+		fs_int_fill_entry(fs, e, r.kind == K_FILE && !r.ours);
 	}
 	if (!rc && r.kind == K_DIR && !r.implicit && !r.from_view)
 		fs_int_dir_confirmed(fs, rel, asked_mono_ms, &r.dir);

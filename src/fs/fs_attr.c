@@ -121,13 +121,20 @@ void fs_int_ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a)
 	}
 }
 
-/* Timeouts of an entry. A lock this mount holds can go away without the
- * kernel seeing an unlink (a close in fd mode, a flock released, its group
- * gone, a loss): the kernel must ask every time, which costs no request
- * (we answer from memory), so that O_EXCL right after such a release
- * reaches us instead of a cached EEXIST. */
-void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e, bool ours)
+/* Timeouts of an entry. Another owner's lock changes without this mount
+ * seeing it: the kernel asks again every time. Anything else, this
+ * mount's own locks included, the kernel keeps for entry_timeout, which
+ * spares the lookup before each unlink of a lock of ours. A lock of ours
+ * can go away without the kernel seeing an unlink (a close in fd mode, its
+ * group gone, a flock released, a loss): its name may then show to stat
+ * that long, but nothing is decided on it. An exclusive create
+ * (O_CREAT|O_EXCL, link, rename's target) always asks again: the kernel
+ * looks a cached name up anew for those (LOOKUP_EXCL). An open of it
+ * opens the key as it is now (fs_open reads no row), and so does flock(1)'s
+ * O_CREAT open. */
+void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e,
+		       bool others_lock)
 {
 	e->attr_timeout_s = fs->cfg.attr_timeout_s;
-	e->entry_timeout_s = ours ? 0 : fs->cfg.entry_timeout_s;
+	e->entry_timeout_s = others_lock ? 0 : fs->cfg.entry_timeout_s;
 }

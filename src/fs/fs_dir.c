@@ -600,7 +600,7 @@ int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
 	d = &dl->ents[idx];
 	*name = d->name;
 	memset(e, 0, sizeof(*e));
-	fs_int_fill_entry(fs, e, d->ours);
+	fs_int_fill_entry(fs, e, !d->is_dir && !d->ours);
 	if (idx < 2) {
 		e->attr.ino = idx == 0 ? dl->dir->ino : FS_ROOT_INO;
 		e->attr.mode = S_IFDIR;
@@ -636,10 +636,8 @@ int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
 		free(full);
 	}
 	if (n && rel && !d->is_dir) {
-		/* Another owner's lock: the kernel asks again next time; this
-		 * lister's own stat of it is answered from the listing. */
-		if (!d->ours)
-			e->entry_timeout_s = 0;
+		/* Another owner's lock: this lister's own stat of it is
+		 * answered from the listing. */
 		if (plus && !d->ours)
 			fs_int_listed_note(fs, rel, dl->lister_pid, &e->attr);
 	}

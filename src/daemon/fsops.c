@@ -297,14 +297,9 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	int rc;
 
 	ctx_of(req, &c);
-	rc = fs_getattr_ctx(fs_of(req), &c, ino, &a, &timeout);
-	/* Gone, and asked by a path (no open file: a stat, access, or an
-	 * open's permission check on a name the kernel kept, as it keeps
-	 * ours: fs_int_fill_entry): ESTALE, so that the kernel walks the path
-	 * again with a fresh lookup (LOOKUP_REVAL), and a create finds the
-	 * name free, instead of the call failing ENOENT. */
-	if (rc == -ENOENT && !fi)
-		rc = -ESTALE;
+	/* No open file: asked for a name (a stat, access, or an open's
+	 * permission check), which the kernel walks again on ESTALE. */
+	rc = fs_getattr_ctx(fs_of(req), &c, ino, !fi, &a, &timeout);
 	count_op(req, FOP_GETATTR);
 	reply_attr_or_err(req, rc, &a, timeout);
 }

@@ -154,7 +154,7 @@ static int lookup_ctl(struct fs *fs, uint64_t parent, const char *name,
 	if (!n)
 		return parent == FS_CTL_DIR_INO ? -ENOENT : 1;
 	fs_int_ctl_attr(fs, n, &e->attr);
-	fs_int_fill_entry(fs, e, false);
+	fs_int_fill_entry(fs, e, FS_ENTRY_DIR);
 	return 0;
 }
 
@@ -191,7 +191,7 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		free(rel);
 		if (!n)
 			return -ENOMEM;
-		fs_int_fill_entry(fs, e, true);
+		fs_int_fill_entry(fs, e, FS_ENTRY_OTHERS_LOCK);
 		return 0;
 	}
 	pthread_mutex_unlock(&fs->mu);
@@ -217,7 +217,10 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		pthread_mutex_unlock(&fs->mu);
 		if (!n)
 			rc = -ENOMEM;
-		fs_int_fill_entry(fs, e, r.kind == K_FILE && !r.ours);
+		fs_int_fill_entry(fs, e,
+				  r.kind != K_FILE ? FS_ENTRY_DIR
+				  : r.ours	   ? FS_ENTRY_OWN_LOCK
+						   : FS_ENTRY_OTHERS_LOCK);
 	}
 	if (!rc && r.kind == K_DIR && !r.implicit && !r.from_view)
 		fs_int_dir_confirmed(fs, rel, asked_mono_ms, &r.dir);
@@ -229,11 +232,11 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 	       double *timeout_s)
 {
-	return fs_getattr_ctx(fs, NULL, ino, a, timeout_s);
+	return fs_getattr_ctx(fs, NULL, ino, false, a, timeout_s);
 }
 
 int fs_getattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
-		   struct fs_attr *a, double *timeout_s)
+		   bool by_path, struct fs_attr *a, double *timeout_s)
 {
 	struct resolved r;
 	bool is_dir, fixed;
@@ -267,7 +270,7 @@ int fs_getattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	rc = !is_dir && fs_int_lost_view(fs, ctx, rel, &r)
 		     ? 0
 		     : fs_int_resolve(fs, rel, is_dir, &r);
-	if (!rc && r.kind == K_NONE && !is_dir &&
+	if (!rc && r.kind == K_NONE && !is_dir && !by_path &&
 	    fs_int_file_vanished(fs, ino, asked_mono_ms, a)) {
 		/* Released since the lookup that found it (an open's
 		 * permission check): the file that lookup found. */
@@ -277,9 +280,12 @@ int fs_getattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 	}
 	if (!rc) {
 		if (r.kind == K_NONE || (r.kind == K_DIR) != is_dir)
-			rc = -ENOENT;
+			rc = by_path ? -ESTALE : -ENOENT;
 		else
 			fs_int_resolved_attr(fs, ino, rel, &r, a);
+		/* Ours: asked again every time (fs_int_fill_entry). */
+		if (!rc && r.kind == K_FILE && r.ours)
+			*timeout_s = 0;
 		if (!rc && is_dir)
 			fs_int_dir_view_set(fs, ino, a);
 		if (!rc && is_dir && !r.implicit && !r.from_view)

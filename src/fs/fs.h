@@ -122,9 +122,12 @@ void fs_forget(struct fs *fs, uint64_t ino, uint64_t nlookup);
 int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *a,
 	       double *timeout_s);
 /* fs_getattr for a caller (ctx may be NULL): a lock its group lost shows
- * as fs_lookup_ctx shows it. */
+ * as fs_lookup_ctx shows it. by_path: asked for a name the kernel kept (a
+ * stat, access or an open's permission check, not an open file's fstat):
+ * a file that is gone is -ESTALE at once, so that the kernel looks the
+ * name up again (an fstat of it still sees it for FS_VANISHED_MS). */
 int fs_getattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
-		   struct fs_attr *a, double *timeout_s);
+		   bool by_path, struct fs_attr *a, double *timeout_s);
 
 /* Flags of struct fs_setattr_req. */
 #define FS_SET_MODE  1

@@ -122,19 +122,21 @@ void fs_int_ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a)
 }
 
 /* Timeouts of an entry. Another owner's lock changes without this mount
- * seeing it: the kernel asks again every time. Anything else, this
- * mount's own locks included, the kernel keeps for entry_timeout, which
- * spares the lookup before each unlink of a lock of ours. A lock of ours
+ * seeing it: the kernel asks for its name again every time. A lock of ours
  * can go away without the kernel seeing an unlink (a close in fd mode, its
- * group gone, a flock released, a loss): its name may then show to stat
- * that long, but nothing is decided on it. An exclusive create
- * (O_CREAT|O_EXCL, link, rename's target) always asks again: the kernel
- * looks a cached name up anew for those (LOOKUP_EXCL). An open of it
- * opens the key as it is now (fs_open reads no row), and so does flock(1)'s
- * O_CREAT open. */
+ * group gone, a flock released, a loss): the kernel keeps its name for
+ * entry_timeout (which spares the lookup before each unlink of it) but not
+ * its attributes, so a stat, access or open of the name asks us
+ * (getattr), and once the lock is gone is answered ESTALE, on which the
+ * kernel looks the name up again (fs_getattr_ctx): as exact as a lookup,
+ * and flock(1)'s O_CREAT open then creates. An exclusive create
+ * (O_CREAT|O_EXCL, link, rename's target) always looks a cached name up
+ * anew (LOOKUP_EXCL). Directories and .lockfs are kept for both. */
 void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e,
-		       bool others_lock)
+		       enum fs_entry_of of)
 {
-	e->attr_timeout_s = fs->cfg.attr_timeout_s;
-	e->entry_timeout_s = others_lock ? 0 : fs->cfg.entry_timeout_s;
+	e->attr_timeout_s =
+		of == FS_ENTRY_OWN_LOCK ? 0 : fs->cfg.attr_timeout_s;
+	e->entry_timeout_s =
+		of == FS_ENTRY_OTHERS_LOCK ? 0 : fs->cfg.entry_timeout_s;
 }

@@ -123,7 +123,7 @@ int fs_mkdir(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		}
 		pthread_mutex_unlock(&fs->mu);
 		rc = n ? 0 : -ENOMEM;
-		fs_int_fill_entry(fs, e, false);
+		fs_int_fill_entry(fs, e, FS_ENTRY_DIR);
 	}
 	/* Written or refused, the name is not known free any more. */
 	if (d.key)
@@ -600,7 +600,10 @@ int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
 	d = &dl->ents[idx];
 	*name = d->name;
 	memset(e, 0, sizeof(*e));
-	fs_int_fill_entry(fs, e, !d->is_dir && !d->ours);
+	fs_int_fill_entry(fs, e,
+			  d->is_dir ? FS_ENTRY_DIR
+			  : d->ours ? FS_ENTRY_OWN_LOCK
+				    : FS_ENTRY_OTHERS_LOCK);
 	if (idx < 2) {
 		e->attr.ino = idx == 0 ? dl->dir->ino : FS_ROOT_INO;
 		e->attr.mode = S_IFDIR;

@@ -201,8 +201,14 @@ void fs_int_lock_attr(const struct fs *fs, uint64_t ino,
 		      const struct lock_record *r, enum render_state st,
 		      int64_t seen_real_ms, struct fs_attr *a);
 void fs_int_ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a);
+/* Whose entry a reply gives the kernel (fs_int_fill_entry). */
+enum fs_entry_of {
+	FS_ENTRY_DIR, /* a directory, or a file of .lockfs */
+	FS_ENTRY_OWN_LOCK,
+	FS_ENTRY_OTHERS_LOCK,
+};
 void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e,
-		       bool others_lock);
+		       enum fs_entry_of of);
 
 /* ---- fs_seen.c (each takes mu itself but fs_int_listed_for) ---- */
 /* full was found free by a read begun at asked_mono_ms. */

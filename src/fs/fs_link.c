@@ -298,7 +298,7 @@ int fs_link(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 			rc = -ENOMEM;
 		goto out;
 	}
-	fs_int_fill_entry(fs, e, false);
+	fs_int_fill_entry(fs, e, FS_ENTRY_OWN_LOCK);
 	fs_int_entry_changed(fs, rel, 0);
 out:
 	lock_unref(fs->eng, lk);

@@ -218,9 +218,7 @@ int fs_lookup_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 		if (!n)
 			rc = -ENOMEM;
 		fs_int_fill_entry(fs, e,
-				  r.kind != K_FILE ? FS_ENTRY_DIR
-				  : r.ours	   ? FS_ENTRY_OWN_LOCK
-						   : FS_ENTRY_OTHERS_LOCK);
+				  fs_int_entry_of(r.kind == K_FILE, r.ours));
 	}
 	if (!rc && r.kind == K_DIR && !r.implicit && !r.from_view)
 		fs_int_dir_confirmed(fs, rel, asked_mono_ms, &r.dir);
@@ -283,9 +281,9 @@ int fs_getattr_ctx(struct fs *fs, const struct fs_ctx *ctx, uint64_t ino,
 			rc = by_path ? -ESTALE : -ENOENT;
 		else
 			fs_int_resolved_attr(fs, ino, rel, &r, a);
-		/* Ours: asked again every time (fs_int_fill_entry). */
-		if (!rc && r.kind == K_FILE && r.ours)
-			*timeout_s = 0;
+		if (!rc)
+			*timeout_s = fs_int_attr_timeout(
+				fs, fs_int_entry_of(r.kind == K_FILE, r.ours));
 		if (!rc && is_dir)
 			fs_int_dir_view_set(fs, ino, a);
 		if (!rc && is_dir && !r.implicit && !r.from_view)

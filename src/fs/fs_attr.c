@@ -132,11 +132,15 @@ void fs_int_ctl_attr(struct fs *fs, struct fs_node *n, struct fs_attr *a)
  * and flock(1)'s O_CREAT open then creates. An exclusive create
  * (O_CREAT|O_EXCL, link, rename's target) always looks a cached name up
  * anew (LOOKUP_EXCL). Directories and .lockfs are kept for both. */
+double fs_int_attr_timeout(const struct fs *fs, enum fs_entry_of of)
+{
+	return of == FS_ENTRY_OWN_LOCK ? 0 : fs->cfg.attr_timeout_s;
+}
+
 void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e,
 		       enum fs_entry_of of)
 {
-	e->attr_timeout_s =
-		of == FS_ENTRY_OWN_LOCK ? 0 : fs->cfg.attr_timeout_s;
+	e->attr_timeout_s = fs_int_attr_timeout(fs, of);
 	e->entry_timeout_s =
 		of == FS_ENTRY_OTHERS_LOCK ? 0 : fs->cfg.entry_timeout_s;
 }

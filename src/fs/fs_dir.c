@@ -600,10 +600,7 @@ int fs_readdir_entry(struct fs *fs, uint64_t dh, size_t idx, bool plus,
 	d = &dl->ents[idx];
 	*name = d->name;
 	memset(e, 0, sizeof(*e));
-	fs_int_fill_entry(fs, e,
-			  d->is_dir ? FS_ENTRY_DIR
-			  : d->ours ? FS_ENTRY_OWN_LOCK
-				    : FS_ENTRY_OTHERS_LOCK);
+	fs_int_fill_entry(fs, e, fs_int_entry_of(!d->is_dir, d->ours));
 	if (idx < 2) {
 		e->attr.ino = idx == 0 ? dl->dir->ino : FS_ROOT_INO;
 		e->attr.mode = S_IFDIR;

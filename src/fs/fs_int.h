@@ -207,6 +207,16 @@ enum fs_entry_of {
 	FS_ENTRY_OWN_LOCK,
 	FS_ENTRY_OTHERS_LOCK,
 };
+/* A lock file's (ours or another owner's), or a directory's. */
+static inline enum fs_entry_of fs_int_entry_of(bool is_lock, bool ours)
+{
+	return !is_lock ? FS_ENTRY_DIR
+	       : ours	? FS_ENTRY_OWN_LOCK
+			: FS_ENTRY_OTHERS_LOCK;
+}
+/* How long the kernel may keep such an entry's attributes (those of our
+ * own locks: not at all, fs_int_fill_entry). */
+double fs_int_attr_timeout(const struct fs *fs, enum fs_entry_of of);
 void fs_int_fill_entry(const struct fs *fs, struct fs_entry *e,
 		       enum fs_entry_of of);
 

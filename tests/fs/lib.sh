@@ -208,6 +208,8 @@ daemon_line() {
 # metric NAME [DIR]: the value of metric NAME of the mount at DIR (by
 # default $A, the mount a test calls a), from its .lockfs/metrics.
 metric() { "$T" read "${2:-$A}/.lockfs/metrics" | sed -n "s/^$1 //p"; }
+# fuse_reqs OP [DIR]: the kernel's requests of operation OP so far.
+fuse_reqs() { metric "lockfs_fuse_requests_total{op=\"$1\"}" "${2:-$A}"; }
 
 # take_locks DIR N: creates DIR/k1 ... DIR/kN with O_EXCL (each a lock);
 # stops at the first that fails (its error in $WORK/acquire.err).

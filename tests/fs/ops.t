@@ -325,14 +325,10 @@ ok "$([ $((r1 - r0)) -le 4 ] && echo 0)" "ls -l of 21 entries costs at most 4 re
 mount_stop b
 
 # ---- the kernel's requests, counted by operation ---------------------------------
-fuse_reqs() {
-	"$T" read "$M/.lockfs/metrics" |
-		sed -n "s/^lockfs_fuse_requests_total{op=\"$1\"} //p"
-}
-c0=$(fuse_reqs create) u0=$(fuse_reqs unlink)
+c0=$(fuse_reqs create "$M") u0=$(fuse_reqs unlink "$M")
 "$T" open "$M/counted" O_CREAT,O_EXCL,O_RDONLY 0644 >/dev/null
 expect 0 unlink "$M/counted"
-is "$(($(fuse_reqs create) - c0)) $(($(fuse_reqs unlink) - u0))" "1 1" \
+is "$(($(fuse_reqs create "$M") - c0)) $(($(fuse_reqs unlink "$M") - u0))" "1 1" \
 	"lockfs_fuse_requests_total counts the cycle's one create and one unlink"
 is "$("$T" read "$M/.lockfs/metrics" | grep -c '^lockfs_fuse_requests_total{op="[a-z_]*"} [0-9]*$')" 33 \
 	"... and each of the 33 operations lockfs answers, by name"

@@ -3,15 +3,16 @@
 # entry_timeout, which spares the lookup it made before each unlink; the
 # names of other owners' locks it asks for every time. A name of ours can
 # outlive its lock (released with no unlink through the kernel: its
-# process group gone, a close under hold=fd, a loss). That may leave stat
-# a moment old, but decides nothing: an exclusive create asks the daemon
-# again at once, and flock(1)'s O_CREAT open takes the key as it is now.
+# process group gone, a close under hold=fd, a loss). It decides nothing:
+# its attributes are not kept, so stat asks the daemon and says ENOENT at
+# once, an exclusive create asks again, and flock(1)'s O_CREAT open takes
+# the key as it is now.
 # Mount a has entry_timeout=30, so that every name of ours is surely
 # still cached when it is used, and goes through the fault proxy (2 ms
 # each way); b checks from outside.
 . "$(dirname "$0")/lib.sh"
 
-plan 14
+plan 15
 
 new_table || { echo "Bail out! cannot create a table"; exit 1; }
 proxy_start || { echo "Bail out! cannot start the proxy"; exit 1; }
@@ -22,10 +23,6 @@ A=$(mnt a) B=$(mnt b)
 proxy_ctl latency 2 >/dev/null
 ok $? "a's requests are delayed by 2 ms each way"
 
-fuse_reqs() {
-	"$T" read "$A/.lockfs/metrics" |
-		sed -n "s/^lockfs_fuse_requests_total{op=\"$1\"} //p"
-}
 free_on_b() { [ "$("$T" stat "$B/$1" 2>&1)" = ENOENT ]; }
 
 # ---- the lookup before unlink is spared ---------------------------------------
@@ -42,6 +39,7 @@ setsid "$T" open "$A/k1" O_CREAT,O_EXCL,O_RDONLY 0644 >"$WORK/k1.out" 2>&1
 is "$(cat "$WORK/k1.out")" 0 "a: k1 created by a process group that then ended"
 wait_for 10 free_on_b k1
 ok $? "the lock is released (b finds no k1)"
+expect ENOENT stat "$A/k1"
 # Again from a group that stays 3 s: the create must reach the daemon.
 setsid bash -c 'echo "$("$0" open "$1" O_CREAT,O_EXCL,O_RDONLY 0644)" >"$2"; sleep 3' \
 	"$T" "$A/k1" "$WORK/k1b.out" </dev/null >/dev/null 2>&1 &

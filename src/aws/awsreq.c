@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "retry_quota.h"
 #include "sigv4.h"
 #include "text.h"
 
@@ -25,7 +26,9 @@
 /* A retry is not started with less time than this before the deadline: it
  * would only replace the real error with a timeout. */
 #define AWSREQ_MIN_ATTEMPT_MS 20
-#define AWSREQ_CONTENT_TYPE   "application/x-amz-json-1.0"
+/* How often a spent retry quota is said in the log, at most. */
+#define AWSREQ_QUOTA_WARN_MS 60000
+#define AWSREQ_CONTENT_TYPE  "application/x-amz-json-1.0"
 
 struct awsreq_thread {
 	struct awsreq *r;
@@ -45,6 +48,8 @@ struct awsreq {
 	pthread_key_t key;
 	pthread_mutex_t mu;
 	struct awsreq_thread *threads; /* protected by mu */
+	struct retry_quota quota;      /* every thread's calls */
+	int64_t quota_warned_mono_ms;  /* protected by mu */
 };
 
 static void thread_unlink(struct awsreq_thread *t)
@@ -133,6 +138,7 @@ struct awsreq *awsreq_new(const struct awsreq_config *cfg)
 		r->cfg.attempt_timeout_ms = AWSREQ_DEFAULT_ATTEMPT_MS;
 	if (!r->cfg.default_deadline_ms)
 		r->cfg.default_deadline_ms = AWSREQ_DEFAULT_DEADLINE_MS;
+	retry_quota_init(&r->quota, cfg->retry_quota);
 	if (!r->cfg.clock)
 		r->cfg.clock = r->cfg.server_clock
 				       ? srvclk_clock(r->cfg.server_clock)
@@ -413,6 +419,26 @@ static bool correct_clock(struct awsreq *r, const char *target,
 	return true;
 }
 
+/* A retry the quota cannot pay for: not made, counted, and said at most
+ * once a minute. */
+static void quota_spent(struct awsreq *r, const char *target,
+			const struct aws_error *err)
+{
+	char why[384];
+	bool say;
+
+	metrics_inc(r->cfg.metrics, MC_DDB_RETRIES_REFUSED);
+	pthread_mutex_lock(&r->mu);
+	say = log_gap_due(&r->quota_warned_mono_ms, clk_mono_ms(r->cfg.clock),
+			  AWSREQ_QUOTA_WARN_MS);
+	pthread_mutex_unlock(&r->mu);
+	if (say)
+		log_warn("awsreq",
+			 "%s: %s; DynamoDB keeps failing, so calls are not "
+			 "retried until some succeed again (retry quota spent)",
+			 target, awserr_format(err, why, sizeof(why)));
+}
+
 int awsreq_json(struct awsreq *r, int kind, const char *target,
 		const char *body, size_t len, int64_t deadline_mono_ms,
 		struct buf *resp, struct aws_error *err, int *attempts,
@@ -420,7 +446,7 @@ int awsreq_json(struct awsreq *r, int kind, const char *target,
 {
 	struct awsreq_thread *t;
 	int64_t now = clk_mono_ms(r->cfg.clock), delay;
-	int done = 0, rc;
+	int done = 0, rc, last_cost = 0;
 	bool sent, corrected = false;
 	struct exchange_time xt = { 0 };
 
@@ -482,6 +508,11 @@ int awsreq_json(struct awsreq *r, int kind, const char *target,
 					delay + AWSREQ_MIN_ATTEMPT_MS,
 					deadline_mono_ms))
 			break;
+		last_cost = retry_quota_take(&r->quota, rc == -ETIMEDOUT);
+		if (!last_cost) {
+			quota_spent(r, target, err);
+			break;
+		}
 		if (log_enabled(LOGL_DEBUG)) {
 			char why[384];
 
@@ -495,5 +526,7 @@ int awsreq_json(struct awsreq *r, int kind, const char *target,
 		retry_sleep_ms(delay);
 		now = clk_mono_ms(r->cfg.clock);
 	}
+	if (!rc)
+		retry_quota_give(&r->quota, last_cost);
 	return rc;
 }

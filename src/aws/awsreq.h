@@ -27,6 +27,9 @@ struct awsreq_config {
 	int64_t default_deadline_ms; /* whole call when the caller gives none;
 					0: 15000 */
 	struct retry_policy retry;
+	/* Tokens shared by every call's retries (retry_quota.h); 0:
+	 * RETRY_QUOTA_DEFAULT, < 0: no quota. */
+	int retry_quota;
 	struct metrics *metrics; /* may be NULL */
 	const struct clk *clock; /* deadlines; NULL: server_clock's if given,
 				    else the system clocks */
@@ -53,8 +56,9 @@ void awsreq_free(struct awsreq *r);
 /* Sends POST <endpoint path> with Content-Type application/x-amz-json-1.0
  * and X-Amz-Target: target, signed with the chain's current credentials.
  * Retries retryable failures (throttling, 5xx, transport errors) with
- * full-jitter backoff while attempts remain and the deadline allows
- * (deadline_mono_ms 0: now + default_deadline_ms); each attempt's timeout
+ * full-jitter backoff while attempts remain, the deadline allows
+ * (deadline_mono_ms 0: now + default_deadline_ms) and the retry quota
+ * shared by all calls can pay for it; each attempt's timeout
  * ends at the deadline at the latest; never retries anything else,
  * conditional failures included. Returns 0 on a 2xx answer whose body is a
  * JSON object (err then holds only the status), else -errno

@@ -32,6 +32,7 @@ static const char *const counter_names[MC__COUNT] = {
 	[MC_GROUP_CHECKS] = "lockfs_group_checks_total",
 	[MC_HEARTBEATS_SKIPPED] = "lockfs_heartbeats_skipped_total",
 	[MC_LEASE_IDLE_WAKES] = "lockfs_lease_idle_wakeups_total",
+	[MC_DDB_RETRIES_REFUSED] = "lockfs_dynamodb_retries_refused_total",
 };
 
 static const char *const counter_help[MC__COUNT] = {
@@ -61,6 +62,9 @@ static const char *const counter_help[MC__COUNT] = {
 		"busy, and too little trust left to be answered.",
 	[MC_LEASE_IDLE_WAKES] = "Lease workers woken that found no job to "
 				"take (another worker took it first).",
+	[MC_DDB_RETRIES_REFUSED] =
+		"DynamoDB requests not sent again after a retryable error: "
+		"the retry quota shared by all calls was spent.",
 };
 
 static uint64_t load(const uint64_t *p)

@@ -28,8 +28,9 @@ enum metric_counter {
 	MC_SESSION_PASSES, /* passes (wake-ups) of the session thread */
 	MC_WAIT_POLLS,	   /* rows read by flock/fcntl waiters' polls */
 	MC_GROUP_CHECKS,   /* process groups asked of the host (lease_groups) */
-	MC_HEARTBEATS_SKIPPED, /* renewals not sent: too late, workers busy */
-	MC_LEASE_IDLE_WAKES,   /* lease workers woken that found no job */
+	MC_HEARTBEATS_SKIPPED,	/* renewals not sent: too late, workers busy */
+	MC_LEASE_IDLE_WAKES,	/* lease workers woken that found no job */
+	MC_DDB_RETRIES_REFUSED, /* retries not made: retry quota spent */
 	MC__COUNT
 };
 

@@ -146,6 +146,7 @@ static void say_beat_failed(struct lock_engine *e, const struct lock *lk,
 static void after_renewal(struct lock_engine *e, struct lock *lk, int rc)
 {
 	if (rc == 0) {
+		lk->beat_failures = 0;
 		/* A release asked for meanwhile (its keeper went away while
 		 * the renewal was in flight) stays due now. */
 		if (lk->state == LOCK_HELD && !lk->release_wanted)
@@ -209,6 +210,28 @@ static void note_beat_time_locked(struct lock_engine *e, int64_t ms, int rc)
 		e->beat_ms_avg ? (e->beat_ms_avg * 7 + ms + 4) / 8 : ms + 1;
 }
 
+/* How long after its failures-th failure in a row (0: the first) a
+ * heartbeat is tried again: a quarter of a heartbeat (100 ms to 1 s), then
+ * twice as long each time, up to a whole heartbeat. A store that refuses
+ * (throttles) or does not answer is not asked faster than the locks need;
+ * the calls' own retries are bounded by the client's retry quota
+ * (retry_quota.h). */
+static int64_t beat_retry_ms(const struct lock_engine *e, int failures)
+{
+	int64_t beat = e->cfg.heartbeat_ms, retry = beat / 4;
+
+	if (retry < 100)
+		retry = 100;
+	if (retry > 1000)
+		retry = 1000;
+	for (; failures > 0 && retry < beat; failures--)
+		retry *= 2;
+	/* Never past a heartbeat, unless that is under the 100 ms floor. */
+	if (retry > beat && beat >= 100)
+		retry = beat;
+	return retry;
+}
+
 int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 {
 	struct lock_renewal rn;
@@ -246,17 +269,13 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 	if (rc == 0) {
 		metrics_inc(e->metrics, MC_HEARTBEATS_OK);
 	} else if (rc != -ESTALE) {
-		int64_t retry = e->cfg.heartbeat_ms / 4;
-
-		if (retry < 100)
-			retry = 100;
-		if (retry > 1000)
-			retry = 1000;
 		/* Lost while this renewal was in flight: its cleanup's time,
 		 * set then (a lease after the last kept write, while the
 		 * holder may still run), stands. */
 		if (lk->state == LOCK_HELD)
-			lk->next_due_mono_ms = now_mono(e) + retry;
+			lk->next_due_mono_ms =
+				now_mono(e) +
+				beat_retry_ms(e, lk->beat_failures++);
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
 		say_beat_failed(e, lk, rc);
 	} else {

@@ -114,6 +114,10 @@ struct lock {
 	 * went away (release_wanted), a cleanup of its row once lost
 	 * (cleanup_wanted), or the retry of a failed renewal. */
 	int64_t next_due_mono_ms;
+	/* Heartbeats that failed in a row without an answer that the lock
+	 * is another's: each retry waits twice as long as the one before
+	 * (lock_renew.c), so a throttled table is not asked ever faster. */
+	int beat_failures;
 	/* lease_index: position + 1 in the renewal heap (0: not in it), and
 	 * the list of locks wanting a release or a cleanup. */
 	size_t hb_idx;

@@ -2,11 +2,12 @@
  * the headers sent and what was signed, retries of throttling and 5xx,
  * retries bounded by attempts and by the deadline, no retry of refused
  * conditions or validation errors, the answer body kept on failure,
- * malformed and oversize answers, refused connections, per-thread clients
- * and metrics. */
+ * malformed and oversize answers, refused connections, per-thread clients,
+ * the retry quota shared by calls, and metrics. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "check.h"
 #include "clk.h"
 #include "fakehttp.h"
+#include "retry_quota.h"
 #include "sigv4.h"
 
 #define TARGET "DynamoDB_20120810.GetItem"
@@ -323,6 +325,139 @@ static void check_retries(struct scenario *sc)
 	buf_fini(&resp);
 }
 
+/* The retry quota: shared by every call of one client, spent by calls
+ * that keep failing (5 a retry), then no call retries (each makes one
+ * attempt, counted as refused) until successes give tokens back (1 each,
+ * or what the last retry took). Its default (500) is the AWS SDKs'. */
+static void check_retry_quota(struct scenario *sc)
+{
+	struct awsreq_config cfg = {
+		.region = "us-east-1",
+		.service = "dynamodb",
+		.creds = chain,
+		.http = { .max_response_bytes = 1000 },
+		.retry = { .max_attempts = 4, .base_ms = 1, .cap_ms = 2 },
+		.retry_quota = 12, /* two retries */
+		.metrics = &metrics,
+	};
+	uint64_t refused = metrics_get(&metrics, MC_DDB_RETRIES_REFUSED);
+	struct buf resp = BUF_INIT;
+	struct aws_error err;
+	struct fakehttp *s;
+	struct awsreq *r;
+	int attempts, i;
+
+	atomic_store(&sc->mode, M_ALWAYS_503);
+	s = fakehttp_start(handler, sc);
+	CHECK(s);
+	cfg.endpoint = fakehttp_url(s);
+	r = awsreq_new(&cfg);
+	CHECK(r);
+	/* 12 tokens pay two retries of 5: the first call makes 3 attempts
+	 * and is refused its fourth. */
+	CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
+			      &resp, &err, &attempts, NULL),
+		  -EIO);
+	CHECK_INT(attempts, 3);
+	CHECK_INT(err.http_status, 503);
+	CHECK_INT(metrics_get(&metrics, MC_DDB_RETRIES_REFUSED), refused + 1);
+	/* The quota is the client's, not the call's: the next calls of any
+	 * thread make one attempt each. */
+	for (i = 0; i < 3; i++) {
+		CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY,
+				      strlen(BODY), 0, &resp, &err, &attempts,
+				      NULL),
+			  -EIO);
+		CHECK_INT(attempts, 1);
+	}
+	CHECK_INT(fakehttp_requests(s), 6);
+	CHECK_INT(metrics_get(&metrics, MC_DDB_RETRIES_REFUSED), refused + 4);
+	/* Two tokens left; three successes at once give three back: 5,
+	 * enough for one retry again. */
+	atomic_store(&sc->mode, M_OK);
+	for (i = 0; i < 3; i++)
+		CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY,
+				      strlen(BODY), 0, &resp, &err, &attempts,
+				      NULL),
+			  0);
+	atomic_store(&sc->mode, M_ALWAYS_503);
+	CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
+			      &resp, &err, &attempts, NULL),
+		  -EIO);
+	CHECK_INT(attempts, 2);
+	awsreq_free(r);
+	fakehttp_stop(s);
+
+	/* retry_quota < 0: no quota, as before it. */
+	cfg.retry_quota = -1;
+	atomic_store(&sc->mode, M_ALWAYS_503);
+	s = fakehttp_start(handler, sc);
+	CHECK(s);
+	cfg.endpoint = fakehttp_url(s);
+	r = awsreq_new(&cfg);
+	CHECK(r);
+	for (i = 0; i < 5; i++) {
+		CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY,
+				      strlen(BODY), 0, &resp, &err, &attempts,
+				      NULL),
+			  -EIO);
+		CHECK_INT(attempts, 4);
+	}
+	awsreq_free(r);
+	fakehttp_stop(s);
+	buf_fini(&resp);
+}
+
+/* The quota's own arithmetic: a timeout's retry costs 10; a success
+ * after retries gives back what its last retry took, one at once gives 1;
+ * never above the start; several threads never spend more than it holds. */
+static void *spend(void *arg)
+{
+	struct retry_quota *q = arg;
+	intptr_t n = 0;
+
+	while (retry_quota_take(q, false))
+		n++;
+	return (void *)n;
+}
+
+static void check_retry_quota_arithmetic(struct scenario *sc)
+{
+	struct retry_quota q;
+	pthread_t th[4];
+	intptr_t total = 0;
+	void *n;
+	int i;
+
+	(void)sc;
+	retry_quota_init(&q, 0);
+	CHECK_INT(retry_quota_left(&q), RETRY_QUOTA_DEFAULT);
+	CHECK_INT(retry_quota_take(&q, true), RETRY_QUOTA_TIMEOUT_COST);
+	CHECK_INT(retry_quota_take(&q, false), RETRY_QUOTA_COST);
+	CHECK_INT(retry_quota_left(&q), 485);
+	retry_quota_give(&q, RETRY_QUOTA_COST);
+	CHECK_INT(retry_quota_left(&q), 490);
+	retry_quota_give(&q, 0);
+	CHECK_INT(retry_quota_left(&q), 491);
+	for (i = 0; i < 20; i++)
+		retry_quota_give(&q, RETRY_QUOTA_TIMEOUT_COST);
+	CHECK_INT(retry_quota_left(&q), RETRY_QUOTA_DEFAULT);
+
+	for (i = 0; i < 4; i++)
+		CHECK_INT(pthread_create(&th[i], NULL, spend, &q), 0);
+	for (i = 0; i < 4; i++) {
+		CHECK_INT(pthread_join(th[i], &n), 0);
+		total += (intptr_t)n;
+	}
+	CHECK_INT(total, RETRY_QUOTA_DEFAULT / RETRY_QUOTA_COST);
+	CHECK_INT(retry_quota_left(&q), 0);
+	CHECK_INT(retry_quota_take(&q, false), 0);
+
+	retry_quota_init(&q, -1);
+	for (i = 0; i < 1000; i++)
+		CHECK_INT(retry_quota_take(&q, false), RETRY_QUOTA_COST);
+}
+
 static void check_deadlines(struct scenario *sc)
 {
 	struct buf resp = BUF_INIT;
@@ -542,6 +677,8 @@ int main(int argc, char **argv)
 	check_cases(argc, argv);
 	CHECK_CASE(check_signed_headers, &sc);
 	CHECK_CASE(check_retries, &sc);
+	CHECK_CASE(check_retry_quota, &sc);
+	CHECK_CASE(check_retry_quota_arithmetic, &sc);
 	CHECK_CASE(check_deadlines, &sc);
 	CHECK_CASE(check_bad_answers, &sc);
 	CHECK_CASE(check_threads, &sc);

@@ -189,6 +189,49 @@ static void test_safe_period_and_cleanup(void)
 	teardown();
 }
 
+/* A heartbeat that fails is tried again after a quarter of a heartbeat,
+ * then twice as long each time up to a heartbeat, so a store that keeps
+ * refusing is not asked ever faster; a success starts the count again.
+ * (Heartbeat 500 ms, safe period 1500 ms: retries at 125, 250, 500.) */
+static void test_failed_heartbeat_backs_off(void)
+{
+	struct lock_holder h = holder(getpgrp());
+	struct store_mem_faults down = { .down = 1 }, up = { 0 };
+	struct lock *lk;
+	int renews;
+
+	setup(HOLD_UNLINK);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	store_mem_set_faults(st, &down);
+	advance(501); /* the heartbeat at 500 fails */
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 1);
+	advance(125); /* its first retry, a quarter of a heartbeat later */
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 2);
+	advance(249); /* the next waits twice as long: 875 */
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 2);
+	advance(1);
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 3);
+	advance(499); /* then a heartbeat: 1375 */
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 3);
+	store_mem_set_faults(st, &up);
+	advance(1);
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 4);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	/* Renewed at 1375: the next at 1875 fails, and is tried again a
+	 * quarter of a heartbeat later, the count begun again. */
+	advance(499);
+	store_mem_set_faults(st, &down);
+	advance(1);
+	renews = store_mem_count(st, SMEM_RENEW);
+	CHECK_INT(renews, 5);
+	store_mem_set_faults(st, &up);
+	advance(125);
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 6);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
+	lock_unref(eng, lk);
+	teardown();
+}
+
 static void test_stolen(void)
 {
 	struct lock_holder h = holder(getpgrp());
@@ -688,6 +731,7 @@ int main(int argc, char **argv)
 	CHECK_CASE(test_takeover_by_observation);
 	CHECK_CASE(test_heartbeat_and_spread);
 	CHECK_CASE(test_safe_period_and_cleanup);
+	CHECK_CASE(test_failed_heartbeat_backs_off);
 	CHECK_CASE(test_stolen);
 	CHECK_CASE(test_ambiguous_writes);
 	CHECK_CASE(test_unanswered_write_settled);

@@ -211,24 +211,31 @@ static void note_beat_time_locked(struct lock_engine *e, int64_t ms, int rc)
 }
 
 /* How long after its failures-th failure in a row (0: the first) a
- * heartbeat is tried again: a quarter of a heartbeat (100 ms to 1 s), then
- * twice as long each time, up to a whole heartbeat. A store that refuses
- * (throttles) or does not answer is not asked faster than the locks need;
- * the calls' own retries are bounded by the client's retry quota
- * (retry_quota.h). */
-static int64_t beat_retry_ms(const struct lock_engine *e, int failures)
+ * heartbeat is tried again, with trust_left ms of trust left: a quarter of
+ * a heartbeat (100 ms to 1 s), then twice as long each time, up to a
+ * heartbeat, so that a store that refuses (throttles) or does not answer
+ * is not asked faster than the locks need (the calls' own retries are
+ * bounded by the client's retry quota, retry_quota.h); but never more
+ * than half the trust left, down to that first wait, so that the tries
+ * close in on the end of the safe period and a store back before it
+ * finds the lock still renewed in time. */
+static int64_t beat_retry_ms(const struct lock_engine *e, int failures,
+			     int64_t trust_left)
 {
-	int64_t beat = e->cfg.heartbeat_ms, retry = beat / 4;
+	int64_t beat = e->cfg.heartbeat_ms, first = beat / 4, retry;
 
-	if (retry < 100)
-		retry = 100;
-	if (retry > 1000)
-		retry = 1000;
+	if (first < 100)
+		first = 100;
+	if (first > 1000)
+		first = 1000;
+	retry = first;
 	for (; failures > 0 && retry < beat; failures--)
 		retry *= 2;
 	/* Never past a heartbeat, unless that is under the 100 ms floor. */
-	if (retry > beat && beat >= 100)
+	if (retry > beat && beat >= first)
 		retry = beat;
+	if (retry > trust_left / 2)
+		retry = trust_left / 2 > first ? trust_left / 2 : first;
 	return retry;
 }
 
@@ -272,10 +279,16 @@ int lock_int_heartbeat(struct lock_engine *e, struct lock *lk)
 		/* Lost while this renewal was in flight: its cleanup's time,
 		 * set then (a lease after the last kept write, while the
 		 * holder may still run), stands. */
-		if (lk->state == LOCK_HELD)
+		if (lk->state == LOCK_HELD) {
+			int64_t at = now_mono(e);
+
 			lk->next_due_mono_ms =
-				now_mono(e) +
-				beat_retry_ms(e, lk->beat_failures++);
+				at +
+				beat_retry_ms(e, lk->beat_failures++,
+					      lock_int_last_ok(e, lk) +
+						      e->cfg.safe_period_ms -
+						      at);
+		}
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
 		say_beat_failed(e, lk, rc);
 	} else {

@@ -191,41 +191,63 @@ static void test_safe_period_and_cleanup(void)
 
 /* A heartbeat that fails is tried again after a quarter of a heartbeat,
  * then twice as long each time up to a heartbeat, so a store that keeps
- * refusing is not asked ever faster; a success starts the count again.
- * (Heartbeat 500 ms, safe period 1500 ms: retries at 125, 250, 500.) */
+ * refusing is not asked ever faster; but never later than half the trust
+ * left (down to that quarter), so the tries close in on the end of the
+ * safe period; a success starts the count again. Heartbeat 500 ms, safe
+ * period 1500 ms from the acquire at 0: tries at 500, 625 (+125), 875
+ * (+250), 1187 (+500 would pass half of the 625 ms left: +312), 1343
+ * (+156), 1468 (+125), then lost at 1500. */
 static void test_failed_heartbeat_backs_off(void)
 {
+	static const int64_t tries[] = { 500, 625, 875, 1187, 1343, 1468 };
 	struct lock_holder h = holder(getpgrp());
 	struct store_mem_faults down = { .down = 1 }, up = { 0 };
 	struct lock *lk;
-	int renews;
+	int64_t t = 0;
+	size_t i;
 
 	setup(HOLD_UNLINK);
 	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
 	store_mem_set_faults(st, &down);
-	advance(501); /* the heartbeat at 500 fails */
-	CHECK_INT(store_mem_count(st, SMEM_RENEW), 1);
-	advance(125); /* its first retry, a quarter of a heartbeat later */
-	CHECK_INT(store_mem_count(st, SMEM_RENEW), 2);
-	advance(249); /* the next waits twice as long: 875 */
-	CHECK_INT(store_mem_count(st, SMEM_RENEW), 2);
+	for (i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		advance(tries[i] - 1 - t);
+		CHECK_INT(store_mem_count(st, SMEM_RENEW), (int)i);
+		advance(1);
+		CHECK_INT(store_mem_count(st, SMEM_RENEW), (int)i + 1);
+		t = tries[i];
+	}
+	advance(1499 - t);
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 6);
+	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
 	advance(1);
-	CHECK_INT(store_mem_count(st, SMEM_RENEW), 3);
-	advance(499); /* then a heartbeat: 1375 */
+	CHECK_INT(lock_get_state(eng, lk), LOCK_LOST);
+	lock_unref(eng, lk);
+	teardown();
+
+	/* The store answers again before the end: the try at 1187 renews,
+	 * the next heartbeat is due at 1687, and when that fails its retry
+	 * comes a quarter of a heartbeat later again. */
+	setup(HOLD_UNLINK);
+	CHECK_INT(lock_acquire(eng, "a", &h, &lk, NULL, NULL), 0);
+	store_mem_set_faults(st, &down);
+	advance(500);
+	advance(125);
+	advance(250);
+	advance(311);
 	CHECK_INT(store_mem_count(st, SMEM_RENEW), 3);
 	store_mem_set_faults(st, &up);
 	advance(1);
 	CHECK_INT(store_mem_count(st, SMEM_RENEW), 4);
 	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
-	/* Renewed at 1375: the next at 1875 fails, and is tried again a
-	 * quarter of a heartbeat later, the count begun again. */
 	advance(499);
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 4);
 	store_mem_set_faults(st, &down);
 	advance(1);
-	renews = store_mem_count(st, SMEM_RENEW);
-	CHECK_INT(renews, 5);
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 5);
 	store_mem_set_faults(st, &up);
-	advance(125);
+	advance(124);
+	CHECK_INT(store_mem_count(st, SMEM_RENEW), 5);
+	advance(1);
 	CHECK_INT(store_mem_count(st, SMEM_RENEW), 6);
 	CHECK_INT(lock_get_state(eng, lk), LOCK_HELD);
 	lock_unref(eng, lk);

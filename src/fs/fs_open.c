@@ -170,7 +170,7 @@ int fs_create(struct fs *fs, const struct fs_ctx *ctx, uint64_t parent,
 	h->uid = ctx->uid;
 	h->by_holder = lk && fs_int_is_holder(ctx, lk);
 	h->writable = (flags & O_ACCMODE) != O_RDONLY;
-	fs_int_fill_entry(fs, e, lk ? FS_ENTRY_OWN_LOCK : FS_ENTRY_OTHERS_LOCK);
+	fs_int_fill_entry(fs, e, fs_int_entry_of(true, lk != NULL));
 	*fh = (uint64_t)(uintptr_t)h;
 	lk = NULL; /* the handle has it */
 out:

@@ -56,6 +56,9 @@ int lock_int_session_claim(struct lock_engine *e, struct lock_record *rec,
  * Else *why says what ended it, and the grant is not ours to trust. */
 bool lock_int_session_keeps(struct lock_engine *e, int gen,
 			    enum lost_reason *why);
+/* How long after a failed heartbeat (a lock's or the session's) it is
+ * first tried again: a quarter of a heartbeat, 100 ms to 1 s. */
+int64_t lock_int_beat_first_retry_ms(const struct lock_engine *e);
 /* How often a session lock's own row is rewritten, only so that its
  * expiry_time (a year on) never lets the TTL remove it while held. */
 int64_t lock_int_session_refresh_ms(void);

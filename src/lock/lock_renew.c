@@ -219,16 +219,19 @@ static void note_beat_time_locked(struct lock_engine *e, int64_t ms, int rc)
  * than half the trust left, down to that first wait, so that the tries
  * close in on the end of the safe period and a store back before it
  * finds the lock still renewed in time. */
+int64_t lock_int_beat_first_retry_ms(const struct lock_engine *e)
+{
+	int64_t first = e->cfg.heartbeat_ms / 4;
+
+	return first < 100 ? 100 : first > 1000 ? 1000 : first;
+}
+
 static int64_t beat_retry_ms(const struct lock_engine *e, int failures,
 			     int64_t trust_left)
 {
-	int64_t beat = e->cfg.heartbeat_ms, first = beat / 4, retry;
+	int64_t beat = e->cfg.heartbeat_ms;
+	int64_t first = lock_int_beat_first_retry_ms(e), retry = first;
 
-	if (first < 100)
-		first = 100;
-	if (first > 1000)
-		first = 1000;
-	retry = first;
 	for (; failures > 0 && retry < beat; failures--)
 		retry *= 2;
 	/* Never past a heartbeat, unless that is under the 100 ms floor. */

@@ -303,10 +303,9 @@ static int beat(struct lock_engine *e)
 		session_lost_locked(e, dead);
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
 	} else {
-		int64_t retry = t / 4 < 100 ? 100 : t / 4 > 1000 ? 1000 : t / 4;
-
 		pending_add_locked(e, next, sent);
-		e->sess.next_due_mono_ms = now_mono(e) + retry;
+		e->sess.next_due_mono_ms =
+			now_mono(e) + lock_int_beat_first_retry_ms(e);
 		metrics_inc(e->metrics, MC_HEARTBEATS_FAILED);
 		log_warn(TAG, "heartbeat of session %s failed: %s; %s", key,
 			 log_errno(rc, why, sizeof(why)),

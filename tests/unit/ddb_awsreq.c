@@ -161,6 +161,15 @@ static struct awsreq *new_req(const char *url, int max_attempts,
 	return awsreq_new(&cfg);
 }
 
+/* One GetItem on r with the default deadline; *attempts (may be NULL)
+ * gets its HTTP exchanges. */
+static int get_item(struct awsreq *r, struct buf *resp, struct aws_error *err,
+		    int *attempts)
+{
+	return awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
+			   resp, err, attempts, NULL);
+}
+
 /* Runs one call against a fresh server in the given mode. */
 static int run(struct scenario *sc, enum mode mode, int max_attempts,
 	       int64_t deadline_mono_ms, struct buf *resp,
@@ -202,9 +211,7 @@ static void check_signed_headers(struct scenario *sc)
 	CHECK(s);
 	r = new_req(fakehttp_url(s), 0, 0);
 	CHECK(r);
-	CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
-			      &resp, &err, &attempts, NULL),
-		  0);
+	CHECK_INT(get_item(r, &resp, &err, &attempts), 0);
 	CHECK_INT(attempts, 1);
 	CHECK_INT(err.http_status, 200);
 	CHECK_STR(buf_str(&resp), "{\"ok\":true}");
@@ -257,9 +264,7 @@ static void check_signed_headers(struct scenario *sc)
 	/* Many calls on one thread reuse the keep-alive connection: the fake
 	 * server has 64 connection slots and never reuses one. */
 	for (int i = 0; i < 100; i++)
-		CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY,
-				      strlen(BODY), 0, &resp, &err, NULL, NULL),
-			  0);
+		CHECK_INT(get_item(r, &resp, &err, NULL), 0);
 	CHECK_INT(fakehttp_requests(s), 101);
 	CHECK_INT(metrics.req[DDB_OP_GET_ITEM].count, 101);
 	CHECK_INT(metrics.req[DDB_OP_GET_ITEM].errors, 0);
@@ -355,19 +360,14 @@ static void check_retry_quota(struct scenario *sc)
 	CHECK(r);
 	/* 12 tokens pay two retries of 5: the first call makes 3 attempts
 	 * and is refused its fourth. */
-	CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
-			      &resp, &err, &attempts, NULL),
-		  -EIO);
+	CHECK_INT(get_item(r, &resp, &err, &attempts), -EIO);
 	CHECK_INT(attempts, 3);
 	CHECK_INT(err.http_status, 503);
 	CHECK_INT(metrics_get(&metrics, MC_DDB_RETRIES_REFUSED), refused + 1);
-	/* The quota is the client's, not the call's: the next calls of any
-	 * thread make one attempt each. */
+	/* The quota is the client's, not the call's: the next calls make one
+	 * attempt each. */
 	for (i = 0; i < 3; i++) {
-		CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY,
-				      strlen(BODY), 0, &resp, &err, &attempts,
-				      NULL),
-			  -EIO);
+		CHECK_INT(get_item(r, &resp, &err, &attempts), -EIO);
 		CHECK_INT(attempts, 1);
 	}
 	CHECK_INT(fakehttp_requests(s), 6);
@@ -376,14 +376,9 @@ static void check_retry_quota(struct scenario *sc)
 	 * enough for one retry again. */
 	atomic_store(&sc->mode, M_OK);
 	for (i = 0; i < 3; i++)
-		CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY,
-				      strlen(BODY), 0, &resp, &err, &attempts,
-				      NULL),
-			  0);
+		CHECK_INT(get_item(r, &resp, &err, &attempts), 0);
 	atomic_store(&sc->mode, M_ALWAYS_503);
-	CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
-			      &resp, &err, &attempts, NULL),
-		  -EIO);
+	CHECK_INT(get_item(r, &resp, &err, &attempts), -EIO);
 	CHECK_INT(attempts, 2);
 	awsreq_free(r);
 	fakehttp_stop(s);
@@ -397,10 +392,7 @@ static void check_retry_quota(struct scenario *sc)
 	r = awsreq_new(&cfg);
 	CHECK(r);
 	for (i = 0; i < 5; i++) {
-		CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY,
-				      strlen(BODY), 0, &resp, &err, &attempts,
-				      NULL),
-			  -EIO);
+		CHECK_INT(get_item(r, &resp, &err, &attempts), -EIO);
 		CHECK_INT(attempts, 4);
 	}
 	awsreq_free(r);
@@ -646,9 +638,7 @@ static void check_no_credentials(struct scenario *sc)
 				     .creds = none };
 	r = awsreq_new(&cfg);
 	CHECK(r);
-	CHECK_INT(awsreq_json(r, DDB_OP_GET_ITEM, TARGET, BODY, strlen(BODY), 0,
-			      &resp, &err, &attempts, NULL),
-		  -ENOKEY);
+	CHECK_INT(get_item(r, &resp, &err, &attempts), -ENOKEY);
 	CHECK_INT(attempts, 0);
 	CHECK_INT(fakehttp_requests(s), 0);
 	awsreq_free(r);
